@@ -1,0 +1,350 @@
+//! `Id`: a request id that keeps its exact JSON text.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use crate::parse::unescape;
+
+/// The three kinds of id JSON-RPC 2.0 allows.
+///
+/// ```
+/// use rpcwire::{Id, IdKind};
+/// assert_eq!(Id::from(7u64).kind(), IdKind::Number);
+/// assert_eq!(Id::from("a").kind(), IdKind::String);
+/// assert_eq!(Id::null().kind(), IdKind::Null);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IdKind {
+    /// `null`.
+    Null,
+    /// A JSON number, kept as its text (`1`, `-7`, `1.5e3`, `18446744073709551616`).
+    Number,
+    /// A JSON string.
+    String,
+}
+
+#[derive(Clone, Debug)]
+enum Repr<'a> {
+    Null,
+    /// Validated JSON number text.
+    Number(Cow<'a, str>),
+    /// The string's JSON text between the quotes (escapes intact); `escaped` says whether it
+    /// contains any backslash escape.
+    String {
+        raw: Cow<'a, str>,
+        escaped: bool,
+    },
+}
+
+/// A request id, kept as the exact JSON text it arrived as, so that it echoes byte for byte.
+///
+/// Numbers keep their text (`18446744073709551616`, `-7` and `1.5e3` stay exactly that),
+/// strings keep their escapes. Two ids are equal when they are of the same kind and either
+/// the same number text or the same string value (after unescaping).
+///
+/// ```
+/// use rpcwire::Id;
+/// let id = Id::from(42u64);
+/// assert_eq!(id.as_u64(), Some(42));
+/// assert_eq!(id.raw(), "42");
+///
+/// let id = Id::from("req-1");
+/// assert_eq!(id.as_str().as_deref(), Some("req-1"));
+/// assert_eq!(id.raw(), "req-1");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Id<'a> {
+    repr: Repr<'a>,
+}
+
+impl<'a> Id<'a> {
+    /// The `null` id.
+    ///
+    /// ```
+    /// assert!(rpcwire::Id::null().is_null());
+    /// ```
+    pub const fn null() -> Id<'static> {
+        Id { repr: Repr::Null }
+    }
+
+    /// Builds a numeric id from JSON number text, checking the JSON number grammar.
+    ///
+    /// Returns `None` when `text` is not a JSON number.
+    ///
+    /// ```
+    /// use rpcwire::Id;
+    /// assert_eq!(Id::number("1.5e3").unwrap().raw(), "1.5e3");
+    /// assert!(Id::number("01").is_none());
+    /// ```
+    pub fn number(text: impl Into<Cow<'a, str>>) -> Option<Id<'a>> {
+        let text = text.into();
+        if crate::parse::is_json_number(text.as_bytes()) {
+            Some(Id {
+                repr: Repr::Number(text),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// Builds a string id from its value; quotes and control characters are escaped as JSON
+    /// requires.
+    ///
+    /// ```
+    /// use rpcwire::Id;
+    /// let id = Id::string("a\"b");
+    /// assert_eq!(id.raw(), r#"a\"b"#);
+    /// assert_eq!(id.as_str().unwrap(), "a\"b");
+    /// ```
+    pub fn string(value: impl Into<Cow<'a, str>>) -> Id<'a> {
+        let value = value.into();
+        match crate::parse::escape_json_str(&value) {
+            None => Id {
+                repr: Repr::String {
+                    raw: value,
+                    escaped: false,
+                },
+            },
+            Some(escaped) => Id {
+                repr: Repr::String {
+                    raw: Cow::Owned(escaped),
+                    escaped: true,
+                },
+            },
+        }
+    }
+
+    /// Parser entry: a number whose text was already validated.
+    pub(crate) fn from_number_text(text: &'a str) -> Id<'a> {
+        Id {
+            repr: Repr::Number(Cow::Borrowed(text)),
+        }
+    }
+
+    /// Parser entry: the raw text between the quotes of a validated JSON string.
+    pub(crate) fn from_string_text(raw: &'a str, escaped: bool) -> Id<'a> {
+        Id {
+            repr: Repr::String {
+                raw: Cow::Borrowed(raw),
+                escaped,
+            },
+        }
+    }
+
+    /// Which kind of id this is.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::Id::from(-1i64).kind(), rpcwire::IdKind::Number);
+    /// ```
+    pub fn kind(&self) -> IdKind {
+        match self.repr {
+            Repr::Null => IdKind::Null,
+            Repr::Number(_) => IdKind::Number,
+            Repr::String { .. } => IdKind::String,
+        }
+    }
+
+    /// `true` for the `null` id.
+    ///
+    /// ```
+    /// assert!(!rpcwire::Id::from(1u64).is_null());
+    /// ```
+    pub fn is_null(&self) -> bool {
+        matches!(self.repr, Repr::Null)
+    }
+
+    /// The id as an unsigned integer, when it is a number written as one that fits.
+    ///
+    /// ```
+    /// use rpcwire::Id;
+    /// assert_eq!(Id::from(7u64).as_u64(), Some(7));
+    /// assert_eq!(Id::number("18446744073709551616").unwrap().as_u64(), None);
+    /// assert_eq!(Id::number("1.5e3").unwrap().as_u64(), None);
+    /// ```
+    pub fn as_u64(&self) -> Option<u64> {
+        match &self.repr {
+            Repr::Number(text) => text.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// The id as a signed integer, when it is a number written as one that fits.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::Id::number("-7").unwrap().as_i64(), Some(-7));
+    /// ```
+    pub fn as_i64(&self) -> Option<i64> {
+        match &self.repr {
+            Repr::Number(text) => text.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// The string value of a string id, unescaped (borrowed when it had no escapes).
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::Id::from(1u64).as_str(), None);
+    /// ```
+    pub fn as_str(&self) -> Option<Cow<'_, str>> {
+        match &self.repr {
+            Repr::String { raw, escaped: false } => Some(Cow::Borrowed(raw)),
+            Repr::String { raw, escaped: true } => Some(Cow::Owned(unescape::unescape(raw))),
+            _ => None,
+        }
+    }
+
+    /// The id's JSON text without the quotes of a string: `42`, `1.5e3`, `null`, or the
+    /// escaped content of a string id.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::Id::null().raw(), "null");
+    /// ```
+    pub fn raw(&self) -> &str {
+        match &self.repr {
+            Repr::Null => "null",
+            Repr::Number(text) => text,
+            Repr::String { raw, .. } => raw,
+        }
+    }
+
+    /// Writes the id as JSON text (strings with their quotes) to `out`.
+    ///
+    /// ```
+    /// let mut s = String::new();
+    /// rpcwire::Id::from("x").write_json(&mut s);
+    /// assert_eq!(s, "\"x\"");
+    /// ```
+    pub fn write_json(&self, out: &mut String) {
+        match &self.repr {
+            Repr::String { raw, .. } => {
+                out.push('"');
+                out.push_str(raw);
+                out.push('"');
+            }
+            _ => out.push_str(self.raw()),
+        }
+    }
+
+    /// Detaches the id from the buffer it was parsed from.
+    ///
+    /// ```
+    /// let owned: rpcwire::Id<'static> = rpcwire::Id::from("x").into_owned();
+    /// assert_eq!(owned.raw(), "x");
+    /// ```
+    pub fn into_owned(self) -> Id<'static> {
+        Id {
+            repr: match self.repr {
+                Repr::Null => Repr::Null,
+                Repr::Number(text) => Repr::Number(Cow::Owned(text.into_owned())),
+                Repr::String { raw, escaped } => Repr::String {
+                    raw: Cow::Owned(raw.into_owned()),
+                    escaped,
+                },
+            },
+        }
+    }
+
+    /// A borrowed copy of this id (no allocation).
+    ///
+    /// ```
+    /// let id = rpcwire::Id::from("x");
+    /// assert_eq!(id.borrowed(), id);
+    /// ```
+    pub fn borrowed(&self) -> Id<'_> {
+        Id {
+            repr: match &self.repr {
+                Repr::Null => Repr::Null,
+                Repr::Number(text) => Repr::Number(Cow::Borrowed(text)),
+                Repr::String { raw, escaped } => Repr::String {
+                    raw: Cow::Borrowed(raw),
+                    escaped: *escaped,
+                },
+            },
+        }
+    }
+}
+
+impl PartialEq for Id<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.repr, &other.repr) {
+            (Repr::Null, Repr::Null) => true,
+            (Repr::Number(a), Repr::Number(b)) => a == b,
+            (
+                Repr::String {
+                    raw: a,
+                    escaped: false,
+                },
+                Repr::String {
+                    raw: b,
+                    escaped: false,
+                },
+            ) => a == b,
+            (Repr::String { .. }, Repr::String { .. }) => self.as_str() == other.as_str(),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Id<'_> {}
+
+impl Hash for Id<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.kind().hash(state);
+        match &self.repr {
+            Repr::Null => {}
+            Repr::Number(text) => text.hash(state),
+            Repr::String { .. } => self.as_str().hash(state),
+        }
+    }
+}
+
+impl fmt::Display for Id<'_> {
+    /// Formats the id as JSON text: `42`, `"abc"`, `null`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::String { raw, .. } => write!(f, "\"{raw}\""),
+            _ => f.write_str(self.raw()),
+        }
+    }
+}
+
+impl From<u64> for Id<'static> {
+    fn from(n: u64) -> Self {
+        Id {
+            repr: Repr::Number(Cow::Owned(n.to_string())),
+        }
+    }
+}
+
+impl From<u32> for Id<'static> {
+    fn from(n: u32) -> Self {
+        Id::from(u64::from(n))
+    }
+}
+
+impl From<i64> for Id<'static> {
+    fn from(n: i64) -> Self {
+        Id {
+            repr: Repr::Number(Cow::Owned(n.to_string())),
+        }
+    }
+}
+
+impl From<i32> for Id<'static> {
+    fn from(n: i32) -> Self {
+        Id::from(i64::from(n))
+    }
+}
+
+impl<'a> From<&'a str> for Id<'a> {
+    fn from(s: &'a str) -> Self {
+        Id::string(s)
+    }
+}
+
+impl From<String> for Id<'static> {
+    fn from(s: String) -> Self {
+        Id::string(s)
+    }
+}

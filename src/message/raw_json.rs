@@ -1,0 +1,156 @@
+//! `RawJson`: validated JSON text, kept as text until someone decodes it.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::parse::ParseError;
+
+/// Validated JSON text: the `params` of a request, the `result` of a response, the `data`
+/// of an error. It plays the part of serde_json's `RawValue`, with a lifetime: borrowed from
+/// the parsed buffer, or owned when built.
+///
+/// The text is always one complete, valid JSON value (checked when it was parsed or built).
+///
+/// ```
+/// use rpcwire::RawJson;
+/// let raw = RawJson::from_value(&vec![1, 2, 3]).unwrap();
+/// assert_eq!(raw.get(), "[1,2,3]");
+/// let back: Vec<u32> = raw.decode().unwrap();
+/// assert_eq!(back, [1, 2, 3]);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RawJson<'a> {
+    text: Cow<'a, str>,
+}
+
+impl<'a> RawJson<'a> {
+    /// Parser entry: text the parser already validated.
+    pub(crate) fn from_validated(text: &'a str) -> RawJson<'a> {
+        RawJson {
+            text: Cow::Borrowed(text),
+        }
+    }
+
+    /// Owned entry for text known to be valid JSON (produced by serde_json or the parser).
+    pub(crate) fn from_validated_owned(text: String) -> RawJson<'static> {
+        RawJson {
+            text: Cow::Owned(text),
+        }
+    }
+
+    /// Validates `text` as one JSON value (surrounding whitespace allowed) and wraps it.
+    ///
+    /// ```
+    /// use rpcwire::RawJson;
+    /// assert!(RawJson::new("{\"a\": [1, 2.5, null]}").is_ok());
+    /// assert!(RawJson::new("{\"a\": }").is_err());
+    /// ```
+    pub fn new(text: impl Into<Cow<'a, str>>) -> Result<RawJson<'a>, ParseError> {
+        let text = text.into();
+        crate::parse::validate_json(text.as_bytes())?;
+        Ok(RawJson { text })
+    }
+
+    /// Serializes `value` with serde_json into new JSON text.
+    ///
+    /// ```
+    /// let raw = rpcwire::RawJson::from_value(&("a", 1)).unwrap();
+    /// assert_eq!(raw.get(), r#"["a",1]"#);
+    /// ```
+    pub fn from_value<T: Serialize + ?Sized>(value: &T) -> Result<RawJson<'static>, serde_json::Error> {
+        serde_json::to_string(value).map(RawJson::from_validated_owned)
+    }
+
+    /// The JSON text.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::RawJson::new("true").unwrap().get(), "true");
+    /// ```
+    pub fn get(&self) -> &str {
+        &self.text
+    }
+
+    /// Decodes the text into `T` with serde_json, borrowing from the text where `T` allows.
+    ///
+    /// ```
+    /// let raw = rpcwire::RawJson::new(r#"{"x": 1}"#).unwrap();
+    /// #[derive(serde::Deserialize)]
+    /// struct P { x: u8 }
+    /// assert_eq!(raw.decode::<P>().unwrap().x, 1);
+    /// ```
+    pub fn decode<'de, T: Deserialize<'de>>(&'de self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(&self.text)
+    }
+
+    /// `true` when the value is `null`.
+    ///
+    /// ```
+    /// assert!(rpcwire::RawJson::new(" null ").unwrap().is_null());
+    /// ```
+    pub fn is_null(&self) -> bool {
+        self.text.trim_matches(crate::parse::is_json_whitespace_char) == "null"
+    }
+
+    /// Detaches the text from the buffer it was parsed from.
+    ///
+    /// ```
+    /// let owned: rpcwire::RawJson<'static> = rpcwire::RawJson::new("1").unwrap().into_owned();
+    /// assert_eq!(owned.get(), "1");
+    /// ```
+    pub fn into_owned(self) -> RawJson<'static> {
+        RawJson {
+            text: Cow::Owned(self.text.into_owned()),
+        }
+    }
+
+    /// A borrowed copy (no allocation).
+    ///
+    /// ```
+    /// let raw = rpcwire::RawJson::new("1").unwrap();
+    /// assert_eq!(raw.borrowed(), raw);
+    /// ```
+    pub fn borrowed(&self) -> RawJson<'_> {
+        RawJson {
+            text: Cow::Borrowed(&self.text),
+        }
+    }
+
+    /// Converts into serde_json's boxed `RawValue`.
+    ///
+    /// ```
+    /// let raw = rpcwire::RawJson::new("[1]").unwrap();
+    /// assert_eq!(raw.to_raw_value().get(), "[1]");
+    /// ```
+    pub fn to_raw_value(&self) -> Box<serde_json::value::RawValue> {
+        // The text is valid JSON, so serde_json accepts it; the fallback keeps this total.
+        serde_json::value::RawValue::from_string(self.text.clone().into_owned()).unwrap_or_default()
+    }
+}
+
+impl fmt::Display for RawJson<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl<'a> From<&'a serde_json::value::RawValue> for RawJson<'a> {
+    fn from(raw: &'a serde_json::value::RawValue) -> Self {
+        RawJson::from_validated(raw.get())
+    }
+}
+
+impl From<Box<serde_json::value::RawValue>> for RawJson<'static> {
+    fn from(raw: Box<serde_json::value::RawValue>) -> Self {
+        RawJson::from_validated_owned(String::from(Box::<str>::from(raw)))
+    }
+}
+
+impl TryFrom<&serde_json::Value> for RawJson<'static> {
+    type Error = serde_json::Error;
+
+    fn try_from(value: &serde_json::Value) -> Result<Self, Self::Error> {
+        RawJson::from_value(value)
+    }
+}

@@ -1,0 +1,224 @@
+//! serde `Serialize` and `Deserialize` for the message family.
+//!
+//! Serializing writes compact JSON-RPC 2.0: `"jsonrpc":"2.0"` first, absent optional members
+//! omitted, ids and raw JSON written as their exact text (through serde_json's `RawValue`).
+//!
+//! Deserializing borrows from the input: each type is read as a `&RawValue` and then checked
+//! by rpcwire's own strict parser, so `serde_json::from_str::<Message>` accepts exactly what
+//! [`rpcwire::parse`](crate::parse) accepts. It needs borrowed input (`from_str`,
+//! `from_slice`); for a reader, read into a buffer first.
+
+use std::borrow::Cow;
+
+use serde::de::{self, Deserializer};
+use serde::ser::{self, SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::{
+    ErrorCode, ErrorObject, Id, IdKind, Message, Notification, RawJson, Request, Response, ResponsePayload,
+};
+use crate::parse::Parsed;
+
+/// Borrows `text` (valid JSON) as serde_json's `RawValue`, which serializes verbatim.
+fn as_raw_value<E: ser::Error>(text: &str) -> Result<&RawValue, E> {
+    serde_json::from_str::<&RawValue>(text).map_err(E::custom)
+}
+
+impl Serialize for RawJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        as_raw_value::<S::Error>(self.get())?.serialize(serializer)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&'de RawValue>::deserialize(deserializer)?;
+        Ok(RawJson::from_validated(raw.get()))
+    }
+}
+
+impl Serialize for Id<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.kind() {
+            IdKind::Null => serializer.serialize_unit(),
+            IdKind::String => match self.as_str() {
+                Some(value) => serializer.serialize_str(&value),
+                None => serializer.serialize_unit(),
+            },
+            IdKind::Number => {
+                let text = self.raw();
+                // Integers in canonical form go through the serializer's own integer path;
+                // anything else (big, fractional, exponent, -0) verbatim as raw JSON.
+                if let Some(n) = self.as_u64().filter(|n| n.to_string() == text) {
+                    serializer.serialize_u64(n)
+                } else if let Some(n) = self.as_i64().filter(|n| n.to_string() == text) {
+                    serializer.serialize_i64(n)
+                } else {
+                    as_raw_value::<S::Error>(text)?.serialize(serializer)
+                }
+            }
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Id<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <&'de RawValue>::deserialize(deserializer)?.get();
+        let bytes = text.as_bytes();
+        match bytes.first() {
+            Some(b'"') => {
+                let inner = &text[1..text.len() - 1];
+                Ok(Id::from_string_text(inner, inner.contains('\\')))
+            }
+            Some(b'n') => Ok(Id::null()),
+            Some(b'-' | b'0'..=b'9') => Ok(Id::from_number_text(text)),
+            _ => Err(de::Error::custom("id must be a string, a number or null")),
+        }
+    }
+}
+
+impl Serialize for ErrorCode {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i64(self.code())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        i64::deserialize(deserializer).map(ErrorCode::from)
+    }
+}
+
+impl Serialize for ErrorObject<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2 + usize::from(self.data().is_some())))?;
+        map.serialize_entry("code", &self.code())?;
+        map.serialize_entry("message", self.message())?;
+        if let Some(data) = self.data() {
+            map.serialize_entry("data", data)?;
+        }
+        map.end()
+    }
+}
+
+/// The shape of an error object for serde; strictness (duplicates, integer code) comes from
+/// the parser when the object is part of a message.
+#[derive(Deserialize)]
+struct ErrorObjectFields<'a> {
+    code: i64,
+    #[serde(borrow)]
+    message: Cow<'a, str>,
+    #[serde(borrow, default)]
+    data: Option<&'a RawValue>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ErrorObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = ErrorObjectFields::deserialize(deserializer)?;
+        Ok(ErrorObject::from_parts(
+            ErrorCode::from(fields.code),
+            fields.message,
+            fields.data.map(RawJson::from),
+        ))
+    }
+}
+
+impl Serialize for Request<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3 + usize::from(self.raw_params().is_some())))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id())?;
+        map.serialize_entry("method", self.method())?;
+        if let Some(params) = self.raw_params() {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Notification<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2 + usize::from(self.raw_params().is_some())))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("method", self.method())?;
+        if let Some(params) = self.raw_params() {
+            map.serialize_entry("params", params)?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Response<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", self.id())?;
+        match self.payload() {
+            ResponsePayload::Result(result) => map.serialize_entry("result", result)?,
+            ResponsePayload::Error(error) => map.serialize_entry("error", error)?,
+        }
+        map.end()
+    }
+}
+
+impl Serialize for Message<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Message::Request(request) => request.serialize(serializer),
+            Message::Notification(notification) => notification.serialize(serializer),
+            Message::Response(response) => response.serialize(serializer),
+        }
+    }
+}
+
+/// Reads one message with rpcwire's parser from borrowed JSON text.
+fn parse_message<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Message<'de>, D::Error> {
+    let raw = <&'de RawValue>::deserialize(deserializer)?;
+    match crate::parse(raw.get().as_bytes()) {
+        Ok(Parsed::Single(message)) => Ok(message),
+        Ok(Parsed::Batch(_)) => Err(de::Error::custom("expected one JSON-RPC message, found a batch")),
+        Err(error) => Err(de::Error::custom(error)),
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        parse_message(deserializer)
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match parse_message(deserializer)? {
+            Message::Request(request) => Ok(request),
+            Message::Notification(_) => Err(de::Error::custom(
+                "expected a request, found a notification (no id)",
+            )),
+            Message::Response(_) => Err(de::Error::custom("expected a request, found a response")),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Notification<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match parse_message(deserializer)? {
+            Message::Notification(notification) => Ok(notification),
+            Message::Request(_) => Err(de::Error::custom(
+                "expected a notification, found a request (has an id)",
+            )),
+            Message::Response(_) => Err(de::Error::custom("expected a notification, found a response")),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Response<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match parse_message(deserializer)? {
+            Message::Response(response) => Ok(response),
+            _ => Err(de::Error::custom(
+                "expected a response, found a request or notification",
+            )),
+        }
+    }
+}

@@ -1,0 +1,407 @@
+//! The JSON-RPC 2.0 rules for one message object.
+//!
+//! Members are read in one pass. A member that breaks a JSON-RPC rule (a bad version, a
+//! duplicate, a wrong type) does not stop the pass: the first such problem is remembered and
+//! the rest of the object is still validated as JSON, because a syntax error anywhere wins
+//! (-32700 before -32600).
+
+use smallvec::SmallVec;
+
+use super::error::{ParseError, Reason};
+use super::reader::{Literal, Reader};
+use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
+use super::unescape::unescape;
+
+/// A message object's outcome: `Ok` a message, `Err` valid JSON that is not a valid
+/// message. Syntax errors travel in the outer `Result` of the functions below.
+pub(crate) type Outcome = Result<MessageSpans, ParseError>;
+
+/// The members the parser knows, as bits of a "seen" mask.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Member {
+    Jsonrpc = 1,
+    Id = 2,
+    Method = 4,
+    Params = 8,
+    Result = 16,
+    Error = 32,
+    Code = 64,
+    Message = 128,
+    Data = 256,
+}
+
+impl Member {
+    fn name(self) -> &'static str {
+        match self {
+            Member::Jsonrpc => "jsonrpc",
+            Member::Id => "id",
+            Member::Method => "method",
+            Member::Params => "params",
+            Member::Result => "result",
+            Member::Error => "error",
+            Member::Code => "code",
+            Member::Message => "message",
+            Member::Data => "data",
+        }
+    }
+}
+
+fn envelope_member(key: &[u8]) -> Option<Member> {
+    match key {
+        b"jsonrpc" => Some(Member::Jsonrpc),
+        b"id" => Some(Member::Id),
+        b"method" => Some(Member::Method),
+        b"params" => Some(Member::Params),
+        b"result" => Some(Member::Result),
+        b"error" => Some(Member::Error),
+        _ => None,
+    }
+}
+
+fn error_member(key: &[u8]) -> Option<Member> {
+    match key {
+        b"code" => Some(Member::Code),
+        b"message" => Some(Member::Message),
+        b"data" => Some(Member::Data),
+        _ => None,
+    }
+}
+
+/// Bookkeeping shared by the message object and the error object: which members were seen,
+/// the keys of unknown members (for duplicate detection), and the first problem.
+struct Members<'a> {
+    buf: &'a [u8],
+    seen: u16,
+    unknown: SmallVec<[StrSpan; 4]>,
+    problem: Option<ParseError>,
+}
+
+impl<'a> Members<'a> {
+    fn new(buf: &'a [u8]) -> Members<'a> {
+        Members {
+            buf,
+            seen: 0,
+            unknown: SmallVec::new(),
+            problem: None,
+        }
+    }
+
+    /// Remembers the first JSON-RPC problem.
+    fn note(&mut self, reason: Reason, offset: usize) {
+        if self.problem.is_none() {
+            self.problem = Some(ParseError::new(reason, offset));
+        }
+    }
+
+    fn has(&self, member: Member) -> bool {
+        self.seen & member as u16 != 0
+    }
+
+    /// Classifies `key` (compared after unescaping) with `known`, recording duplicates.
+    fn classify(
+        &mut self,
+        key: StrSpan,
+        key_at: usize,
+        known: fn(&[u8]) -> Option<Member>,
+    ) -> Option<Member> {
+        let raw = key.span.text(self.buf);
+        let member = if key.escaped {
+            known(unescape(raw).as_bytes())
+        } else {
+            known(raw.as_bytes())
+        };
+        match member {
+            Some(member) => {
+                if self.has(member) {
+                    self.note(Reason::DuplicateMember(member.name().to_owned()), key_at);
+                }
+                self.seen |= member as u16;
+            }
+            None => {
+                if let Some(name) = self.duplicate_unknown(key) {
+                    self.note(Reason::DuplicateMember(name), key_at);
+                }
+                self.unknown.push(key);
+            }
+        }
+        member
+    }
+
+    /// The unescaped name of `key` when an earlier unknown member had the same name.
+    fn duplicate_unknown(&self, key: StrSpan) -> Option<String> {
+        let raw = key.span.text(self.buf);
+        let value = key.value(self.buf);
+        self.unknown.iter().find_map(|earlier| {
+            let same = if !key.escaped && !earlier.escaped {
+                earlier.span.text(self.buf) == raw
+            } else {
+                earlier.value(self.buf) == value
+            };
+            same.then(|| value.clone().into_owned())
+        })
+    }
+}
+
+/// The `error` member's parts.
+struct ErrorSpans {
+    code: i64,
+    message: StrSpan,
+    data: Option<Span>,
+}
+
+/// Parses the message object at the reader (which is at `{`), inside `enclosing`
+/// containers (0 for a single message, 1 for a batch element).
+pub(crate) fn message(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
+    let object_at = r.pos;
+    let depth = enclosing + 1;
+    if depth > max_depth {
+        return Err(r.error(Reason::TooDeep { limit: max_depth }));
+    }
+    let mut members = Members::new(r.buf);
+    let mut id: Option<IdSpan> = None;
+    let mut method: Option<StrSpan> = None;
+    let mut params: Option<Span> = None;
+    let mut result: Option<Span> = None;
+    let mut error: Option<ErrorSpans> = None;
+
+    r.pos += 1;
+    r.skip_ws();
+    if r.peek() == Some(b'}') {
+        r.pos += 1;
+    } else {
+        loop {
+            let key_at = r.pos;
+            let key = r.member_key()?;
+            let value_at = r.pos;
+            match members.classify(key, key_at, envelope_member) {
+                Some(Member::Jsonrpc) => {
+                    if r.peek() == Some(b'"') {
+                        let version = r.string()?;
+                        let ok = if version.escaped {
+                            version.value(r.buf) == "2.0"
+                        } else {
+                            version.span.text(r.buf) == "2.0"
+                        };
+                        if !ok {
+                            members.note(Reason::BadVersion, value_at);
+                        }
+                    } else {
+                        r.value(depth, max_depth)?;
+                        members.note(Reason::BadVersion, value_at);
+                    }
+                }
+                Some(Member::Id) => match r.peek() {
+                    Some(b'"') => id = Some(IdSpan::String(r.string()?)),
+                    Some(b'-' | b'0'..=b'9') => id = Some(IdSpan::Number(r.number()?)),
+                    Some(b'n' | b't' | b'f') => {
+                        if r.literal()? == Literal::Null {
+                            id = Some(IdSpan::Null);
+                        } else {
+                            members.note(Reason::BadId, value_at);
+                        }
+                    }
+                    _ => {
+                        r.value(depth, max_depth)?;
+                        members.note(Reason::BadId, value_at);
+                    }
+                },
+                Some(Member::Method) => {
+                    if r.peek() == Some(b'"') {
+                        let name = r.string()?;
+                        if name.span.start == name.span.end {
+                            members.note(Reason::EmptyMethod, value_at);
+                        }
+                        method = Some(name);
+                    } else {
+                        r.value(depth, max_depth)?;
+                        members.note(Reason::MethodNotString, value_at);
+                    }
+                }
+                Some(Member::Params) => match r.peek() {
+                    Some(b'[' | b'{') => {
+                        r.container(depth, max_depth)?;
+                        params = Some(Span::new(value_at, r.pos));
+                    }
+                    Some(b'n') if r.literal()? == Literal::Null => {}
+                    _ => {
+                        if r.pos == value_at {
+                            r.value(depth, max_depth)?;
+                        }
+                        members.note(Reason::BadParams, value_at);
+                    }
+                },
+                Some(Member::Result) => {
+                    r.value(depth, max_depth)?;
+                    result = Some(Span::new(value_at, r.pos));
+                }
+                Some(Member::Error) => {
+                    if r.peek() == Some(b'{') {
+                        match error_object(r, depth, max_depth)? {
+                            Ok(parts) => error = Some(parts),
+                            Err(problem) => members.note(problem.reason().clone(), problem.offset()),
+                        }
+                    } else {
+                        r.value(depth, max_depth)?;
+                        members.note(Reason::BadErrorObject("not an object"), value_at);
+                    }
+                }
+                _ => r.value(depth, max_depth)?,
+            }
+            r.skip_ws();
+            match r.peek() {
+                Some(b',') => {
+                    r.pos += 1;
+                    r.skip_ws();
+                }
+                Some(b'}') => {
+                    r.pos += 1;
+                    break;
+                }
+                _ => return Err(r.unexpected("',' or '}'")),
+            }
+        }
+    }
+
+    Ok(assemble(&members, object_at, id, method, params, result, error)
+        .map_err(|problem| problem.with_id(id.map(|id| id.view(r.buf).into_owned()))))
+}
+
+/// Applies the rules that need the whole object.
+fn assemble(
+    members: &Members<'_>,
+    object_at: usize,
+    id: Option<IdSpan>,
+    method: Option<StrSpan>,
+    params: Option<Span>,
+    result: Option<Span>,
+    error: Option<ErrorSpans>,
+) -> Outcome {
+    if let Some(problem) = &members.problem {
+        return Err(problem.clone());
+    }
+    let fail = |reason| Err(ParseError::new(reason, object_at));
+    if !members.has(Member::Jsonrpc) {
+        return fail(Reason::MissingVersion);
+    }
+    let has_result = members.has(Member::Result);
+    let has_error = members.has(Member::Error);
+    if let Some(method) = method {
+        if has_result || has_error {
+            return fail(Reason::MethodWithResult);
+        }
+        return Ok(match id {
+            Some(id) => MessageSpans::Request { id, method, params },
+            None => MessageSpans::Notification { method, params },
+        });
+    }
+    if has_result && has_error {
+        return fail(Reason::ResultAndError);
+    }
+    if !has_result && !has_error {
+        return fail(Reason::MissingMethod);
+    }
+    let Some(id) = id else {
+        return fail(Reason::MissingId);
+    };
+    if members.has(Member::Params) {
+        return fail(Reason::ParamsInResponse);
+    }
+    match (result, error) {
+        (Some(result), _) => Ok(MessageSpans::Success { id, result }),
+        (None, Some(error)) => Ok(MessageSpans::Failure {
+            id,
+            code: error.code,
+            message: error.message,
+            data: error.data,
+        }),
+        (None, None) => fail(Reason::MissingMethod),
+    }
+}
+
+/// Parses the `error` object at the reader (which is at `{`).
+fn error_object(
+    r: &mut Reader<'_>,
+    enclosing: usize,
+    max_depth: usize,
+) -> Result<Result<ErrorSpans, ParseError>, ParseError> {
+    let object_at = r.pos;
+    let depth = enclosing + 1;
+    if depth > max_depth {
+        return Err(r.error(Reason::TooDeep { limit: max_depth }));
+    }
+    let mut members = Members::new(r.buf);
+    let mut code: Option<i64> = None;
+    let mut message: Option<StrSpan> = None;
+    let mut data: Option<Span> = None;
+
+    r.pos += 1;
+    r.skip_ws();
+    if r.peek() == Some(b'}') {
+        r.pos += 1;
+    } else {
+        loop {
+            let key_at = r.pos;
+            let key = r.member_key()?;
+            let value_at = r.pos;
+            match members.classify(key, key_at, error_member) {
+                Some(Member::Code) => {
+                    if matches!(r.peek(), Some(b'-' | b'0'..=b'9')) {
+                        let text = r.number()?.text(r.buf);
+                        match text.parse::<i64>() {
+                            Ok(value) => code = Some(value),
+                            Err(_) if text.contains(['.', 'e', 'E']) => {
+                                members.note(Reason::BadErrorObject("\"code\" must be an integer"), value_at)
+                            }
+                            Err(_) => {
+                                members.note(Reason::BadErrorObject("\"code\" is out of range"), value_at)
+                            }
+                        }
+                    } else {
+                        r.value(depth, max_depth)?;
+                        members.note(Reason::BadErrorObject("\"code\" must be an integer"), value_at);
+                    }
+                }
+                Some(Member::Message) => {
+                    if r.peek() == Some(b'"') {
+                        message = Some(r.string()?);
+                    } else {
+                        r.value(depth, max_depth)?;
+                        members.note(Reason::BadErrorObject("\"message\" must be a string"), value_at);
+                    }
+                }
+                Some(Member::Data) => {
+                    r.value(depth, max_depth)?;
+                    data = Some(Span::new(value_at, r.pos));
+                }
+                _ => r.value(depth, max_depth)?,
+            }
+            r.skip_ws();
+            match r.peek() {
+                Some(b',') => {
+                    r.pos += 1;
+                    r.skip_ws();
+                }
+                Some(b'}') => {
+                    r.pos += 1;
+                    break;
+                }
+                _ => return Err(r.unexpected("',' or '}'")),
+            }
+        }
+    }
+
+    if let Some(problem) = members.problem {
+        return Ok(Err(problem));
+    }
+    Ok(match (code, message) {
+        (Some(code), Some(message)) => Ok(ErrorSpans { code, message, data }),
+        (None, _) => Err(ParseError::new(
+            Reason::BadErrorObject("missing \"code\""),
+            object_at,
+        )),
+        (_, None) => Err(ParseError::new(
+            Reason::BadErrorObject("missing \"message\""),
+            object_at,
+        )),
+    })
+}

@@ -1,0 +1,101 @@
+//! The single-pass strict parser: bytes → [`Parsed`] (one [`Message`] or a [`Batch`]).
+//!
+//! Layers, bottom up (the httparse layout):
+//!
+//! - `scan/`: the byte-scanning kernels (SSE2, AVX2, portable SWAR), the only `unsafe` code;
+//! - `reader`: a cursor over the input that knows the JSON grammar (strings, numbers,
+//!   literals, nested values) and validates everything it steps over;
+//! - `envelope`: the JSON-RPC 2.0 rules for one message object, producing `spans`
+//!   (offsets into the input, no lifetime);
+//! - `spans`, `batch`, `owned`: turning offsets back into borrowed views.
+
+mod batch;
+mod envelope;
+mod error;
+mod escape;
+mod limits;
+mod owned;
+mod reader;
+pub(crate) mod scan;
+mod spans;
+pub(crate) mod unescape;
+
+pub use batch::{Batch, BatchIter};
+pub use error::{ElementError, ParseError, Reason};
+pub use limits::{BatchScratch, Limits, Parser};
+pub use owned::ParsedFrame;
+#[doc(hidden)]
+pub use scan::kernels;
+
+pub(crate) use escape::{escape_json_str, quote_json_str};
+pub(crate) use reader::{is_json_number, is_json_whitespace_char, validate_json};
+pub(crate) use reader::{ArrayIter, MemberIter};
+
+use crate::message::Message;
+
+/// The result of parsing one input: a single message or a batch.
+///
+/// ```
+/// use rpcwire::Parsed;
+/// match rpcwire::parse(br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","id":1,"result":0}]"#).unwrap() {
+///     Parsed::Batch(batch) => assert_eq!(batch.len(), 2),
+///     Parsed::Single(_) => unreachable!(),
+/// }
+/// ```
+#[derive(Debug)]
+pub enum Parsed<'a> {
+    /// A single message (the input was a JSON object).
+    Single(Message<'a>),
+    /// A batch (the input was a non-empty JSON array); each element is a message or the
+    /// reason it is not one.
+    Batch(Batch<'a>),
+}
+
+impl<'a> Parsed<'a> {
+    /// The single message, or `None` for a batch.
+    ///
+    /// ```
+    /// let parsed = rpcwire::parse(br#"{"jsonrpc":"2.0","method":"a"}"#).unwrap();
+    /// assert_eq!(parsed.single().unwrap().method(), Some("a"));
+    /// ```
+    pub fn single(self) -> Option<Message<'a>> {
+        match self {
+            Parsed::Single(message) => Some(message),
+            Parsed::Batch(_) => None,
+        }
+    }
+
+    /// The batch, or `None` for a single message.
+    ///
+    /// ```
+    /// let parsed = rpcwire::parse(br#"[1]"#).unwrap();
+    /// assert!(parsed.batch().unwrap().get(0).unwrap().is_err());
+    /// ```
+    pub fn batch(self) -> Option<Batch<'a>> {
+        match self {
+            Parsed::Single(_) => None,
+            Parsed::Batch(batch) => Some(batch),
+        }
+    }
+}
+
+/// Parses one JSON-RPC 2.0 message or batch with the default [`Limits`].
+///
+/// Everything is validated, also the params and results that stay raw text. Errors say what
+/// was wrong, at which byte, and which code a server answers with.
+///
+/// ```
+/// use rpcwire::{Message, Parsed};
+/// let input = br#"{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#;
+/// let Parsed::Single(Message::Request(req)) = rpcwire::parse(input).unwrap() else { panic!() };
+/// assert_eq!(req.method(), "eth_getBalance");
+/// assert_eq!(req.id().as_u64(), Some(42));
+/// let (address, block): (&str, &str) = req.params().unwrap().decode().unwrap();
+/// assert_eq!(block, "latest");
+///
+/// let err = rpcwire::parse(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,]}"#).unwrap_err();
+/// assert_eq!(err.code().code(), -32700);
+/// ```
+pub fn parse(input: &[u8]) -> Result<Parsed<'_>, ParseError> {
+    Parser::default().parse(input)
+}

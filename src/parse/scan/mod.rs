@@ -1,0 +1,94 @@
+//! Byte-scanning kernels. Each answers one narrow question, has a portable version, and is
+//! checked against the portable version by tests (`tests.rs`) and by the fuzzers.
+//!
+//! The one question so far: *how long is the run of string bytes that need no attention?*
+//! Inside a JSON string the parser must stop at `"` (end), `\` (escape), a control byte
+//! (`< 0x20`, forbidden) and a non-ASCII byte (`>= 0x80`, start of a UTF-8 sequence to
+//! validate). Everything else is copied over at vector speed.
+//!
+//! On x86_64 the AVX2 kernel is chosen at run time when the CPU has it, SSE2 (always
+//! present on x86_64) otherwise; the choice is made once and cached (the memchr pattern).
+//! Other targets use the portable SWAR kernel.
+
+pub(crate) mod portable;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod runtime;
+#[cfg(target_arch = "x86_64")]
+mod sse2;
+
+#[cfg(test)]
+mod tests;
+
+/// Returns the length of the leading run of `bytes` that holds no `"`, no `\`, no byte
+/// below `0x20` and no byte at or above `0x80`: the index of the first byte that needs
+/// attention, or `bytes.len()` when there is none.
+#[inline]
+pub(crate) fn string_run(bytes: &[u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        runtime::string_run(bytes)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        portable::string_run_swar(bytes)
+    }
+}
+
+/// Views bytes that the parser has validated as UTF-8 as a `&str`.
+///
+/// Every byte range the parser hands out as text is either inside a string whose UTF-8
+/// sequences it checked one by one, or JSON structure, which the grammar restricts to ASCII.
+#[inline]
+pub(crate) fn str_from_validated(bytes: &[u8]) -> &str {
+    debug_assert!(std::str::from_utf8(bytes).is_ok(), "unvalidated text");
+    // SAFETY: callers pass only ranges the parser validated as UTF-8 (see above); the
+    // debug assertion re-checks that in every debug build, including all tests and fuzzing.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// The kernels, for tests and benchmarks that compare them with each other.
+#[doc(hidden)]
+pub mod kernels {
+    /// The portable reference: one byte at a time.
+    pub fn scalar(bytes: &[u8]) -> usize {
+        super::portable::string_run_scalar(bytes)
+    }
+
+    /// The portable fast path: eight bytes at a time in a `u64`.
+    pub fn swar(bytes: &[u8]) -> usize {
+        super::portable::string_run_swar(bytes)
+    }
+
+    /// SSE2, 16 bytes at a time (x86_64 only; falls back to SWAR elsewhere).
+    pub fn sse2(bytes: &[u8]) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        {
+            super::sse2::string_run(bytes)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            swar(bytes)
+        }
+    }
+
+    /// AVX2, 32 bytes at a time, when this CPU has it; `None` otherwise.
+    pub fn avx2(bytes: &[u8]) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            super::avx2::string_run_checked(bytes)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = bytes;
+            None
+        }
+    }
+
+    /// The kernel the parser uses on this machine.
+    pub fn selected(bytes: &[u8]) -> usize {
+        super::string_run(bytes)
+    }
+}

@@ -1,0 +1,59 @@
+//! Every kernel against the byte-at-a-time reference.
+
+use proptest::prelude::*;
+
+use super::kernels;
+
+fn check_all(bytes: &[u8]) {
+    let expected = kernels::scalar(bytes);
+    assert_eq!(kernels::swar(bytes), expected, "swar on {bytes:?}");
+    assert_eq!(kernels::sse2(bytes), expected, "sse2 on {bytes:?}");
+    if let Some(found) = kernels::avx2(bytes) {
+        assert_eq!(found, expected, "avx2 on {bytes:?}");
+    }
+    assert_eq!(kernels::selected(bytes), expected, "selected on {bytes:?}");
+}
+
+#[test]
+fn every_special_byte_at_every_position() {
+    let specials = [b'"', b'\\', 0x00, 0x1f, 0x7f, 0x80, 0xc3, 0xff];
+    for len in 0..100 {
+        let mut plain: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+        check_all(&plain);
+        for pos in 0..len {
+            for &special in &specials {
+                let saved = plain[pos];
+                plain[pos] = special;
+                check_all(&plain);
+                plain[pos] = saved;
+            }
+        }
+    }
+}
+
+#[test]
+fn delete_and_space_are_plain() {
+    assert_eq!(kernels::scalar(b" \x7f~"), 3);
+    check_all(b" \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~");
+}
+
+proptest! {
+    #[test]
+    fn kernels_agree_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        check_all(&bytes);
+    }
+
+    #[test]
+    fn kernels_agree_on_mostly_plain_bytes(
+        len in 0usize..300,
+        special_at in proptest::collection::vec((0usize..300, any::<u8>()), 0..3),
+    ) {
+        let mut bytes = vec![b'x'; len];
+        for (pos, byte) in special_at {
+            if pos < len {
+                bytes[pos] = byte;
+            }
+        }
+        check_all(&bytes);
+    }
+}
