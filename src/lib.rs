@@ -46,3 +46,8 @@ pub use parse::{
     parse, Batch, BatchIter, BatchScratch, ElementError, Limits, ParseError, Parsed, ParsedFrame, Parser,
     Reason,
 };
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

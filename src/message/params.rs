@@ -92,19 +92,24 @@ impl<'p> Params<'p> {
     /// The value of the named member `name` (compared after unescaping); `None` when the
     /// params are an array or have no such member.
     ///
+    /// The parser rejects duplicate members of the message itself, but not inside params
+    /// (that is the handler's data). When a name appears more than once, `get` returns the
+    /// last one, as `serde_json::Value` does (a serde-derived struct rejects the duplicate).
+    ///
     /// ```
     /// let req = rpcwire::Request::new(1u64, "m").with_params(&serde_json::json!({"k": "v"})).unwrap();
-    /// assert_eq!(req.params().unwrap().get("k").unwrap().decode::<&str>().unwrap(), "v");
+    /// assert_eq!(req.params().unwrap().get("k").unwrap().decode::<String>().unwrap(), "v");
     /// ```
     pub fn get(&self, name: &str) -> Option<RawJson<'p>> {
         MemberIter::new(self.text)
-            .find(|&((key, escaped), _)| {
+            .filter(|&((key, escaped), _)| {
                 if escaped {
                     unescape::unescape(key) == name
                 } else {
                     key == name
                 }
             })
+            .last()
             .map(|(_, value)| RawJson::from_validated(value))
     }
 

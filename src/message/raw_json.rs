@@ -40,16 +40,28 @@ impl<'a> RawJson<'a> {
         }
     }
 
-    /// Validates `text` as one JSON value (surrounding whitespace allowed) and wraps it.
+    /// Validates `text` as one JSON value and wraps it; surrounding whitespace is allowed
+    /// and dropped.
     ///
     /// ```
     /// use rpcwire::RawJson;
+    /// assert_eq!(RawJson::new(" [1] ").unwrap().get(), "[1]");
     /// assert!(RawJson::new("{\"a\": [1, 2.5, null]}").is_ok());
     /// assert!(RawJson::new("{\"a\": }").is_err());
     /// ```
     pub fn new(text: impl Into<Cow<'a, str>>) -> Result<RawJson<'a>, ParseError> {
         let text = text.into();
         crate::parse::validate_json(text.as_bytes())?;
+        let start = text.len()
+            - text
+                .trim_start_matches(crate::parse::is_json_whitespace_char)
+                .len();
+        let end = text.trim_end_matches(crate::parse::is_json_whitespace_char).len();
+        let text = match text {
+            Cow::Borrowed(text) => Cow::Borrowed(&text[start..end]),
+            Cow::Owned(text) if start == 0 && end == text.len() => Cow::Owned(text),
+            Cow::Owned(text) => Cow::Owned(text[start..end].to_owned()),
+        };
         Ok(RawJson { text })
     }
 
@@ -88,9 +100,10 @@ impl<'a> RawJson<'a> {
     ///
     /// ```
     /// assert!(rpcwire::RawJson::new(" null ").unwrap().is_null());
+    /// assert!(!rpcwire::RawJson::new("[null]").unwrap().is_null());
     /// ```
     pub fn is_null(&self) -> bool {
-        self.text.trim_matches(crate::parse::is_json_whitespace_char) == "null"
+        self.text == "null"
     }
 
     /// Detaches the text from the buffer it was parsed from.
@@ -135,15 +148,22 @@ impl fmt::Display for RawJson<'_> {
     }
 }
 
-impl<'a> From<&'a serde_json::value::RawValue> for RawJson<'a> {
-    fn from(raw: &'a serde_json::value::RawValue) -> Self {
-        RawJson::from_validated(raw.get())
+impl<'a> TryFrom<&'a serde_json::value::RawValue> for RawJson<'a> {
+    type Error = ParseError;
+
+    /// Checks the text with rpcwire's validator: serde_json's `RawValue` lets lone UTF-16
+    /// surrogate escapes (`"\ud800"`) through, which rpcwire rejects.
+    fn try_from(raw: &'a serde_json::value::RawValue) -> Result<Self, ParseError> {
+        RawJson::new(raw.get())
     }
 }
 
-impl From<Box<serde_json::value::RawValue>> for RawJson<'static> {
-    fn from(raw: Box<serde_json::value::RawValue>) -> Self {
-        RawJson::from_validated_owned(String::from(Box::<str>::from(raw)))
+impl TryFrom<Box<serde_json::value::RawValue>> for RawJson<'static> {
+    type Error = ParseError;
+
+    /// Checks the text with rpcwire's validator, as for `&RawValue`.
+    fn try_from(raw: Box<serde_json::value::RawValue>) -> Result<Self, ParseError> {
+        RawJson::new(String::from(Box::<str>::from(raw)))
     }
 }
 

@@ -31,10 +31,18 @@ impl Serialize for RawJson<'_> {
     }
 }
 
+/// Borrows the next value as JSON text checked by rpcwire's own validator: serde_json's
+/// `RawValue` lets lone UTF-16 surrogate escapes (`"\ud800"`) through, which the parser
+/// rejects, and `RawJson` promises text the parser accepts.
+fn validated_raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<&'de str, D::Error> {
+    let text = <&'de RawValue>::deserialize(deserializer)?.get();
+    crate::parse::validate_json(text.as_bytes()).map_err(de::Error::custom)?;
+    Ok(text)
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for RawJson<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = <&'de RawValue>::deserialize(deserializer)?;
-        Ok(RawJson::from_validated(raw.get()))
+        validated_raw(deserializer).map(RawJson::from_validated)
     }
 }
 
@@ -42,10 +50,12 @@ impl Serialize for Id<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.kind() {
             IdKind::Null => serializer.serialize_unit(),
-            IdKind::String => match self.as_str() {
-                Some(value) => serializer.serialize_str(&value),
-                None => serializer.serialize_unit(),
-            },
+            // Escapes are kept exactly as they arrived: the id goes out as raw JSON text.
+            IdKind::String if self.raw().contains('\\') => {
+                let quoted = format!("\"{}\"", self.raw());
+                as_raw_value::<S::Error>(&quoted)?.serialize(serializer)
+            }
+            IdKind::String => serializer.serialize_str(self.raw()),
             IdKind::Number => {
                 let text = self.raw();
                 // Integers in canonical form go through the serializer's own integer path;
@@ -64,7 +74,7 @@ impl Serialize for Id<'_> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for Id<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = <&'de RawValue>::deserialize(deserializer)?.get();
+        let text = validated_raw(deserializer)?;
         let bytes = text.as_bytes();
         match bytes.first() {
             Some(b'"') => {
@@ -109,8 +119,13 @@ struct ErrorObjectFields<'a> {
     code: i64,
     #[serde(borrow)]
     message: Cow<'a, str>,
-    #[serde(borrow, default)]
-    data: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    data: Option<RawJson<'a>>,
+}
+
+/// A member that is present is `Some`, also when it is `null` (as the parser reads it).
+fn present<'de: 'a, 'a, D: Deserializer<'de>>(deserializer: D) -> Result<Option<RawJson<'a>>, D::Error> {
+    RawJson::deserialize(deserializer).map(Some)
 }
 
 impl<'de: 'a, 'a> Deserialize<'de> for ErrorObject<'a> {
@@ -119,7 +134,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ErrorObject<'a> {
         Ok(ErrorObject::from_parts(
             ErrorCode::from(fields.code),
             fields.message,
-            fields.data.map(RawJson::from),
+            fields.data,
         ))
     }
 }

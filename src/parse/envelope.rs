@@ -5,6 +5,9 @@
 //! the rest of the object is still validated as JSON, because a syntax error anywhere wins
 //! (-32700 before -32600).
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+
 use smallvec::SmallVec;
 
 use super::error::{ParseError, Reason};
@@ -67,12 +70,20 @@ fn error_member(key: &[u8]) -> Option<Member> {
     }
 }
 
+/// Up to this many unknown members, duplicates are found by comparing with each earlier
+/// one; past it, with a hash set (comparing each with all is quadratic: a 1 MiB message of
+/// short unknown members took seconds).
+const UNKNOWN_SCAN_LIMIT: usize = 8;
+
 /// Bookkeeping shared by the message object and the error object: which members were seen,
 /// the keys of unknown members (for duplicate detection), and the first problem.
 struct Members<'a> {
     buf: &'a [u8],
     seen: u16,
     unknown: SmallVec<[StrSpan; 4]>,
+    /// The unescaped names of the unknown members, once there are more than
+    /// `UNKNOWN_SCAN_LIMIT` of them.
+    unknown_set: Option<HashSet<Cow<'a, str>>>,
     problem: Option<ParseError>,
 }
 
@@ -82,6 +93,7 @@ impl<'a> Members<'a> {
             buf,
             seen: 0,
             unknown: SmallVec::new(),
+            unknown_set: None,
             problem: None,
         }
     }
@@ -118,13 +130,33 @@ impl<'a> Members<'a> {
                 self.seen |= member as u16;
             }
             None => {
-                if let Some(name) = self.duplicate_unknown(key) {
+                if let Some(name) = self.record_unknown(key) {
                     self.note(Reason::DuplicateMember(name), key_at);
                 }
-                self.unknown.push(key);
             }
         }
         member
+    }
+
+    /// Records an unknown member; returns its unescaped name when an earlier unknown member
+    /// had the same name.
+    fn record_unknown(&mut self, key: StrSpan) -> Option<String> {
+        if self.unknown.len() < UNKNOWN_SCAN_LIMIT {
+            let duplicate = self.duplicate_unknown(key);
+            self.unknown.push(key);
+            return duplicate;
+        }
+        let buf = self.buf;
+        let set = self
+            .unknown_set
+            .get_or_insert_with(|| self.unknown.iter().map(|earlier| earlier.value(buf)).collect());
+        let value = key.value(buf);
+        if set.contains(&value) {
+            Some(value.into_owned())
+        } else {
+            set.insert(value);
+            None
+        }
     }
 
     /// The unescaped name of `key` when an earlier unknown member had the same name.

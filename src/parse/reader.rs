@@ -454,6 +454,9 @@ impl<'a> Iterator for ArrayIter<'a> {
     }
 }
 
+/// One member of a validated JSON object: `((raw key, key has escapes), value text)`.
+pub(crate) type RawMember<'a> = ((&'a str, bool), &'a str);
+
 /// The members of a validated JSON object: key (raw, with escape flag) and value text.
 pub(crate) struct MemberIter<'a> {
     reader: Reader<'a>,
@@ -475,7 +478,7 @@ impl<'a> MemberIter<'a> {
         }
     }
 
-    fn step(&mut self) -> Result<Option<((&'a str, bool), &'a str)>, ParseError> {
+    fn step(&mut self) -> Result<Option<RawMember<'a>>, ParseError> {
         self.reader.skip_ws();
         match self.reader.peek() {
             Some(b'}') | None => return Ok(None),
@@ -499,7 +502,7 @@ impl<'a> MemberIter<'a> {
 
 impl<'a> Iterator for MemberIter<'a> {
     /// `((raw key, key has escapes), value text)`.
-    type Item = ((&'a str, bool), &'a str);
+    type Item = RawMember<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
