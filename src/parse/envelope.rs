@@ -70,6 +70,54 @@ fn error_member(key: &[u8]) -> Option<Member> {
     }
 }
 
+/// A known key with its closing quote as a little-endian word: `(pattern, mask, length
+/// including the quote, member)`.
+type QuickKey = (u64, u64, usize, Member);
+
+const fn quick(text: &[u8], member: Member) -> QuickKey {
+    let mut word = 0u64;
+    let mut i = 0;
+    while i < text.len() {
+        word |= (text[i] as u64) << (8 * i);
+        i += 1;
+    }
+    let mask = if text.len() == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * text.len())) - 1
+    };
+    (word, mask, text.len(), member)
+}
+
+const ENVELOPE_KEYS: [QuickKey; 6] = [
+    quick(b"jsonrpc\"", Member::Jsonrpc),
+    quick(b"id\"", Member::Id),
+    quick(b"method\"", Member::Method),
+    quick(b"params\"", Member::Params),
+    quick(b"result\"", Member::Result),
+    quick(b"error\"", Member::Error),
+];
+
+const ERROR_KEYS: [QuickKey; 3] = [
+    quick(b"code\"", Member::Code),
+    quick(b"message\"", Member::Message),
+    quick(b"data\"", Member::Data),
+];
+
+/// The known key at `at` (an opening quote), when the next eight bytes start with one of
+/// `keys` spelled plainly, closing quote included; with its length.
+#[inline(always)]
+fn quick_key(buf: &[u8], at: usize, keys: &[QuickKey]) -> Option<(Member, usize)> {
+    let after_quote = buf.get(at + 1..)?;
+    if buf[at] != b'"' {
+        return None;
+    }
+    let word = u64::from_le_bytes(*after_quote.first_chunk::<8>()?);
+    keys.iter()
+        .find(|&&(pattern, mask, _, _)| word & mask == pattern)
+        .map(|&(_, _, len, member)| (member, len))
+}
+
 /// Up to this many unknown members, duplicates are found by comparing with each earlier
 /// one; past it, with a hash set (comparing each with all is quadratic: a 1 MiB message of
 /// short unknown members took seconds).
@@ -123,12 +171,7 @@ impl<'a> Members<'a> {
             known(raw.as_bytes())
         };
         match member {
-            Some(member) => {
-                if self.has(member) {
-                    self.note(Reason::DuplicateMember(member.name().to_owned()), key_at);
-                }
-                self.seen |= member as u16;
-            }
+            Some(member) => self.mark(member, key_at),
             None => {
                 if let Some(name) = self.record_unknown(key) {
                     self.note(Reason::DuplicateMember(name), key_at);
@@ -136,6 +179,41 @@ impl<'a> Members<'a> {
             }
         }
         member
+    }
+
+    /// Records a known member, noting a duplicate.
+    #[inline(always)]
+    fn mark(&mut self, member: Member, key_at: usize) {
+        if self.has(member) {
+            self.note(Reason::DuplicateMember(member.name().to_owned()), key_at);
+        }
+        self.seen |= member as u16;
+    }
+
+    /// Reads the key at the reader (at its opening quote) and its colon, and classifies it.
+    /// The usual spelling of a known key (no escapes) is recognised by one word compare;
+    /// anything else takes the general path.
+    #[inline(always)]
+    fn key(
+        &mut self,
+        r: &mut Reader<'_>,
+        quick: &[QuickKey],
+        known: fn(&[u8]) -> Option<Member>,
+    ) -> Result<Option<Member>, ParseError> {
+        let key_at = r.pos;
+        if let Some((member, len)) = quick_key(r.buf, key_at, quick) {
+            r.pos = key_at + 1 + len;
+            if r.peek() == Some(b':') {
+                r.pos += 1;
+            } else {
+                r.expect(b':', "':'")?;
+            }
+            r.skip_ws();
+            self.mark(member, key_at);
+            return Ok(Some(member));
+        }
+        let key = r.member_key()?;
+        Ok(self.classify(key, key_at, known))
     }
 
     /// Records an unknown member; returns its unescaped name when an earlier unknown member
@@ -202,12 +280,14 @@ pub(crate) fn message(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) ->
         r.pos += 1;
     } else {
         loop {
-            let key_at = r.pos;
-            let key = r.member_key()?;
+            let value_member = members.key(r, &ENVELOPE_KEYS, envelope_member)?;
             let value_at = r.pos;
-            match members.classify(key, key_at, envelope_member) {
+            match value_member {
                 Some(Member::Jsonrpc) => {
-                    if r.peek() == Some(b'"') {
+                    let rest = r.buf.get(r.pos..).unwrap_or_default();
+                    if rest.first_chunk::<5>() == Some(b"\"2.0\"") {
+                        r.pos += 5;
+                    } else if r.peek() == Some(b'"') {
                         let version = r.string()?;
                         let ok = if version.escaped {
                             version.value(r.buf) == "2.0"
@@ -372,10 +452,9 @@ fn error_object(
         r.pos += 1;
     } else {
         loop {
-            let key_at = r.pos;
-            let key = r.member_key()?;
+            let value_member = members.key(r, &ERROR_KEYS, error_member)?;
             let value_at = r.pos;
-            match members.classify(key, key_at, error_member) {
+            match value_member {
                 Some(Member::Code) => {
                     if matches!(r.peek(), Some(b'-' | b'0'..=b'9')) {
                         let text = r.number()?.text(r.buf);

@@ -194,6 +194,13 @@ impl fmt::Display for Reason {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
+    // Boxed, as serde_json does: a `Result<_, ParseError>` stays two words, so the parser's
+    // hot functions return in registers; the allocation happens only on the error path.
+    inner: Box<Inner>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Inner {
     reason: Reason,
     offset: usize,
     id: Option<Id<'static>>,
@@ -204,16 +211,19 @@ pub struct ParseError {
 pub type ElementError = ParseError;
 
 impl ParseError {
+    #[cold]
     pub(crate) fn new(reason: Reason, offset: usize) -> ParseError {
         ParseError {
-            reason,
-            offset,
-            id: None,
+            inner: Box::new(Inner {
+                reason,
+                offset,
+                id: None,
+            }),
         }
     }
 
     pub(crate) fn with_id(mut self, id: Option<Id<'static>>) -> ParseError {
-        self.id = id;
+        self.inner.id = id;
         self
     }
 
@@ -224,7 +234,7 @@ impl ParseError {
     /// assert_eq!(*err.reason(), rpcwire::Reason::EmptyBatch);
     /// ```
     pub fn reason(&self) -> &Reason {
-        &self.reason
+        &self.inner.reason
     }
 
     /// The byte offset in the input where the problem was found.
@@ -233,7 +243,7 @@ impl ParseError {
     /// assert_eq!(rpcwire::parse(b"{} x").unwrap_err().offset(), 3);
     /// ```
     pub fn offset(&self) -> usize {
-        self.offset
+        self.inner.offset
     }
 
     /// The id of the offending message, when it could be read.
@@ -242,7 +252,7 @@ impl ParseError {
     /// assert!(rpcwire::parse(b"{").unwrap_err().id().is_none());
     /// ```
     pub fn id(&self) -> Option<&Id<'static>> {
-        self.id.as_ref()
+        self.inner.id.as_ref()
     }
 
     /// The JSON-RPC error code to answer with: -32700 for malformed JSON, -32600 for valid
@@ -252,7 +262,7 @@ impl ParseError {
     /// assert_eq!(rpcwire::parse(b"{").unwrap_err().code(), rpcwire::ErrorCode::ParseError);
     /// ```
     pub fn code(&self) -> ErrorCode {
-        self.reason.code()
+        self.inner.reason.code()
     }
 
     /// `true` for malformed JSON (-32700).
@@ -261,7 +271,7 @@ impl ParseError {
     /// assert!(rpcwire::parse(b"nul").unwrap_err().is_syntax());
     /// ```
     pub fn is_syntax(&self) -> bool {
-        self.reason.is_syntax()
+        self.inner.reason.is_syntax()
     }
 
     /// The error object a server answers with: the standard code and message, and this
@@ -273,7 +283,7 @@ impl ParseError {
     /// assert_eq!(e.message(), "Invalid Request");
     /// ```
     pub fn to_error_object(&self) -> ErrorObject<'static> {
-        let detail = format!("{} at byte {}", self.reason, self.offset);
+        let detail = format!("{} at byte {}", self.inner.reason, self.inner.offset);
         let data = crate::message::RawJson::from_validated_owned(super::quote_json_str(&detail));
         ErrorObject::from_code(self.code()).with_raw_data(data)
     }
@@ -286,7 +296,7 @@ impl fmt::Display for ParseError {
         } else {
             "invalid request"
         };
-        write!(f, "{what} at byte {}: {}", self.offset, self.reason)
+        write!(f, "{what} at byte {}: {}", self.inner.offset, self.inner.reason)
     }
 }
 
