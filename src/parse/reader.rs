@@ -4,8 +4,6 @@
 //! control characters), numbers (the full grammar), literals, and nested values (with a
 //! depth limit and an explicit stack, so deep input cannot overflow the call stack).
 
-use smallvec::SmallVec;
-
 use super::error::{ParseError, Reason};
 use super::scan;
 use super::spans::{Span, StrSpan};
@@ -29,41 +27,55 @@ pub(crate) enum Literal {
     Null,
 }
 
-/// A stack of bits (`true` = object, `false` = array), inline for the first 256 levels.
+/// A stack of bits (`true` = object, `false` = array): the first 128 levels in one
+/// `u128`, deeper levels (only with a `max_depth` above 128) on the heap.
 struct ContainerStack {
-    words: SmallVec<[u64; 4]>,
+    bits: u128,
     len: usize,
+    deeper: Vec<bool>,
 }
 
 impl ContainerStack {
     fn new() -> ContainerStack {
         ContainerStack {
-            words: SmallVec::new(),
+            bits: 0,
             len: 0,
+            deeper: Vec::new(),
         }
     }
 
+    #[inline(always)]
     fn push(&mut self, is_object: bool) {
-        let (word, bit) = (self.len / 64, self.len % 64);
-        if word == self.words.len() {
-            self.words.push(0);
-        }
-        if is_object {
-            self.words[word] |= 1 << bit;
+        if self.len < 128 {
+            let bit = 1u128 << self.len;
+            if is_object {
+                self.bits |= bit;
+            } else {
+                self.bits &= !bit;
+            }
         } else {
-            self.words[word] &= !(1 << bit);
+            self.deeper.push(is_object);
         }
         self.len += 1;
     }
 
+    #[inline(always)]
     fn pop(&mut self) {
         self.len -= 1;
+        if self.len >= 128 {
+            self.deeper.pop();
+        }
     }
 
     /// `true` when the innermost open container is an object.
+    #[inline(always)]
     fn top_is_object(&self) -> bool {
-        let at = self.len - 1;
-        self.words[at / 64] & (1 << (at % 64)) != 0
+        let at = self.len.wrapping_sub(1);
+        if at < 128 {
+            self.bits & (1u128 << at) != 0
+        } else {
+            self.deeper.last().copied().unwrap_or(false)
+        }
     }
 }
 
@@ -90,6 +102,12 @@ impl<'a> Reader<'a> {
 
     #[inline(always)]
     pub(crate) fn skip_ws(&mut self) {
+        // Compact JSON has no whitespace: one compare decides most calls.
+        match self.buf.get(self.pos) {
+            Some(&byte) if byte > b' ' => return,
+            None => return,
+            _ => {}
+        }
         while let Some(&byte) = self.buf.get(self.pos) {
             if !is_ws(byte) {
                 break;
@@ -127,13 +145,57 @@ impl<'a> Reader<'a> {
 
     /// A string; the reader is at its opening quote. Returns the content between the
     /// quotes and whether it holds escapes; leaves the reader after the closing quote.
-    #[inline]
+    ///
+    /// Fast path: a string that ends within the next 16 bytes without escapes (keys,
+    /// methods, ids, most values) takes one vector compare.
+    #[inline(always)]
     pub(crate) fn string(&mut self) -> Result<StrSpan, ParseError> {
         let start = self.pos + 1;
-        let mut pos = start;
-        let mut escaped = false;
+        if let Some(chunk) = self.buf.get(start..).and_then(<[u8]>::first_chunk::<16>) {
+            let bits = scan::attention16(chunk);
+            if bits == 0 {
+                return self.string_from(start, start + 16, false);
+            }
+            let end = start + bits.trailing_zeros() as usize;
+            if chunk[end - start] == b'"' {
+                self.pos = end + 1;
+                return Ok(StrSpan {
+                    span: Span::new(start, end),
+                    escaped: false,
+                });
+            }
+            return self.string_from(start, end, false);
+        }
+        self.string_from(start, start, false)
+    }
+
+    /// The general string loop, from `pos` inside the string that starts at `start`.
+    #[inline(never)]
+    fn string_from(
+        &mut self,
+        start: usize,
+        mut pos: usize,
+        mut escaped: bool,
+    ) -> Result<StrSpan, ParseError> {
         loop {
-            pos += scan::string_run(self.buf.get(pos..).unwrap_or_default());
+            // Medium strings: 16 bytes at a time inline; long ones: the cached wide kernel.
+            let mut chunks = 0;
+            while let Some(chunk) = self.buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) {
+                let bits = scan::attention16(chunk);
+                if bits != 0 {
+                    pos += bits.trailing_zeros() as usize;
+                    break;
+                }
+                pos += 16;
+                chunks += 1;
+                if chunks == 4 {
+                    pos += scan::string_run(self.buf.get(pos..).unwrap_or_default());
+                    break;
+                }
+            }
+            if self.buf.len() - pos < 16 {
+                pos += scan::string_run(self.buf.get(pos..).unwrap_or_default());
+            }
             match self.buf.get(pos) {
                 Some(b'"') => {
                     self.pos = pos + 1;

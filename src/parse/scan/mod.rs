@@ -37,6 +37,20 @@ pub(crate) fn string_run(bytes: &[u8]) -> usize {
     }
 }
 
+/// Bit `i` set when byte `i` of `chunk` needs attention (same question as [`string_run`],
+/// for exactly 16 bytes, inlined into the parser's short-string fast path).
+#[inline(always)]
+pub(crate) fn attention16(chunk: &[u8; 16]) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        sse2::attention_bits(chunk)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        portable::attention_bits16(chunk)
+    }
+}
+
 /// Views bytes that the parser has validated as UTF-8 as a `&str`.
 ///
 /// Every byte range the parser hands out as text is either inside a string whose UTF-8
@@ -85,6 +99,15 @@ pub mod kernels {
             let _ = bytes;
             None
         }
+    }
+
+    /// The 16-byte attention mask of the parser's short-string fast path, and the portable
+    /// one it must equal.
+    pub fn attention16(chunk: &[u8; 16]) -> (u32, u32) {
+        (
+            super::attention16(chunk),
+            super::portable::attention_bits16(chunk),
+        )
     }
 
     /// The kernel the parser uses on this machine.

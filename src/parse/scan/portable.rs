@@ -45,3 +45,11 @@ pub(crate) fn string_run_swar(bytes: &[u8]) -> usize {
     }
     offset + string_run_scalar(chunks.remainder())
 }
+
+/// Bit `i` set when byte `i` of `chunk` needs attention.
+#[inline]
+pub(crate) fn attention_bits16(chunk: &[u8; 16]) -> u32 {
+    chunk.iter().enumerate().fold(0, |bits, (i, &byte)| {
+        bits | (u32::from(needs_attention(byte)) << i)
+    })
+}

@@ -12,6 +12,16 @@ fn check_all(bytes: &[u8]) {
         assert_eq!(found, expected, "avx2 on {bytes:?}");
     }
     assert_eq!(kernels::selected(bytes), expected, "selected on {bytes:?}");
+    if let Some(chunk) = bytes.first_chunk::<16>() {
+        let (fast, portable) = kernels::attention16(chunk);
+        assert_eq!(fast, portable, "attention16 on {chunk:?}");
+        let first = if portable == 0 {
+            16
+        } else {
+            portable.trailing_zeros() as usize
+        };
+        assert_eq!(first, expected.min(16), "attention16 vs scalar on {chunk:?}");
+    }
 }
 
 #[test]
