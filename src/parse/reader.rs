@@ -349,7 +349,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Any value that is not an array or an object.
-    #[inline]
+    #[inline(always)]
     fn scalar(&mut self) -> Result<(), ParseError> {
         match self.peek() {
             Some(b'"') => self.string().map(drop),
