@@ -1,0 +1,7 @@
+//! Shared by `benches/parse.rs` (criterion) and `benches/report.rs` (the report): the
+//! workloads of issue 3, the parsers measured on them, and the counting allocator.
+#![allow(dead_code)]
+
+pub mod alloc;
+pub mod peers;
+pub mod workloads;
