@@ -370,13 +370,17 @@ impl<'a> Reader<'a> {
 
     /// An object member's key and colon; the reader is at the key's opening quote (after
     /// whitespace) and is left at the member's value.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn member_key(&mut self) -> Result<StrSpan, ParseError> {
         if self.peek() != Some(b'"') {
             return Err(self.unexpected("a string key"));
         }
         let key = self.string()?;
-        self.expect(b':', "':'")?;
+        if self.peek() == Some(b':') {
+            self.pos += 1;
+        } else {
+            self.expect(b':', "':'")?;
+        }
         self.skip_ws();
         Ok(key)
     }
@@ -385,6 +389,8 @@ impl<'a> Reader<'a> {
     pub(crate) fn container(&mut self, enclosing: usize, max_depth: usize) -> Result<(), ParseError> {
         let mut stack = ContainerStack::new();
         let mut depth = enclosing;
+        // The innermost open container's kind, cached out of the stack.
+        let mut in_object = false;
         'value: loop {
             // At the start of a value, whitespace skipped.
             match self.peek() {
@@ -402,6 +408,7 @@ impl<'a> Reader<'a> {
                         depth -= 1;
                     } else {
                         stack.push(is_object);
+                        in_object = is_object;
                         if is_object {
                             self.member_key()?;
                         }
@@ -416,7 +423,6 @@ impl<'a> Reader<'a> {
                     return Ok(());
                 }
                 self.skip_ws();
-                let in_object = stack.top_is_object();
                 match self.peek() {
                     Some(b',') => {
                         self.pos += 1;
@@ -432,6 +438,7 @@ impl<'a> Reader<'a> {
                 }
                 self.pos += 1;
                 stack.pop();
+                in_object = stack.top_is_object();
                 depth -= 1;
             }
         }
