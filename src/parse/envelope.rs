@@ -430,6 +430,26 @@ fn assemble(
     }
 }
 
+/// The value of validated JSON number text that must be an `i64` integer.
+fn integer(text: &str) -> Result<i64, &'static str> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    let mut value: i64 = 0;
+    for &byte in digits.as_bytes() {
+        if !byte.is_ascii_digit() {
+            return Err("\"code\" must be an integer");
+        }
+        let digit = i64::from(byte - b'0');
+        value = value
+            .checked_mul(10)
+            .and_then(|v| if negative { v.checked_sub(digit) } else { v.checked_add(digit) })
+            .ok_or("\"code\" is out of range")?;
+    }
+    Ok(value)
+}
+
 /// Parses the `error` object at the reader (which is at `{`).
 fn error_object(
     r: &mut Reader<'_>,
@@ -458,14 +478,9 @@ fn error_object(
                 Some(Member::Code) => {
                     if matches!(r.peek(), Some(b'-' | b'0'..=b'9')) {
                         let text = r.number()?.text(r.buf);
-                        match text.parse::<i64>() {
+                        match integer(text) {
                             Ok(value) => code = Some(value),
-                            Err(_) if text.contains(['.', 'e', 'E']) => {
-                                members.note(Reason::BadErrorObject("\"code\" must be an integer"), value_at)
-                            }
-                            Err(_) => {
-                                members.note(Reason::BadErrorObject("\"code\" is out of range"), value_at)
-                            }
+                            Err(problem) => members.note(Reason::BadErrorObject(problem), value_at),
                         }
                     } else {
                         r.value(depth, max_depth)?;

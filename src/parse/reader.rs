@@ -166,7 +166,27 @@ impl<'a> Reader<'a> {
             }
             return self.string_from(start, end, false);
         }
-        self.string_from(start, start, false)
+        self.short_tail_string(start)
+    }
+
+    /// A string that starts less than 16 bytes before the end of the input (the last
+    /// member of a message): the tail is copied into a 16-byte block padded with quotes, so
+    /// the same vector compare applies; a quote found in the padding means the string is
+    /// not closed, which the general loop reports.
+    #[inline(never)]
+    fn short_tail_string(&mut self, start: usize) -> Result<StrSpan, ParseError> {
+        let tail = self.buf.get(start..).unwrap_or_default();
+        let mut block = [b'"'; 16];
+        block[..tail.len()].copy_from_slice(tail);
+        let first = scan::attention16(&block).trailing_zeros() as usize;
+        if first < tail.len() && block[first] == b'"' {
+            self.pos = start + first + 1;
+            return Ok(StrSpan {
+                span: Span::new(start, start + first),
+                escaped: false,
+            });
+        }
+        self.string_from(start, start + first.min(tail.len()), false)
     }
 
     /// The general string loop, from `pos` inside the string that starts at `start`.
@@ -331,8 +351,21 @@ impl<'a> Reader<'a> {
     }
 
     /// `true`, `false` or `null`; the reader is at its first byte.
+    #[inline]
     pub(crate) fn literal(&mut self) -> Result<Literal, ParseError> {
         let rest = self.buf.get(self.pos..).unwrap_or_default();
+        // The usual case, one compare of four bytes.
+        match rest.first_chunk::<4>() {
+            Some(b"null") => {
+                self.pos += 4;
+                return Ok(Literal::Null);
+            }
+            Some(b"true") => {
+                self.pos += 4;
+                return Ok(Literal::True);
+            }
+            _ => {}
+        }
         let (literal, text): (Literal, &[u8]) = match rest.first() {
             Some(b't') => (Literal::True, b"true"),
             Some(b'f') => (Literal::False, b"false"),
