@@ -444,7 +444,13 @@ fn integer(text: &str) -> Result<i64, &'static str> {
         let digit = i64::from(byte - b'0');
         value = value
             .checked_mul(10)
-            .and_then(|v| if negative { v.checked_sub(digit) } else { v.checked_add(digit) })
+            .and_then(|v| {
+                if negative {
+                    v.checked_sub(digit)
+                } else {
+                    v.checked_add(digit)
+                }
+            })
             .ok_or("\"code\" is out of range")?;
     }
     Ok(value)
