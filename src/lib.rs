@@ -35,8 +35,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+pub mod correlate;
+pub mod dispatch;
+pub mod encode;
+pub mod frame;
 pub mod message;
 pub mod parse;
+pub mod pool;
 
 pub use message::{
     BuildError, ErrorCode, ErrorObject, Id, IdKind, Message, Notification, Params, ParamsIter, RawJson,

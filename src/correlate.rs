@@ -1,0 +1,1 @@
+//! Lock-free correlation table for outgoing calls.

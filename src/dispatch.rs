@@ -1,0 +1,1 @@
+//! Router: method name to handler, JSON-RPC 2.0 answer rules.

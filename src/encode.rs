@@ -1,0 +1,1 @@
+//! Encoder: messages and responses written straight into `BytesMut`.

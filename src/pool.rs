@@ -1,0 +1,1 @@
+//! Lock-free object pool and pooled buffers (issue: framing and pooled buffers).
