@@ -1,1 +1,454 @@
-//! Encoder: messages and responses written straight into `BytesMut`.
+//! Encoder: messages and responses written straight into a `BytesMut`.
+//!
+//! Compact JSON (no spaces), `"jsonrpc":"2.0"` first, ids copied from their raw text (so
+//! `1.5e3` and `"a\u0062"` go out exactly as they came in), results serialized by serde
+//! directly into the buffer: no intermediate `String` or `serde_json::Value`. With a buffer
+//! that already has the capacity, writing a response does not allocate.
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use rpcwire::{encode, ErrorObject, Id};
+//!
+//! let mut out = BytesMut::new();
+//! encode::write_success(&mut out, &Id::from(1u64), &[1, 2]).unwrap();
+//! encode::write_error(&mut out, &Id::null(), &ErrorObject::parse_error());
+//! assert_eq!(
+//!     &out[..],
+//!     br#"{"jsonrpc":"2.0","id":1,"result":[1,2]}{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#
+//! );
+//! ```
+
+use bytes::{BufMut, BytesMut};
+use serde::Serialize;
+
+use crate::message::{
+    ErrorObject, Id, IdKind, Message, Notification, RawJson, Request, Response, ResponsePayload,
+};
+
+/// Writes `id` as JSON: numbers and strings exactly as their raw text, `null` as `null`.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_id(&mut out, &rpcwire::Id::number("1.5e3").unwrap());
+/// assert_eq!(&out[..], b"1.5e3");
+/// ```
+#[inline]
+pub fn write_id(dst: &mut BytesMut, id: &Id<'_>) {
+    match id.kind() {
+        IdKind::String => {
+            dst.put_u8(b'"');
+            dst.put_slice(id.raw().as_bytes());
+            dst.put_u8(b'"');
+        }
+        IdKind::Number | IdKind::Null => dst.put_slice(id.raw().as_bytes()),
+    }
+}
+
+/// Writes `text` as a JSON string, quotes included, escaping what JSON requires.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_str(&mut out, "a\"b\n");
+/// assert_eq!(&out[..], br#""a\"b\n""#);
+/// ```
+pub fn write_str(dst: &mut BytesMut, text: &str) {
+    dst.put_u8(b'"');
+    crate::parse::escaped_pieces(text, |piece| dst.put_slice(piece.as_bytes()));
+    dst.put_u8(b'"');
+}
+
+/// Writes an integer in decimal.
+fn write_i64(dst: &mut BytesMut, value: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        dst.put_u8(b'-');
+    }
+    dst.put_slice(&digits[at..]);
+}
+
+/// Serializes `value` with serde_json straight into `dst`.
+///
+/// On error `dst` is left as it was before the call.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_json(&mut out, &("hello", 5)).unwrap();
+/// assert_eq!(&out[..], br#"["hello",5]"#);
+/// ```
+pub fn write_json<T: Serialize + ?Sized>(dst: &mut BytesMut, value: &T) -> Result<(), serde_json::Error> {
+    let mark = dst.len();
+    let result = serde_json::to_writer(dst.writer(), value);
+    if result.is_err() {
+        dst.truncate(mark);
+    }
+    result
+}
+
+/// The head every response starts with, up to and including the id and the comma after it.
+#[inline]
+fn write_response_head(dst: &mut BytesMut, id: &Id<'_>) {
+    dst.put_slice(br#"{"jsonrpc":"2.0","id":"#);
+    write_id(dst, id);
+}
+
+/// Writes the start of a success response, up to `"result":`; the caller writes the result
+/// value and then calls [`finish_response`].
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::begin_success(&mut out, &rpcwire::Id::from("a"));
+/// out.extend_from_slice(b"true");
+/// rpcwire::encode::finish_response(&mut out);
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":"a","result":true}"#);
+/// ```
+#[inline]
+pub fn begin_success(dst: &mut BytesMut, id: &Id<'_>) {
+    write_response_head(dst, id);
+    dst.put_slice(br#","result":"#);
+}
+
+/// Closes a response started with [`begin_success`].
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::begin_success(&mut out, &rpcwire::Id::from(1u64));
+/// out.extend_from_slice(b"null");
+/// rpcwire::encode::finish_response(&mut out);
+/// assert!(out.ends_with(b"null}"));
+/// ```
+#[inline]
+pub fn finish_response(dst: &mut BytesMut) {
+    dst.put_u8(b'}');
+}
+
+/// Writes a success response whose result is `result`, serialized by serde into `dst`.
+///
+/// On a serialization error `dst` is left as it was before the call.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_success(&mut out, &rpcwire::Id::from(7u64), &19).unwrap();
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":7,"result":19}"#);
+/// ```
+pub fn write_success<T: Serialize + ?Sized>(
+    dst: &mut BytesMut,
+    id: &Id<'_>,
+    result: &T,
+) -> Result<(), serde_json::Error> {
+    let mark = dst.len();
+    begin_success(dst, id);
+    if let Err(error) = write_json(dst, result) {
+        dst.truncate(mark);
+        return Err(error);
+    }
+    finish_response(dst);
+    Ok(())
+}
+
+/// Writes a success response whose result is JSON text that is already validated.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// let result = rpcwire::RawJson::new("[1, 2]").unwrap();
+/// rpcwire::encode::write_success_raw(&mut out, &rpcwire::Id::from(1u64), &result);
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":[1, 2]}"#);
+/// ```
+pub fn write_success_raw(dst: &mut BytesMut, id: &Id<'_>, result: &RawJson<'_>) {
+    begin_success(dst, id);
+    dst.put_slice(result.get().as_bytes());
+    finish_response(dst);
+}
+
+/// Writes an error object: `code`, `message` and, when present, `data`.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_error_object(&mut out, &rpcwire::ErrorObject::new(-32000, "busy"));
+/// assert_eq!(&out[..], br#"{"code":-32000,"message":"busy"}"#);
+/// ```
+pub fn write_error_object(dst: &mut BytesMut, error: &ErrorObject<'_>) {
+    dst.put_slice(br#"{"code":"#);
+    write_i64(dst, error.code().code());
+    dst.put_slice(br#","message":"#);
+    write_str(dst, error.message());
+    if let Some(data) = error.data() {
+        dst.put_slice(br#","data":"#);
+        dst.put_slice(data.get().as_bytes());
+    }
+    dst.put_u8(b'}');
+}
+
+/// Writes an error response.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_error(&mut out, &rpcwire::Id::from("x"), &rpcwire::ErrorObject::invalid_request());
+/// assert_eq!(
+///     &out[..],
+///     br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32600,"message":"Invalid Request"}}"#
+/// );
+/// ```
+pub fn write_error(dst: &mut BytesMut, id: &Id<'_>, error: &ErrorObject<'_>) {
+    write_response_head(dst, id);
+    dst.put_slice(br#","error":"#);
+    write_error_object(dst, error);
+    dst.put_u8(b'}');
+}
+
+/// Writes a response (success or error).
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// let response = rpcwire::Response::success(1u64, &"ok").unwrap();
+/// rpcwire::encode::write_response(&mut out, &response);
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":"ok"}"#);
+/// ```
+pub fn write_response(dst: &mut BytesMut, response: &Response<'_>) {
+    match response.payload() {
+        ResponsePayload::Result(result) => write_success_raw(dst, response.id(), result),
+        ResponsePayload::Error(error) => write_error(dst, response.id(), error),
+    }
+}
+
+/// Writes `"method":…` and, when present, `,"params":…`.
+fn write_call_body(dst: &mut BytesMut, method: &str, params: Option<&RawJson<'_>>) {
+    dst.put_slice(br#""method":"#);
+    write_str(dst, method);
+    if let Some(params) = params {
+        dst.put_slice(br#","params":"#);
+        dst.put_slice(params.get().as_bytes());
+    }
+    dst.put_u8(b'}');
+}
+
+/// Writes a request.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// let request = rpcwire::Request::new(1u64, "sum").with_params(&[1, 2]).unwrap();
+/// rpcwire::encode::write_request(&mut out, &request);
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,2]}"#);
+/// ```
+pub fn write_request(dst: &mut BytesMut, request: &Request<'_>) {
+    write_response_head(dst, request.id());
+    dst.put_u8(b',');
+    write_call_body(dst, request.method(), request.raw_params());
+}
+
+/// Writes a notification.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_notification(&mut out, &rpcwire::Notification::new("update"));
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","method":"update"}"#);
+/// ```
+pub fn write_notification(dst: &mut BytesMut, notification: &Notification<'_>) {
+    dst.put_slice(br#"{"jsonrpc":"2.0","#);
+    write_call_body(dst, notification.method(), notification.raw_params());
+}
+
+/// Writes any message.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_message(&mut out, &rpcwire::Notification::new("a").into());
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","method":"a"}"#);
+/// ```
+pub fn write_message(dst: &mut BytesMut, message: &Message<'_>) {
+    match message {
+        Message::Request(request) => write_request(dst, request),
+        Message::Notification(notification) => write_notification(dst, notification),
+        Message::Response(response) => write_response(dst, response),
+    }
+}
+
+/// Writes a batch array element by element: `[` before the first element, `,` between
+/// elements, `]` at the end, and nothing at all when no element was written (a batch of
+/// only notifications gets no answer).
+///
+/// ```
+/// use rpcwire::encode::{write_success, BatchWriter};
+/// use rpcwire::Id;
+///
+/// let mut out = bytes::BytesMut::new();
+/// let mut batch = BatchWriter::new(&mut out);
+/// write_success(batch.element(), &Id::from(1u64), &7).unwrap();
+/// write_success(batch.element(), &Id::from(2u64), &8).unwrap();
+/// assert_eq!(batch.finish(), 2);
+/// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":7},{"jsonrpc":"2.0","id":2,"result":8}]"#);
+///
+/// let mut out = bytes::BytesMut::new();
+/// assert_eq!(BatchWriter::new(&mut out).finish(), 0);
+/// assert!(out.is_empty());
+/// ```
+#[derive(Debug)]
+pub struct BatchWriter<'b> {
+    dst: &'b mut BytesMut,
+    elements: usize,
+}
+
+impl<'b> BatchWriter<'b> {
+    /// Starts a batch at the end of `dst`. Nothing is written until the first element.
+    ///
+    /// ```
+    /// let mut out = bytes::BytesMut::new();
+    /// let batch = rpcwire::encode::BatchWriter::new(&mut out);
+    /// assert_eq!(batch.len(), 0);
+    /// ```
+    pub fn new(dst: &'b mut BytesMut) -> BatchWriter<'b> {
+        BatchWriter { dst, elements: 0 }
+    }
+
+    /// The buffer to write the next element into, after the `[` or `,` that precedes it.
+    /// Write exactly one JSON value there.
+    ///
+    /// ```
+    /// let mut out = bytes::BytesMut::new();
+    /// let mut batch = rpcwire::encode::BatchWriter::new(&mut out);
+    /// batch.element().extend_from_slice(b"1");
+    /// batch.finish();
+    /// assert_eq!(&out[..], b"[1]");
+    /// ```
+    pub fn element(&mut self) -> &mut BytesMut {
+        self.dst.put_u8(if self.elements == 0 { b'[' } else { b',' });
+        self.elements += 1;
+        self.dst
+    }
+
+    /// The number of elements started so far.
+    ///
+    /// ```
+    /// let mut out = bytes::BytesMut::new();
+    /// let mut batch = rpcwire::encode::BatchWriter::new(&mut out);
+    /// batch.element().extend_from_slice(b"1");
+    /// assert_eq!(batch.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.elements
+    }
+
+    /// `true` when no element was started.
+    ///
+    /// ```
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(rpcwire::encode::BatchWriter::new(&mut out).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.elements == 0
+    }
+
+    /// The underlying buffer, without starting an element.
+    pub(crate) fn dst_mut(&mut self) -> &mut BytesMut {
+        self.dst
+    }
+
+    /// Closes the array (when anything was written) and returns the number of elements.
+    ///
+    /// ```
+    /// let mut out = bytes::BytesMut::new();
+    /// let mut batch = rpcwire::encode::BatchWriter::new(&mut out);
+    /// batch.element().extend_from_slice(b"null");
+    /// assert_eq!(batch.finish(), 1);
+    /// assert_eq!(&out[..], b"[null]");
+    /// ```
+    pub fn finish(self) -> usize {
+        if self.elements > 0 {
+            self.dst.put_u8(b']');
+        }
+        self.elements
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(out: &BytesMut) -> &str {
+        std::str::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn integers_in_decimal_including_the_extremes() {
+        for value in [0, 7, -7, 10, 1_000_000, -32700, i64::MAX, i64::MIN] {
+            let mut out = BytesMut::new();
+            write_i64(&mut out, value);
+            assert_eq!(text(&out), value.to_string());
+        }
+    }
+
+    #[test]
+    fn ids_keep_their_exact_text() {
+        for raw in ["1", "-7", "18446744073709551616", "1.5e3", "-0"] {
+            let mut out = BytesMut::new();
+            write_id(&mut out, &Id::number(raw).unwrap());
+            assert_eq!(text(&out), raw);
+        }
+        let parsed = crate::parse(br#"{"jsonrpc":"2.0","id":"a\u0062","method":"m"}"#).unwrap();
+        let id = parsed.single().unwrap().id().unwrap().clone();
+        let mut out = BytesMut::new();
+        write_id(&mut out, &id);
+        assert_eq!(text(&out), r#""a\u0062""#);
+    }
+
+    #[test]
+    fn error_objects_escape_their_message_and_keep_data() {
+        let error = ErrorObject::new(-32001, "bad \"thing\"\n")
+            .with_data(&[1])
+            .unwrap();
+        let mut out = BytesMut::new();
+        write_error(&mut out, &Id::from(3u64), &error);
+        let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"jsonrpc":"2.0","id":3,"error":{"code":-32001,"message":"bad \"thing\"\n","data":[1]}})
+        );
+    }
+
+    #[test]
+    fn serialization_failure_leaves_the_buffer_unchanged() {
+        struct Fails;
+        impl Serialize for Fails {
+            fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(serde::ser::Error::custom("no"))
+            }
+        }
+        let mut out = BytesMut::from(&b"keep"[..]);
+        assert!(write_success(&mut out, &Id::from(1u64), &Fails).is_err());
+        assert_eq!(&out[..], b"keep");
+        assert!(write_json(&mut out, &Fails).is_err());
+        assert_eq!(&out[..], b"keep");
+    }
+
+    #[test]
+    fn every_message_kind_matches_serde_serialization() {
+        let messages: Vec<Message<'static>> = vec![
+            Request::new(1u64, "a\"b").with_params(&[1, 2]).unwrap().into(),
+            Request::new("x", "m").into(),
+            Request::new(Id::null(), "m")
+                .with_params(&serde_json::json!({"k": "v"}))
+                .unwrap()
+                .into(),
+            Notification::new("n").with_params(&[true]).unwrap().into(),
+            Notification::new("n").into(),
+            Response::success(Id::number("1.5e3").unwrap(), &"r")
+                .unwrap()
+                .into(),
+            Response::error(Id::null(), ErrorObject::method_not_found("zz")).into(),
+        ];
+        for message in &messages {
+            let mut out = BytesMut::new();
+            write_message(&mut out, message);
+            assert_eq!(text(&out), serde_json::to_string(message).unwrap());
+        }
+    }
+}

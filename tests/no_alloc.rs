@@ -260,3 +260,40 @@ fn an_owned_frame_of_one_message_allocates_nothing() {
         0
     );
 }
+
+#[path = "../examples/common/spec_methods.rs"]
+mod spec_methods;
+
+/// Requests with varying ids through the router's typed path end to end (parse → route →
+/// serde decode → handler → encode), singles and batches with notifications: nothing is
+/// allocated once the output buffer and the per-thread batch storage have grown.
+#[test]
+fn routing_requests_allocates_nothing_in_steady_state() {
+    let mut router = rpcwire::dispatch::Router::new();
+    spec_methods::register(&mut router);
+    let inputs: Vec<Vec<u8>> = (0..64)
+        .map(|i| match i % 3 {
+            0 => format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"subtract","params":[{},23]}}"#, i * 7).into_bytes(),
+            1 => format!(r#"{{"jsonrpc":"2.0","id":"r{i}","method":"subtract","params":{{"minuend":{i},"subtrahend":2}}}}"#).into_bytes(),
+            _ => format!(
+                r#"[{{"jsonrpc":"2.0","id":{i},"method":"sum","params":[1,2,{i}]}},{{"jsonrpc":"2.0","method":"notify_hello","params":[7]}},{{"jsonrpc":"2.0","id":null,"method":"get_data"}}]"#
+            )
+            .into_bytes(),
+        })
+        .collect();
+    let mut out = bytes::BytesMut::with_capacity(4096);
+    let mut written = 0usize;
+    let mut run = |rounds: usize| {
+        for _ in 0..rounds {
+            for input in &inputs {
+                out.clear();
+                assert!(router.handle(input, &mut out));
+                written += out.len();
+            }
+        }
+    };
+    run(2); // warm-up: the per-thread batch storage grows once
+    let count = allocations(|| run(160)); // 10,240 inputs
+    assert_eq!(count, 0, "allocations over {} inputs", 160 * inputs.len());
+    assert!(written > 160 * 64 * 30);
+}

@@ -16,17 +16,24 @@ fn escape_for(byte: u8) -> Option<&'static str> {
     }
 }
 
-/// Appends `text` escaped as the content of a JSON string (without quotes).
-pub(crate) fn push_escaped(out: &mut String, text: &str) {
+/// Calls `piece` with the parts of `text` escaped as the content of a JSON string (without
+/// quotes): runs of plain text and the escapes between them, in order.
+#[inline]
+pub(crate) fn escaped_pieces(text: &str, mut piece: impl FnMut(&str)) {
     let mut plain_from = 0;
     for (i, &byte) in text.as_bytes().iter().enumerate() {
         if let Some(escape) = escape_for(byte) {
-            out.push_str(&text[plain_from..i]);
-            out.push_str(escape);
+            piece(&text[plain_from..i]);
+            piece(escape);
             plain_from = i + 1;
         }
     }
-    out.push_str(&text[plain_from..]);
+    piece(&text[plain_from..]);
+}
+
+/// Appends `text` escaped as the content of a JSON string (without quotes).
+pub(crate) fn push_escaped(out: &mut String, text: &str) {
+    escaped_pieces(text, |piece| out.push_str(piece));
 }
 
 /// `text` escaped as the content of a JSON string, or `None` when it needs no escape.

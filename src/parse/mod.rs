@@ -27,7 +27,7 @@ pub use owned::ParsedFrame;
 #[doc(hidden)]
 pub use scan::kernels;
 
-pub(crate) use escape::{escape_json_str, quote_json_str};
+pub(crate) use escape::{escape_json_str, escaped_pieces, quote_json_str};
 pub(crate) use reader::{is_json_number, is_json_whitespace_char, validate_json};
 pub(crate) use reader::{ArrayIter, MemberIter};
 

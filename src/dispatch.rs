@@ -1,1 +1,0 @@
-//! Router: method name to handler, JSON-RPC 2.0 answer rules.

@@ -1,0 +1,44 @@
+//! Router: method name → handler, and the JSON-RPC 2.0 rules for what to answer.
+//!
+//! [`Router`] turns one input (a message or a batch) into the exact answer bytes, written
+//! into a caller-provided `BytesMut`, or into nothing. Handlers are typed (params decoded
+//! with serde, result serialized with serde straight into the output), raw (the lazy
+//! [`Params`](crate::Params) view in, a [`Reply`] out), notification handlers, and — with
+//! the `tokio` feature — async.
+//!
+//! ```
+//! use rpcwire::dispatch::{NoParams, Router};
+//! use rpcwire::ErrorObject;
+//!
+//! let mut router = Router::new();
+//! router
+//!     .method("sum", |p: Vec<i64>| Ok(p.iter().sum::<i64>()))
+//!     .method("get_data", |_: NoParams| Ok(("hello", 5)))
+//!     .method("fail", |_: NoParams| -> Result<(), _> {
+//!         Err(ErrorObject::new(-32000, "out of coffee").with_data(&"try later").unwrap())
+//!     });
+//!
+//! let mut out = bytes::BytesMut::new();
+//! router.handle(
+//!     br#"[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},
+//!          {"jsonrpc":"2.0","method":"notify_hello","params":[7]},
+//!          {"jsonrpc":"2.0","method":"fail","id":"2"}]"#,
+//!     &mut out,
+//! );
+//! assert_eq!(
+//!     std::str::from_utf8(&out).unwrap(),
+//!     r#"[{"jsonrpc":"2.0","id":"1","result":7},{"jsonrpc":"2.0","id":"2","error":{"code":-32000,"message":"out of coffee","data":"try later"}}]"#
+//! );
+//! ```
+
+#[cfg(feature = "tokio")]
+mod async_handler;
+mod handler;
+mod methods;
+mod no_params;
+mod reply;
+mod router;
+
+pub use no_params::NoParams;
+pub use reply::{Reply, Written};
+pub use router::Router;

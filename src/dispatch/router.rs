@@ -1,0 +1,436 @@
+//! `Router`: method name → handler, and the JSON-RPC 2.0 rules for what to answer.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use bytes::BytesMut;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::handler::{self, Handler};
+use super::methods::MethodTable;
+use super::reply::{Reply, Written};
+use crate::encode::{self, BatchWriter};
+use crate::message::{ErrorObject, Id, Message, Params};
+use crate::parse::{BatchScratch, Limits, ParseError, Parsed, Parser};
+
+/// Maps method names to handlers and turns one input message or batch into the exact answer
+/// bytes, written at the end of a caller-provided `BytesMut` — or into nothing, when the
+/// JSON-RPC 2.0 specification says there is no answer.
+///
+/// - A request gets a response with the same id (byte for byte) and `"jsonrpc":"2.0"`.
+/// - A notification never gets a response, even when it fails.
+/// - Unknown method: -32601 naming the method. Params that do not decode: -32602 with the
+///   decoder's reason in `data`. A handler's own error goes out as it is. A panicking
+///   handler: -32603 (the panic is contained).
+/// - Malformed JSON: -32700 with id `null`. An invalid request: -32600 with its id when it
+///   could be read, else `null`.
+/// - Batch: responses in request order, notifications skipped, no output at all when every
+///   element is a notification; `[]`, a batch over the limit, or a syntax error anywhere in
+///   the batch: a single error object.
+/// - Responses that arrive at a router (a peer answering) get no answer: answering them
+///   with errors could make two peers bounce errors at each other forever.
+///
+/// Method lookup is a hash of the name into an open-addressing table: no allocation, constant
+/// time with hundreds of methods. A `Router` is `Send + Sync`; share it behind an `Arc`.
+///
+/// ```
+/// use rpcwire::dispatch::Router;
+/// use rpcwire::ErrorObject;
+///
+/// #[derive(serde::Deserialize)]
+/// #[serde(untagged)]
+/// enum Subtract {
+///     Positional(i64, i64),
+///     Named { minuend: i64, subtrahend: i64 },
+/// }
+///
+/// let mut router = Router::new();
+/// router.method("subtract", |p: Subtract| -> Result<i64, ErrorObject> {
+///     Ok(match p {
+///         Subtract::Positional(a, b) | Subtract::Named { minuend: a, subtrahend: b } => a - b,
+///     })
+/// });
+///
+/// let mut out = bytes::BytesMut::new();
+/// assert!(router.handle(br#"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}"#, &mut out));
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":19}"#);
+///
+/// out.clear();
+/// assert!(!router.handle(br#"{"jsonrpc":"2.0","method":"subtract","params":[1,2]}"#, &mut out));
+/// assert!(out.is_empty());
+/// ```
+pub struct Router {
+    methods: MethodTable<Handler>,
+    parser: Parser,
+}
+
+impl Default for Router {
+    fn default() -> Self {
+        Router::new()
+    }
+}
+
+impl fmt::Debug for Router {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Router")
+            .field("methods", &self.methods.names().collect::<Vec<_>>())
+            .field("limits", self.parser.limits())
+            .finish()
+    }
+}
+
+thread_local! {
+    /// Batch element storage reused by [`Router::handle`] on each thread.
+    static SCRATCH: RefCell<BatchScratch> = RefCell::new(BatchScratch::default());
+}
+
+/// Where answers go: straight into the buffer, or as elements of a batch array.
+pub(crate) enum Target<'b> {
+    Single(&'b mut BytesMut),
+    Batch(BatchWriter<'b>),
+}
+
+impl Target<'_> {
+    /// The buffer to write one answer into (after the batch separator, for a batch).
+    pub(crate) fn answer(&mut self) -> &mut BytesMut {
+        match self {
+            Target::Single(dst) => dst,
+            Target::Batch(batch) => batch.element(),
+        }
+    }
+
+    /// The buffer itself, for work whose output is thrown away again.
+    fn scratch(&mut self) -> &mut BytesMut {
+        match self {
+            Target::Single(dst) => dst,
+            Target::Batch(batch) => batch.dst_mut(),
+        }
+    }
+}
+
+/// A request bound to an async handler, to be awaited by `handle_async` (uninhabited
+/// without the `tokio` feature).
+#[cfg(not(feature = "tokio"))]
+pub(crate) enum Deferred<'m> {
+    #[doc(hidden)]
+    _Never(std::convert::Infallible, std::marker::PhantomData<&'m ()>),
+}
+#[cfg(feature = "tokio")]
+pub(crate) use super::async_handler::Deferred;
+
+impl Router {
+    /// An empty router with the default [`Limits`].
+    ///
+    /// ```
+    /// let router = rpcwire::dispatch::Router::new();
+    /// assert_eq!(router.len(), 0);
+    /// ```
+    pub fn new() -> Router {
+        Router::with_limits(Limits::default())
+    }
+
+    /// An empty router whose parser enforces `limits` (size, depth, batch length).
+    ///
+    /// ```
+    /// let router = rpcwire::dispatch::Router::with_limits(rpcwire::Limits::default().max_batch_len(2));
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle(br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"a"}]"#, &mut out);
+    /// assert!(std::str::from_utf8(&out).unwrap().starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#));
+    /// ```
+    pub fn with_limits(limits: Limits) -> Router {
+        Router {
+            methods: MethodTable::default(),
+            parser: Parser::new(limits),
+        }
+    }
+
+    /// The parser (and its limits) this router uses.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::dispatch::Router::new().parser().limits().get_max_batch_len(), 1000);
+    /// ```
+    pub fn parser(&self) -> &Parser {
+        &self.parser
+    }
+
+    /// The number of registered methods and notifications.
+    ///
+    /// ```
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.notification("ping", |_: rpcwire::dispatch::NoParams| {});
+    /// assert_eq!(router.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.methods.len()
+    }
+
+    /// `true` when nothing is registered.
+    ///
+    /// ```
+    /// assert!(rpcwire::dispatch::Router::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.methods.len() == 0
+    }
+
+    pub(crate) fn register(&mut self, name: &str, handler: Handler) -> &mut Router {
+        self.methods.insert(name, handler);
+        self
+    }
+
+    /// Registers a typed request handler: params are decoded into `P` with serde (absent
+    /// params decode as `null`; use [`NoParams`](super::NoParams) for methods without
+    /// params), the result `R` is serialized straight into the output. Positional and named
+    /// params are both possible through serde (a tuple, a struct, or an untagged enum of
+    /// both). A later registration of the same name replaces this one.
+    ///
+    /// ```
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method("sum", |p: Vec<i64>| Ok(p.iter().sum::<i64>()));
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle(br#"{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"a"}"#, &mut out);
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":"a","result":7}"#);
+    /// ```
+    pub fn method<P, R, F>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        P: DeserializeOwned,
+        R: Serialize,
+        F: Fn(P) -> Result<R, ErrorObject<'static>> + Send + Sync + 'static,
+    {
+        self.register(name, Handler::Method(handler::typed(f)))
+    }
+
+    /// Registers a raw request handler: it gets the lazy [`Params`] view (borrowing from the
+    /// input, nothing decoded) and writes its result through a [`Reply`].
+    ///
+    /// ```
+    /// use rpcwire::dispatch::{Reply, Router};
+    /// let mut router = Router::new();
+    /// router.raw_method("first", |p: Option<rpcwire::Params<'_>>, reply: Reply<'_>| {
+    ///     match p.and_then(|p| p.at(0)) {
+    ///         Some(first) => Ok(reply.raw(&first)),
+    ///         None => Err(rpcwire::ErrorObject::invalid_params("need one element")),
+    ///     }
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle(br#"{"jsonrpc":"2.0","method":"first","params":[{"x":1},2],"id":1}"#, &mut out);
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":{"x":1}}"#);
+    /// ```
+    pub fn raw_method<F>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        F: for<'p, 'r> Fn(Option<Params<'p>>, Reply<'r>) -> Result<Written, ErrorObject<'static>>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.register(name, Handler::Method(Box::new(f)))
+    }
+
+    /// Registers a typed notification handler. It runs for notifications of this method;
+    /// params that do not decode are dropped silently, and a request (with an id) for this
+    /// method is answered -32601, as the specification's examples do for `foobar`.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicI64, Ordering};
+    /// use std::sync::Arc;
+    ///
+    /// let total = Arc::new(AtomicI64::new(0));
+    /// let seen = total.clone();
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.notification("add", move |p: Vec<i64>| {
+    ///     seen.fetch_add(p.iter().sum(), Ordering::Relaxed);
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle(br#"{"jsonrpc":"2.0","method":"add","params":[1,2]}"#, &mut out);
+    /// assert!(out.is_empty());
+    /// assert_eq!(total.load(Ordering::Relaxed), 3);
+    /// ```
+    pub fn notification<P, F>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        P: DeserializeOwned,
+        F: Fn(P) + Send + Sync + 'static,
+    {
+        self.register(name, Handler::Notification(handler::typed_notification(f)))
+    }
+
+    /// Registers a raw notification handler, which gets the lazy [`Params`] view.
+    ///
+    /// ```
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.raw_notification("log", |p: Option<rpcwire::Params<'_>>| {
+    ///     assert!(p.is_some());
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(!router.handle(br#"{"jsonrpc":"2.0","method":"log","params":["x"]}"#, &mut out));
+    /// ```
+    pub fn raw_notification<F>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        F: for<'p> Fn(Option<Params<'p>>) + Send + Sync + 'static,
+    {
+        self.register(name, Handler::Notification(Box::new(f)))
+    }
+
+    /// Parses `input` (one message or a batch) and writes the answer at the end of `out`.
+    /// Returns `true` when it wrote an answer, `false` when there is none (notifications,
+    /// responses). Batches reuse per-thread element storage, so steady-state handling does
+    /// not allocate for escape-free input.
+    ///
+    /// Requests for async methods (registered with `method_async`) cannot be answered here
+    /// and get -32603; use `handle_async` for routers that have them.
+    ///
+    /// ```
+    /// let router = rpcwire::dispatch::Router::new();
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(router.handle(b"[]", &mut out));
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"the batch is empty at byte 0"}}"#);
+    /// ```
+    pub fn handle(&self, input: &[u8], out: &mut BytesMut) -> bool {
+        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
+            Ok(mut scratch) => self.handle_with(input, &mut scratch, out),
+            // A handler that calls `handle` again on the same thread: use fresh storage.
+            Err(_) => self.handle_with(input, &mut BatchScratch::default(), out),
+        })
+    }
+
+    /// [`handle`](Router::handle) with caller-provided batch element storage.
+    ///
+    /// ```
+    /// let router = rpcwire::dispatch::Router::new();
+    /// let mut scratch = rpcwire::BatchScratch::default();
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_with(br#"{"jsonrpc":"2.0","method":"nope","id":1}"#, &mut scratch, &mut out);
+    /// assert!(std::str::from_utf8(&out).unwrap().contains("-32601"));
+    /// ```
+    pub fn handle_with(&self, input: &[u8], scratch: &mut BatchScratch, out: &mut BytesMut) -> bool {
+        let before = out.len();
+        match self.parser.parse_reusing(input, scratch) {
+            Ok(parsed) => self.answer_parsed(parsed, out),
+            Err(error) => write_parse_error(out, &error),
+        }
+        out.len() > before
+    }
+
+    /// Answers an already parsed input (one message or a batch); see [`handle`](Router::handle).
+    ///
+    /// ```
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
+    /// let parsed = rpcwire::parse(br#"{"jsonrpc":"2.0","method":"ping","id":1}"#).unwrap();
+    /// let mut out = bytes::BytesMut::new();
+    /// router.answer_parsed(parsed, &mut out);
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#);
+    /// ```
+    pub fn answer_parsed(&self, parsed: Parsed<'_>, out: &mut BytesMut) {
+        match parsed {
+            Parsed::Single(message) => {
+                let mut target = Target::Single(out);
+                if let Some(deferred) = self.answer(&message, &mut target) {
+                    write_not_async(target.answer(), deferred);
+                }
+            }
+            Parsed::Batch(batch) => {
+                let mut target = Target::Batch(BatchWriter::new(out));
+                for element in &batch {
+                    match element {
+                        Ok(message) => {
+                            if let Some(deferred) = self.answer(&message, &mut target) {
+                                write_not_async(target.answer(), deferred);
+                            }
+                        }
+                        Err(error) => write_parse_error(target.answer(), error),
+                    }
+                }
+                if let Target::Batch(batch) = target {
+                    batch.finish();
+                }
+            }
+        }
+    }
+
+    /// Answers one message; see [`handle`](Router::handle). Returns `true` when it wrote an
+    /// answer.
+    ///
+    /// ```
+    /// let router = rpcwire::dispatch::Router::new();
+    /// let request = rpcwire::Request::new(5u64, "missing");
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(router.answer_message(&request.into(), &mut out));
+    /// assert!(std::str::from_utf8(&out).unwrap().contains(r#""data":"missing""#));
+    /// ```
+    pub fn answer_message(&self, message: &Message<'_>, out: &mut BytesMut) -> bool {
+        let before = out.len();
+        let mut target = Target::Single(out);
+        if let Some(deferred) = self.answer(message, &mut target) {
+            write_not_async(target.answer(), deferred);
+        }
+        out.len() > before
+    }
+
+    /// The answer rules for one message. Async handlers are handed back as [`Deferred`].
+    pub(crate) fn answer<'m>(
+        &self,
+        message: &'m Message<'_>,
+        target: &mut Target<'_>,
+    ) -> Option<Deferred<'m>> {
+        match message {
+            Message::Request(request) => {
+                let id = request.id();
+                match self.methods.get(request.method()) {
+                    Some(Handler::Method(f)) => {
+                        let dst = target.answer();
+                        let mark = dst.len();
+                        encode::begin_success(dst, id);
+                        match handler::call_method(f, request.params(), Reply::new(dst)) {
+                            Ok(_written) => encode::finish_response(dst),
+                            Err(error) => {
+                                dst.truncate(mark);
+                                encode::write_error(dst, id, &error);
+                            }
+                        }
+                    }
+                    #[cfg(feature = "tokio")]
+                    Some(Handler::Async(f)) => return Some(Deferred::start(f, request)),
+                    Some(Handler::Notification(_)) | None => {
+                        let error = ErrorObject::method_not_found(request.method());
+                        encode::write_error(target.answer(), id, &error);
+                    }
+                }
+            }
+            Message::Notification(notification) => match self.methods.get(notification.method()) {
+                Some(Handler::Method(f)) => {
+                    // Run it for its effects; the answer is thrown away.
+                    let dst = target.scratch();
+                    let mark = dst.len();
+                    let _ = handler::call_method(f, notification.params(), Reply::new(dst));
+                    dst.truncate(mark);
+                }
+                Some(Handler::Notification(f)) => handler::call_notification(f, notification.params()),
+                #[cfg(feature = "tokio")]
+                Some(Handler::Async(f)) => return Some(Deferred::start_notification(f, notification)),
+                None => {}
+            },
+            Message::Response(_) => {}
+        }
+        None
+    }
+}
+
+/// The error answer for input that did not parse (id `null` unless the parser read one).
+pub(crate) fn write_parse_error(dst: &mut BytesMut, error: &ParseError) {
+    let null = Id::null();
+    encode::write_error(dst, error.id().unwrap_or(&null), &error.to_error_object());
+}
+
+/// The sync path met an async handler.
+#[cfg(not(feature = "tokio"))]
+fn write_not_async(_: &mut BytesMut, deferred: Deferred<'_>) {
+    match deferred {
+        Deferred::_Never(never, _) => match never {},
+    }
+}
+
+#[cfg(feature = "tokio")]
+fn write_not_async(dst: &mut BytesMut, deferred: Deferred<'_>) {
+    deferred.refuse(dst);
+}
