@@ -283,7 +283,7 @@ impl Router {
     /// let router = rpcwire::dispatch::Router::new();
     /// let mut out = bytes::BytesMut::new();
     /// assert!(router.handle(b"[]", &mut out));
-    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"the batch is empty at byte 0"}}"#);
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"empty batch at byte 0"}}"#);
     /// ```
     pub fn handle(&self, input: &[u8], out: &mut BytesMut) -> bool {
         SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
