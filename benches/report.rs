@@ -31,6 +31,7 @@ use serde::Serialize;
 
 use common::alloc::allocations;
 use common::peers::{self, Peer, Visit, RPCWIRE};
+use common::stages::{self, StageResult};
 use common::workloads::{self, Workload};
 
 #[global_allocator]
@@ -654,6 +655,115 @@ fn targets(results: &[WorkloadResult], instructions: Option<&Instructions>) -> V
 }
 
 // ---------------------------------------------------------------------------------------
+// Pipeline stages (benches/common/stages.rs): router end to end, …
+
+fn measure_stages(config: &Config, timer_ns: u64) -> Vec<StageResult> {
+    use common::router_stage::{self, JsonrpseeServer, RpcwireRouter};
+    let timing = stages::Timing {
+        warmup: config.warmup,
+        batch: config.batch,
+        batches: config.batches,
+        histogram: config.histogram,
+        threads: config.threads / THREAD_ROUNDS as u32,
+        timer_ns,
+    };
+    router_stage::verify();
+    println!(
+        "{}: verified both implementations answer alike; measuring…",
+        router_stage::STAGE
+    );
+    vec![
+        stages::measure::<RpcwireRouter>(&timing),
+        stages::measure::<JsonrpseeServer>(&timing),
+    ]
+}
+
+/// The rpcwire and baseline results of `stage`.
+fn stage_pair<'s>(results: &'s [StageResult], stage: &str) -> Option<(&'s StageResult, &'s StageResult)> {
+    let ours = results.iter().find(|r| r.stage == stage && r.rpcwire)?;
+    let base = results.iter().find(|r| r.stage == stage && !r.rpcwire)?;
+    Some((ours, base))
+}
+
+fn stage_targets(results: &[StageResult]) -> Vec<Target> {
+    let mut out = Vec::new();
+    if let Some((ours, base)) = stage_pair(results, common::router_stage::STAGE) {
+        out.push(Target {
+            target: "router W1 subtract: ≥ 2 M msg/s per core (issue 4)".to_owned(),
+            measured: format!(
+                "{} msg/s on 1 thread, {} on 2 ({} ns/msg median)",
+                fmt_count(ours.msg_per_s_1_thread),
+                fmt_count(ours.msg_per_s_2_threads),
+                fmt_ns(ours.ns_per_msg)
+            ),
+            met: Some(ours.msg_per_s_1_thread >= 2e6),
+        });
+        out.push(Target {
+            target: "router W1 subtract: 0 allocations per message (issue 4)".to_owned(),
+            measured: format!("{} allocs/msg", fmt_allocs(ours.allocs_per_msg)),
+            met: Some(ours.allocs_per_msg == 0.0),
+        });
+        let speedup = base.ns_per_msg / ours.ns_per_msg;
+        out.push(Target {
+            target: format!(
+                "router W1 subtract: ≥ 3× faster than {} (issue 4)",
+                base.implementation
+            ),
+            measured: format!(
+                "{speedup:.2}× ({} ns vs {} ns)",
+                fmt_ns(base.ns_per_msg),
+                fmt_ns(ours.ns_per_msg)
+            ),
+            met: Some(speedup >= 3.0),
+        });
+    }
+    out
+}
+
+/// The stages as a markdown table.
+fn stages_table(results: &[StageResult]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| stage | implementation | ns/msg | msg/s 1 thread | msg/s 2 threads | MB/s | allocs/msg | p50 ns | p99 ns | p99.9 ns | rpcwire speed-up |"
+    );
+    let _ = writeln!(
+        s,
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for r in results {
+        let speedup = stage_pair(results, r.stage).map_or(String::new(), |(ours, base)| {
+            if r.rpcwire {
+                format!("**{:.2}×**", base.ns_per_msg / ours.ns_per_msg)
+            } else {
+                "1×".to_owned()
+            }
+        });
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {speedup} |",
+            r.stage,
+            r.implementation,
+            fmt_ns(r.ns_per_msg),
+            fmt_count(r.msg_per_s_1_thread),
+            fmt_count(r.msg_per_s_2_threads),
+            r.mb_per_s,
+            fmt_allocs(r.allocs_per_msg),
+            r.p50_ns,
+            r.p99_ns,
+            r.p999_ns
+        );
+    }
+    s
+}
+
+fn print_stages(results: &[StageResult]) {
+    if !results.is_empty() {
+        println!("\nPipeline stages\n{}", stages_table(results));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Output: table, markdown, JSON, SVG
 
 fn fmt_ns(ns: f64) -> String {
@@ -1159,6 +1269,8 @@ struct JsonReport {
     jitter_floor: Option<JitterFloor>,
     targets: Vec<Target>,
     threads: Vec<ThreadRun>,
+    /// Pipeline stages after parsing (router end to end, …), each beside its baseline.
+    stages: Vec<StageResult>,
     instructions_per_msg: Vec<InstructionJson>,
     strictness_probes: Vec<JsonProbe>,
 }
@@ -1177,6 +1289,7 @@ struct Report<'a> {
     results: &'a [WorkloadResult],
     targets: &'a [Target],
     threads: &'a [ThreadRun],
+    stages: &'a [StageResult],
     instructions: Option<&'a Instructions>,
     probes: &'a [(&'static str, Vec<bool>)],
     machine: &'a str,
@@ -1211,10 +1324,11 @@ impl Report<'_> {
         for w in self.results {
             let _ = write!(s, " **{:.2}×** |", w.speedup());
         }
-        let _ = writeln!(
-            s,
-            "\n\n| target (issue 3) | measured | verdict |\n| --- | --- | --- |"
-        );
+        if !self.stages.is_empty() {
+            let _ = writeln!(s, "\n\nPipeline stages, same run:\n");
+            s.push_str(&stages_table(self.stages));
+        }
+        let _ = writeln!(s, "\n\n| target | measured | verdict |\n| --- | --- | --- |");
         for t in self.targets {
             let _ = writeln!(s, "| {} | {} | {} |", t.target, t.measured, yes_no(t.met));
         }
@@ -1268,7 +1382,7 @@ impl Report<'_> {
             );
         }
 
-        let _ = writeln!(s, "## Targets (issue 3)\n");
+        let _ = writeln!(s, "## Targets (issues 3 and 4)\n");
         let _ = writeln!(s, "| target | measured | verdict |\n| --- | --- | --- |");
         for t in self.targets {
             let _ = writeln!(s, "| {} | {} | {} |", t.target, t.measured, yes_no(t.met));
@@ -1282,6 +1396,21 @@ impl Report<'_> {
                  max {} ns ({} samples). A parser's tail cannot be measured below this.\n",
                 j.sized_like, j.work_ns, j.p50_ns, j.p99_ns, j.p999_ns, j.max_ns, j.samples
             );
+        }
+
+        if !self.stages.is_empty() {
+            let _ = writeln!(s, "## Pipeline stages\n");
+            let _ = writeln!(
+                s,
+                "Each stage beside a baseline doing the same work with the peers' tools, both \
+                 verified to answer alike before timing. `router W1 subtract`: W1-shaped requests \
+                 (`subtract`, positional params, 256 different ids) answered end to end — parse, \
+                 route, serde decode, handler, encode into a reused buffer. ns/msg is the median of \
+                 the batches; msg/s per thread count is each thread's own state running flat out; \
+                 latency is per message, timed one by one.\n"
+            );
+            s.push_str(&stages_table(self.stages));
+            let _ = writeln!(s);
         }
 
         let _ = writeln!(s, "## Median ns per message\n");
@@ -1517,6 +1646,7 @@ impl Report<'_> {
             jitter_floor: self.jitter.cloned(),
             targets: self.targets.to_vec(),
             threads: self.threads.to_vec(),
+            stages: self.stages.to_vec(),
             instructions_per_msg: self
                 .instructions
                 .map(|i| {
@@ -1623,7 +1753,11 @@ fn main() {
     );
 
     let workload_list: Vec<Workload> = match &only {
-        Some(names) => names.iter().filter_map(|n| workloads::build(n)).collect(),
+        Some(names) => names
+            .iter()
+            .filter(|n| *n != "stages")
+            .filter_map(|n| workloads::build(n))
+            .collect(),
         None => workloads::all(),
     };
     let timer_ns = timer_overhead_ns();
@@ -1740,10 +1874,20 @@ fn main() {
             j.work_ns, j.p50_ns, j.p99_ns, j.p999_ns, j.max_ns
         );
     }
+    let run_stages = only
+        .as_ref()
+        .is_none_or(|names| names.iter().any(|n| n == "stages"));
+    let stage_results = if run_stages {
+        measure_stages(&config, timer_ns)
+    } else {
+        Vec::new()
+    };
     let instructions = Instructions::load();
-    let target_list = targets(&results, instructions.as_ref());
+    let mut target_list = targets(&results, instructions.as_ref());
+    target_list.extend(stage_targets(&stage_results));
     let probes = peers::probe_all();
     print_table(&results, &target_list, &threads);
+    print_stages(&stage_results);
 
     if only.is_some() {
         println!("\n--only: partial run, perf-reports/ left unchanged");
@@ -1768,6 +1912,7 @@ fn main() {
         results: &results,
         targets: &target_list,
         threads: &threads,
+        stages: &stage_results,
         instructions: instructions.as_ref(),
         probes: &probes,
         machine: &machine,

@@ -4,4 +4,6 @@
 
 pub mod alloc;
 pub mod peers;
+pub mod router_stage;
+pub mod stages;
 pub mod workloads;
