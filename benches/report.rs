@@ -1876,7 +1876,7 @@ fn main() {
     }
     let run_stages = only
         .as_ref()
-        .is_none_or(|names| names.iter().any(|n| n == "stages"));
+        .map_or(true, |names| names.iter().any(|n| n == "stages"));
     let stage_results = if run_stages {
         measure_stages(&config, timer_ns)
     } else {
