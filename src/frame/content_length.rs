@@ -146,8 +146,9 @@ impl ContentLengthDecoder {
     ///
     /// Consumes what it returns (header lines are consumed as they are parsed), leaving a
     /// partial frame's bytes for the next call, which must get the same buffer with more
-    /// bytes appended (`tokio_util::codec::Decoder`'s contract). While a body is awaited,
-    /// room for it is reserved in `buf` (it is at most the maximum frame).
+    /// bytes appended (`tokio_util::codec::Decoder`'s contract). It never reserves room in
+    /// `buf`: growing the buffer is the read loop's call (a reservation made while earlier
+    /// frames still share the buffer would have to allocate a new one).
     ///
     /// ```
     /// use rpcwire::frame::{ContentLengthDecoder, FrameError, HeaderError};
@@ -177,7 +178,6 @@ impl ContentLengthDecoder {
                 }
                 &mut State::Body { len, .. } => {
                     if buf.len() < len {
-                        buf.reserve(len - buf.len());
                         return Ok(None);
                     }
                     let frame = buf.split_to(len).freeze();
