@@ -76,14 +76,6 @@ fn cl(input: &[u8]) -> Vec<Out> {
     decode_in_chunks(FrameDecoder::new(Framing::ContentLength), input, &[])
 }
 
-fn cl_max(max: usize, input: &[u8]) -> Vec<Out> {
-    decode_in_chunks(
-        FrameDecoder::new(Framing::ContentLength).with_max_frame(max),
-        input,
-        &[],
-    )
-}
-
 /// The same result one byte at a time and in reads of 3 bytes as in one read.
 fn same_in_every_split(decoder: FrameDecoder, input: &[u8]) -> Vec<Out> {
     let whole = decode_in_chunks(decoder.clone(), input, &[]);
@@ -706,7 +698,7 @@ fn ndjson_stream(lines: &[Line], crlf: bool, final_newline: bool) -> (Vec<u8>, V
                 }
             }
             Line::Oversized(len) => {
-                wire.extend(std::iter::repeat_n(b'o', *len));
+                wire.extend_from_slice(&vec![b'o'; *len]);
                 expected.push(too_large(*len, PROP_MAX, offset));
             }
             Line::Blank(text) => wire.extend_from_slice(text.as_bytes()),

@@ -183,7 +183,7 @@ fn encoding_into_a_reused_buffer_allocates_nothing() {
 
     // Handing the encoded bytes off as `Bytes` (to a writer task, say) and dropping them
     // before the next batch also reuses the buffer.
-    let mut send = |dst: &mut BytesMut| {
+    let send = |dst: &mut BytesMut| {
         encode_batch(dst);
         dst.split().freeze()
     };
