@@ -36,7 +36,11 @@ fn arguments() -> Result<(Framing, usize), String> {
         match arg.as_str() {
             "--framing" => {
                 let value = args.next().ok_or("--framing needs a value")?;
-                framing = Some(value.parse::<Framing>().map_err(|e| format!("--framing {value}: {e}"))?);
+                framing = Some(
+                    value
+                        .parse::<Framing>()
+                        .map_err(|e| format!("--framing {value}: {e}"))?,
+                );
             }
             "--max-frame" => {
                 let value = args.next().ok_or("--max-frame needs a value")?;

@@ -42,6 +42,7 @@ pub mod frame;
 pub mod message;
 pub mod parse;
 pub mod pool;
+pub mod serve;
 
 pub use message::{
     BuildError, ErrorCode, ErrorObject, Id, IdKind, Message, Notification, Params, ParamsIter, RawJson,

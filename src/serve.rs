@@ -73,7 +73,7 @@ pub struct ConnectionStats {
 /// }
 /// assert_eq!(
 ///     &connection.output()[..],
-///     &b"Content-Length: 38\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"pong\"}"[..]
+///     &b"Content-Length: 40\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":\"pong\"}"[..]
 /// );
 /// ```
 #[derive(Debug)]
@@ -297,7 +297,8 @@ pub fn serve<R: Read, W: Write>(
     mut writer: W,
 ) -> io::Result<ConnectionStats> {
     let pool = BufferPool::new(2, READ_CHUNK, 4 << 20);
-    let mut connection = Connection::new(framing, &pool).with_max_frame(router.parser().limits().get_max_size());
+    let mut connection =
+        Connection::new(framing, &pool).with_max_frame(router.parser().limits().get_max_size());
     loop {
         let read = connection.read_from(&mut reader)?;
         let outcome = if read == 0 {

@@ -1,10 +1,10 @@
 //! The Router answers exactly like the JSON-RPC 2.0 specification: every example of its
 //! Examples section (compared as JSON values), and every answer rule of the router issue.
 
-#[path = "../examples/common/spec_methods.rs"]
-mod spec_methods;
 #[path = "support/spec_cases.rs"]
 mod spec_cases;
+#[path = "../examples/common/spec_methods.rs"]
+mod spec_methods;
 
 use spec_cases::SPEC_EXAMPLES;
 

@@ -15,8 +15,13 @@ use spec_cases::SPEC_EXAMPLES;
 /// `cargo test` builds the examples next to the test binaries: target/<profile>/examples.
 fn server_binary() -> PathBuf {
     let test_binary = std::env::current_exe().expect("test binary path");
-    let profile_dir = test_binary.parent().and_then(|deps| deps.parent()).expect("target/<profile>");
-    let binary = profile_dir.join("examples").join(format!("spec_server{}", std::env::consts::EXE_SUFFIX));
+    let profile_dir = test_binary
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>");
+    let binary = profile_dir
+        .join("examples")
+        .join(format!("spec_server{}", std::env::consts::EXE_SUFFIX));
     assert!(
         binary.exists(),
         "{} is missing: `cargo test` builds the examples; run it without --test filters once",
@@ -78,9 +83,16 @@ fn expected_answers() -> Vec<Value> {
 fn content_length_bodies(mut output: &[u8]) -> Vec<&[u8]> {
     let mut bodies = Vec::new();
     while !output.is_empty() {
-        let end = output.windows(4).position(|w| w == b"\r\n\r\n").expect("header end");
+        let end = output
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("header end");
         let header = std::str::from_utf8(&output[..end]).unwrap();
-        let length: usize = header.strip_prefix("Content-Length: ").expect("Content-Length header").parse().unwrap();
+        let length: usize = header
+            .strip_prefix("Content-Length: ")
+            .expect("Content-Length header")
+            .parse()
+            .unwrap();
         bodies.push(&output[end + 4..end + 4 + length]);
         output = &output[end + 4 + length..];
     }
@@ -88,8 +100,14 @@ fn content_length_bodies(mut output: &[u8]) -> Vec<&[u8]> {
 }
 
 fn ndjson_bodies(output: &[u8]) -> Vec<&[u8]> {
-    assert!(output.is_empty() || output.ends_with(b"\n"), "every answer ends its line");
-    output.split(|&b| b == b'\n').filter(|line| !line.is_empty()).collect()
+    assert!(
+        output.is_empty() || output.ends_with(b"\n"),
+        "every answer ends its line"
+    );
+    output
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .collect()
 }
 
 #[test]
@@ -101,7 +119,11 @@ fn every_specification_example_over_ndjson() {
         input.push(b'\n');
     }
     let output = run_server(&["--framing", "ndjson"], &input);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(values(ndjson_bodies(&output.stdout)), expected_answers());
 }
 
@@ -125,13 +147,20 @@ fn every_specification_example_over_content_length() {
         input.extend_from_slice(example.as_bytes());
     }
     let output = run_server(&["--framing", "content-length"], &input);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(values(content_length_bodies(&output.stdout)), expected_answers());
 }
 
 #[test]
 fn an_oversized_line_is_answered_and_the_next_is_served() {
-    let big = format!(r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":1}}"#, "x".repeat(5000));
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":1}}"#,
+        "x".repeat(5000)
+    );
     let input = format!(
         "{big}\n{}\n\r\n{}",
         r#"{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":2}"#,
@@ -145,20 +174,36 @@ fn an_oversized_line_is_answered_and_the_next_is_served() {
     assert_eq!(answers[0]["id"], Value::Null);
     assert_eq!(answers[1], serde_json::json!({"jsonrpc":"2.0","id":2,"result":3}));
     // The last line had no newline: served at end of input.
-    assert_eq!(answers[2], serde_json::json!({"jsonrpc":"2.0","id":3,"result":["hello",5]}));
+    assert_eq!(
+        answers[2],
+        serde_json::json!({"jsonrpc":"2.0","id":3,"result":["hello",5]})
+    );
 }
 
 #[test]
 fn an_oversized_frame_is_answered_and_skipped() {
-    let big = format!(r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":1}}"#, "x".repeat(5000));
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":1}}"#,
+        "x".repeat(5000)
+    );
     let small = r#"{"jsonrpc":"2.0","method":"echo","params":{"k":[1,"é"]},"id":"b"}"#;
-    let input = format!("Content-Length: {}\r\n\r\n{big}content-length: {}\r\n\r\n{small}", big.len(), small.len());
-    let output = run_server(&["--framing", "content-length", "--max-frame", "1024"], input.as_bytes());
+    let input = format!(
+        "Content-Length: {}\r\n\r\n{big}content-length: {}\r\n\r\n{small}",
+        big.len(),
+        small.len()
+    );
+    let output = run_server(
+        &["--framing", "content-length", "--max-frame", "1024"],
+        input.as_bytes(),
+    );
     assert!(output.status.success());
     let answers = values(content_length_bodies(&output.stdout));
     assert_eq!(answers.len(), 2);
     assert_eq!(answers[0]["error"]["code"], -32600);
-    assert_eq!(answers[1], serde_json::json!({"jsonrpc":"2.0","id":"b","result":{"k":[1,"é"]}}));
+    assert_eq!(
+        answers[1],
+        serde_json::json!({"jsonrpc":"2.0","id":"b","result":{"k":[1,"é"]}})
+    );
 }
 
 #[test]
@@ -175,7 +220,10 @@ fn a_garbage_header_is_answered_then_the_stream_ends() {
 
 #[test]
 fn a_frame_cut_off_by_the_end_of_input_is_answered() {
-    let output = run_server(&["--framing", "content-length"], b"Content-Length: 50\r\n\r\n{\"jsonrpc\":");
+    let output = run_server(
+        &["--framing", "content-length"],
+        b"Content-Length: 50\r\n\r\n{\"jsonrpc\":",
+    );
     assert!(output.status.success());
     let answers = values(content_length_bodies(&output.stdout));
     assert_eq!(answers.len(), 1);
@@ -186,7 +234,9 @@ fn a_frame_cut_off_by_the_end_of_input_is_answered() {
 fn many_messages_in_one_stream() {
     let mut input = String::new();
     for i in 0..5000 {
-        input.push_str(&format!(r#"{{"jsonrpc":"2.0","method":"subtract","params":[{i},1],"id":{i}}}"#));
+        input.push_str(&format!(
+            r#"{{"jsonrpc":"2.0","method":"subtract","params":[{i},1],"id":{i}}}"#
+        ));
         input.push('\n');
         input.push_str(r#"{"jsonrpc":"2.0","method":"notify_hello","params":[7]}"#);
         input.push('\n');
