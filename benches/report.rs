@@ -32,6 +32,7 @@ use serde::Serialize;
 use common::alloc::allocations;
 use common::peers::{self, Peer, Visit, RPCWIRE};
 use common::stages::{self, StageResult};
+use common::stream_stage::StreamSpec as _;
 use common::workloads::{self, Workload};
 
 #[global_allocator]
@@ -672,10 +673,28 @@ fn measure_stages(config: &Config, timer_ns: u64) -> Vec<StageResult> {
         "{}: verified both implementations answer alike; measuring…",
         router_stage::STAGE
     );
-    vec![
+    let mut out = vec![
         stages::measure::<RpcwireRouter>(&timing),
         stages::measure::<JsonrpseeServer>(&timing),
-    ]
+    ];
+    use common::stream_stage::{self as streams, BaselineStream, RpcwireStream};
+    streams::verify();
+    println!("framed streams: verified rpcwire and the baseline answer alike; measuring…");
+    out.push(stages::measure::<RpcwireStream<streams::W1Ndjson>>(&timing));
+    out.push(stages::measure::<BaselineStream<streams::W1Ndjson>>(&timing));
+    out.push(stages::measure::<RpcwireStream<streams::W1ContentLength>>(
+        &timing,
+    ));
+    out.push(stages::measure::<BaselineStream<streams::W1ContentLength>>(
+        &timing,
+    ));
+    if workloads::eth().is_some() {
+        out.push(stages::measure::<RpcwireStream<streams::EthNdjson>>(&timing));
+        out.push(stages::measure::<RpcwireStream<streams::EthContentLength>>(
+            &timing,
+        ));
+    }
+    out
 }
 
 /// The rpcwire and baseline results of `stage`.
@@ -715,6 +734,19 @@ fn stage_targets(results: &[StageResult]) -> Vec<Target> {
                 fmt_ns(ours.ns_per_msg)
             ),
             met: Some(speedup >= 3.0),
+        });
+    }
+    if let Some((ours, base)) = stage_pair(results, common::stream_stage::W1Ndjson::STAGE) {
+        out.push(Target {
+            target: "W1 NDJSON stream end to end: ≥ 2 M msg/s per core (issue 5)".to_owned(),
+            measured: format!(
+                "{} msg/s on 1 thread, {} on 2; {:.2}× {}",
+                fmt_count(ours.msg_per_s_1_thread),
+                fmt_count(ours.msg_per_s_2_threads),
+                base.ns_per_msg / ours.ns_per_msg,
+                base.implementation
+            ),
+            met: Some(ours.msg_per_s_1_thread >= 2e6),
         });
     }
     out
@@ -1405,7 +1437,12 @@ impl Report<'_> {
                 "Each stage beside a baseline doing the same work with the peers' tools, both \
                  verified to answer alike before timing. `router W1 subtract`: W1-shaped requests \
                  (`subtract`, positional params, 256 different ids) answered end to end — parse, \
-                 route, serde decode, handler, encode into a reused buffer. ns/msg is the median of \
+                 route, serde decode, handler, encode into a reused buffer. `… stream`: the whole \
+                 serving loop (`rpcwire::serve::Connection`: 64 KiB reads into a pooled buffer, \
+                 frames split off, parse, route, decode, encode, frame); W1 streams answer \
+                 `eth_getBalance` by decoding its params into `(String, String)` as issue 5 asks \
+                 (those two `String`s are the 2 allocations per message), ETH streams echo the \
+                 params of every corpus request. ns/msg is the median of \
                  the batches; msg/s per thread count is each thread's own state running flat out; \
                  latency is per message, timed one by one.\n"
             );

@@ -6,4 +6,5 @@ pub mod alloc;
 pub mod peers;
 pub mod router_stage;
 pub mod stages;
+pub mod stream_stage;
 pub mod workloads;
