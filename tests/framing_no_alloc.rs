@@ -3,61 +3,14 @@
 //! encoding into a reused `BytesMut`. Counted by a global allocator, as in
 //! `tests/no_alloc.rs`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use bytes::{Bytes, BytesMut};
 use rpcwire::frame::{encode_content_length, encode_ndjson, FrameDecoder, Framing};
 use rpcwire::pool::BufferPool;
 
-struct CountingAllocator;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the counting touches
-// only a const-initialised thread-local `Cell`, which neither allocates nor unwinds.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// The number of allocations this thread makes while running `f`.
-fn allocations<R>(f: impl FnOnce() -> R) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    let result = std::hint::black_box(f());
-    let after = ALLOCATIONS.with(Cell::get);
-    drop(result);
-    after - before
-}
+use counting_alloc::allocations;
 
 const MESSAGES: [&[u8]; 5] = [
     br#"{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#,

@@ -5,62 +5,13 @@
 //! thread, so tests running in parallel do not disturb each other. One test shows that the
 //! counter does see allocations (an escaped method must be unescaped into a new `String`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::hint::black_box;
-
 use bytes::Bytes;
 use rpcwire::{BatchScratch, Message, Parsed, ParsedFrame, Parser};
 
-struct CountingAllocator;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    // `try_with`: the thread-local may already be gone while a thread shuts down.
-    let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the counting touches
-// only a const-initialised thread-local `Cell`, which neither allocates nor unwinds.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// The number of allocations this thread makes while running `f`.
-fn allocations<R>(f: impl FnOnce() -> R) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    let result = black_box(f());
-    let after = ALLOCATIONS.with(Cell::get);
-    drop(result);
-    after - before
-}
+use counting_alloc::allocations;
 
 const W1_REQUEST: &[u8] = br#"{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#;
 const NAMED_REQUEST: &[u8] =

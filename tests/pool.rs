@@ -2,62 +2,16 @@
 //! zero heap allocations per get/drop cycle in steady state (counted by a global allocator,
 //! as in `tests/no_alloc.rs`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::BufMut;
 use rpcwire::pool::{BufferPool, Pool, PoolStats, Pooled};
 
-struct CountingAllocator;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the counting touches
-// only a const-initialised thread-local `Cell`, which neither allocates nor unwinds.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// The number of allocations this thread makes while running `f`.
-fn allocations<R>(f: impl FnOnce() -> R) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    let result = std::hint::black_box(f());
-    let after = ALLOCATIONS.with(Cell::get);
-    drop(result);
-    after - before
-}
+use counting_alloc::allocations;
 
 fn stats(hits: u64, misses: u64, returns: u64, discards: u64) -> PoolStats {
     PoolStats {

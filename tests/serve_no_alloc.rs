@@ -7,59 +7,15 @@
 #[path = "../examples/common/spec_methods.rs"]
 mod spec_methods;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use rpcwire::dispatch::Router;
 use rpcwire::frame::Framing;
 use rpcwire::pool::BufferPool;
 use rpcwire::serve::Connection;
 
-struct CountingAllocator;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the counting touches
-// only a const-initialised thread-local `Cell`, which neither allocates nor unwinds.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        // SAFETY: same contract as the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-fn allocations<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let before = ALLOCATIONS.with(Cell::get);
-    let result = f();
-    (ALLOCATIONS.with(Cell::get) - before, result)
-}
+use counting_alloc::{allocations, allocations_and};
 
 fn router() -> Router {
     let mut router = Router::new();
@@ -110,7 +66,7 @@ fn the_serving_loop_allocates_nothing_per_message_in_steady_state() {
             let wire = stream(framing, 12_000);
             pump(&mut connection, &router, &wire, chunk); // warm-up: buffers grow once
             let frames_before = connection.stats().frames;
-            let (count, written) = allocations(|| pump(&mut connection, &router, &wire, chunk));
+            let (count, written) = allocations_and(|| pump(&mut connection, &router, &wire, chunk));
             let frames = connection.stats().frames - frames_before;
             assert_eq!(frames, 12_000);
             assert!(written > 12_000 * 20, "answers were written");
@@ -133,7 +89,7 @@ fn serve_over_std_io_allocates_only_for_setup() {
         let mut sink = Vec::with_capacity(4 << 20);
         let run = |wire: &[u8], sink: &mut Vec<u8>| {
             sink.clear();
-            allocations(|| rpcwire::serve::serve(&router, framing, wire, &mut *sink).unwrap()).0
+            allocations(|| rpcwire::serve::serve(&router, framing, wire, &mut *sink).unwrap())
         };
         run(&small, &mut sink); // first use of the thread's batch storage
         let (a, b) = (run(&small, &mut sink), run(&large, &mut sink));
