@@ -68,7 +68,10 @@ fn ids_are_unique_while_pending_and_of_the_chosen_format() {
                 IdFormat::String => {
                     let text = call.id().as_str().unwrap().into_owned();
                     let (gen, slot) = text.strip_prefix('r').unwrap().split_once('.').unwrap();
-                    assert!(gen.parse::<u64>().is_ok() && slot.parse::<u32>().unwrap() < 100, "{text}");
+                    assert!(
+                        gen.parse::<u64>().is_ok() && slot.parse::<u32>().unwrap() < 100,
+                        "{text}"
+                    );
                 }
             }
         }
@@ -87,8 +90,13 @@ fn a_recycled_slot_gets_a_new_id_and_the_old_one_is_rejected() {
         let second = table.start().unwrap();
         assert_ne!(second.id(), &old);
         let late = table.complete(&old, 2).unwrap_err();
-        assert_eq!((late.reason(), late.into_inner()), (UnmatchedReason::NotPending, 2));
-        let second = second.try_wait().expect_err("the late response must not reach the new call");
+        assert_eq!(
+            (late.reason(), late.into_inner()),
+            (UnmatchedReason::NotPending, 2)
+        );
+        let second = second
+            .try_wait()
+            .expect_err("the late response must not reach the new call");
         table.complete(&second.id().clone(), 3).unwrap();
         assert_eq!(second.wait(), Ok(3));
         assert_eq!(table.stats().late_or_unmatched, 1);
@@ -102,14 +110,20 @@ fn a_forged_id_for_a_future_generation_is_rejected() {
     let n = call.id().as_u64().unwrap();
     // Slot bits for capacity 4: 2. Next generation of the same slot:
     let forged = Id::from(n + 4);
-    assert_eq!(table.complete(&forged, 1).unwrap_err().reason(), UnmatchedReason::NotPending);
+    assert_eq!(
+        table.complete(&forged, 1).unwrap_err().reason(),
+        UnmatchedReason::NotPending
+    );
 
     let table = new_table::<u32>(4, IdFormat::String);
     let call2 = table.start().unwrap();
     let text = call2.id().as_str().unwrap().into_owned();
     let (gen, slot) = text[1..].split_once('.').unwrap();
     let forged = Id::string(format!("r{}.{slot}", gen.parse::<u64>().unwrap() + 1));
-    assert_eq!(table.complete(&forged, 1).unwrap_err().reason(), UnmatchedReason::NotPending);
+    assert_eq!(
+        table.complete(&forged, 1).unwrap_err().reason(),
+        UnmatchedReason::NotPending
+    );
     drop((call, call2));
 }
 
@@ -136,13 +150,32 @@ fn foreign_ids_are_rejected_without_panicking() {
     let strings = new_table::<u8>(8, IdFormat::String);
     let _pending: Vec<_> = (0..8).map(|_| strings.start().unwrap()).collect();
     for text in [
-        "", "r", "r1", "r1.", "r.1", "r01.1", "r1.01", "r1.8", "r1.1.1", "R1.1", " r1.1", "r1.1 ", "r-1.1",
-        "r1.-1", "r+1.1", "r18446744073709551616.1", "r1.4294967296", "ré.1",
+        "",
+        "r",
+        "r1",
+        "r1.",
+        "r.1",
+        "r01.1",
+        "r1.01",
+        "r1.8",
+        "r1.1.1",
+        "R1.1",
+        " r1.1",
+        "r1.1 ",
+        "r-1.1",
+        "r1.-1",
+        "r+1.1",
+        "r18446744073709551616.1",
+        "r1.4294967296",
+        "ré.1",
     ] {
         let err = strings.complete(&Id::string(text), 1).unwrap_err();
         assert_eq!(err.reason(), UnmatchedReason::Foreign, "{text:?}");
     }
-    assert_eq!(strings.complete(&Id::from(1u64), 1).unwrap_err().reason(), UnmatchedReason::Foreign);
+    assert_eq!(
+        strings.complete(&Id::from(1u64), 1).unwrap_err().reason(),
+        UnmatchedReason::Foreign
+    );
     assert_eq!(strings.stats().late_or_unmatched, 19);
     assert_eq!(strings.pending(), 8);
 }
@@ -172,7 +205,8 @@ fn escaped_string_ids_match_by_value() {
     let text = call.id().as_str().unwrap().into_owned();
     // The same string with its first character written as a JSON escape.
     let escaped = format!(r#"{{"jsonrpc":"2.0","id":"\u0072{}","result":1}}"#, &text[1..]);
-    let rpcwire::Parsed::Single(rpcwire::Message::Response(parsed)) = rpcwire::parse(escaped.as_bytes()).unwrap()
+    let rpcwire::Parsed::Single(rpcwire::Message::Response(parsed)) =
+        rpcwire::parse(escaped.as_bytes()).unwrap()
     else {
         panic!("a single response");
     };
@@ -230,9 +264,18 @@ fn a_full_table_fails_fast_and_recovers() {
 fn capacity_zero_rejects_every_call() {
     let table = new_table::<()>(0, IdFormat::String);
     assert_eq!(table.capacity(), 0);
-    assert_eq!(table.start().unwrap_err(), CallError::TooManyPending { capacity: 0 });
-    assert_eq!(table.complete(&Id::string("r1.0"), ()).unwrap_err().reason(), UnmatchedReason::Foreign);
-    assert_eq!((table.expire(much_later()), table.cancel_all(), table.pending()), (0, 0, 0));
+    assert_eq!(
+        table.start().unwrap_err(),
+        CallError::TooManyPending { capacity: 0 }
+    );
+    assert_eq!(
+        table.complete(&Id::string("r1.0"), ()).unwrap_err().reason(),
+        UnmatchedReason::Foreign
+    );
+    assert_eq!(
+        (table.expire(much_later()), table.cancel_all(), table.pending()),
+        (0, 0, 0)
+    );
 }
 
 // ---- completion ---------------------------------------------------------------------------
@@ -246,10 +289,16 @@ fn complete_delivers_once_and_gives_back_duplicates() {
     let dup: Unmatched<String> = table.complete(&id, "second".into()).unwrap_err();
     assert_eq!(dup.value(), "second");
     assert_eq!(dup.reason(), UnmatchedReason::NotPending);
-    assert_eq!(dup.to_string(), "no pending call for this response id (late or unknown)");
+    assert_eq!(
+        dup.to_string(),
+        "no pending call for this response id (late or unknown)"
+    );
     assert_eq!(call.try_wait().ok(), Some(Ok("first".to_string())));
     let stats = table.stats();
-    assert_eq!((stats.started, stats.completed, stats.late_or_unmatched), (1, 1, 1));
+    assert_eq!(
+        (stats.started, stats.completed, stats.late_or_unmatched),
+        (1, 1, 1)
+    );
     assert_all_free(&table);
 }
 
@@ -257,7 +306,10 @@ fn complete_delivers_once_and_gives_back_duplicates() {
 fn unmatched_is_an_error_with_a_message() {
     let table = new_table::<u8>(1, IdFormat::Number);
     let err = table.complete(&Id::null(), 1).unwrap_err();
-    assert_eq!(err.to_string(), "response id was not issued by this correlation table");
+    assert_eq!(
+        err.to_string(),
+        "response id was not issued by this correlation table"
+    );
     let boxed: Box<dyn std::error::Error> = Box::new(err);
     assert!(boxed.to_string().contains("not issued"));
 }
@@ -265,7 +317,10 @@ fn unmatched_is_an_error_with_a_message() {
 #[test]
 fn never_issued_ids_of_the_right_form_are_not_pending() {
     let table = new_table::<u8>(4, IdFormat::Number);
-    assert_eq!(table.complete(&Id::from(2u64), 1).unwrap_err().reason(), UnmatchedReason::NotPending);
+    assert_eq!(
+        table.complete(&Id::from(2u64), 1).unwrap_err().reason(),
+        UnmatchedReason::NotPending
+    );
     assert_eq!(table.pending(), 0);
 }
 
@@ -285,7 +340,12 @@ fn try_wait_gives_the_call_back_until_it_ends() {
 fn a_call_with_a_10ms_timeout_times_out_without_expire() {
     let table = new_table::<u8>(1, IdFormat::Number);
     let call = table.start_with_timeout(Duration::from_millis(10)).unwrap();
-    assert_eq!(call.wait(), Err(CallError::TimedOut { after: Duration::from_millis(10) }));
+    assert_eq!(
+        call.wait(),
+        Err(CallError::TimedOut {
+            after: Duration::from_millis(10)
+        })
+    );
     assert_eq!(table.stats().timed_out, 1);
     assert_all_free(&table);
 }
@@ -306,17 +366,37 @@ fn expire_times_out_only_calls_past_their_deadline() {
     assert_eq!(table.expire(now + Duration::from_secs(5)), 1);
     assert_eq!(table.pending(), 2);
     let short_id = short.id().clone();
-    assert_eq!(short.wait(), Err(CallError::TimedOut { after: Duration::from_secs(1) }));
+    assert_eq!(
+        short.wait(),
+        Err(CallError::TimedOut {
+            after: Duration::from_secs(1)
+        })
+    );
     // The late response is dropped and counted.
-    assert_eq!(table.complete(&short_id, 1).unwrap_err().reason(), UnmatchedReason::NotPending);
+    assert_eq!(
+        table.complete(&short_id, 1).unwrap_err().reason(),
+        UnmatchedReason::NotPending
+    );
     assert_eq!(table.expire(now + Duration::from_secs(60)), 1);
     let err = default.wait().unwrap_err();
-    assert_eq!(err, CallError::TimedOut { after: Duration::from_secs(10) });
+    assert_eq!(
+        err,
+        CallError::TimedOut {
+            after: Duration::from_secs(10)
+        }
+    );
     assert_eq!(err.to_string(), "request timed out after 10s");
-    assert_eq!(table.expire(now + Duration::from_secs(1 << 40)), 0, "a call without deadline never expires");
+    assert_eq!(
+        table.expire(now + Duration::from_secs(1 << 40)),
+        0,
+        "a call without deadline never expires"
+    );
     drop(never);
     let stats = table.stats();
-    assert_eq!((stats.timed_out, stats.dropped, stats.late_or_unmatched), (2, 1, 1));
+    assert_eq!(
+        (stats.timed_out, stats.dropped, stats.late_or_unmatched),
+        (2, 1, 1)
+    );
     assert_balanced(stats);
     assert_all_free(&table);
 }
@@ -339,7 +419,9 @@ fn wait_timeout_gives_the_call_back_and_the_deadline_still_applies() {
     // A longer wait ends at the call's own deadline.
     assert_eq!(
         call.wait_timeout(Duration::from_secs(60)).ok(),
-        Some(Err(CallError::TimedOut { after: Duration::from_millis(20) }))
+        Some(Err(CallError::TimedOut {
+            after: Duration::from_millis(20)
+        }))
     );
     let call = table.start().unwrap();
     let call = call.wait_timeout(Duration::ZERO).unwrap_err();
@@ -369,7 +451,11 @@ fn a_blocked_waiter_is_woken_by_complete_on_another_thread() {
 fn a_waiter_that_moved_threads_is_still_woken() {
     let table = new_table::<u64>(1, IdFormat::Number);
     // Registers this thread as the waiter, then gives the call back.
-    let call = table.start().unwrap().wait_timeout(Duration::from_millis(1)).unwrap_err();
+    let call = table
+        .start()
+        .unwrap()
+        .wait_timeout(Duration::from_millis(1))
+        .unwrap_err();
     let id = call.id().clone();
     let waiter = thread::spawn(move || call.wait());
     thread::sleep(Duration::from_millis(5));
@@ -393,13 +479,23 @@ fn cancel_all_ends_every_call_and_closes_the_table() {
     assert_eq!(waiter.join().unwrap(), Err(CallError::ConnectionClosed));
     let b_id = b.id().clone();
     assert_eq!(b.wait(), Err(CallError::ConnectionClosed));
-    assert_eq!(c.wait(), Ok(3), "a call completed before the close keeps its value");
+    assert_eq!(
+        c.wait(),
+        Ok(3),
+        "a call completed before the close keeps its value"
+    );
     assert_eq!(table.start().unwrap_err(), CallError::ConnectionClosed);
     assert_eq!(CallError::ConnectionClosed.to_string(), "connection closed");
-    assert_eq!(table.complete(&b_id, 1).unwrap_err().reason(), UnmatchedReason::NotPending);
+    assert_eq!(
+        table.complete(&b_id, 1).unwrap_err().reason(),
+        UnmatchedReason::NotPending
+    );
     assert_eq!(table.cancel_all(), 0);
     let stats = table.stats();
-    assert_eq!((stats.cancelled, stats.rejected_closed, stats.completed), (2, 1, 1));
+    assert_eq!(
+        (stats.cancelled, stats.rejected_closed, stats.completed),
+        (2, 1, 1)
+    );
     assert_balanced(stats);
     assert_eq!(table.pending(), 0);
 }
@@ -414,7 +510,10 @@ fn dropping_a_call_frees_its_slot_and_its_response_is_late() {
     drop(call);
     assert_eq!(table.pending(), 0);
     let again = table.start().unwrap();
-    assert_eq!(table.complete(&id, "late".into()).unwrap_err().into_inner(), "late");
+    assert_eq!(
+        table.complete(&id, "late".into()).unwrap_err().into_inner(),
+        "late"
+    );
     drop(again);
     let stats = table.stats();
     assert_eq!((stats.dropped, stats.late_or_unmatched), (2, 1));
@@ -429,7 +528,11 @@ fn dropping_a_completed_call_frees_its_slot_and_its_value() {
     table.complete(call.id(), std::sync::Arc::clone(&value)).unwrap();
     assert_eq!(std::sync::Arc::strong_count(&value), 2);
     drop(call);
-    assert_eq!(std::sync::Arc::strong_count(&value), 1, "the undelivered value was dropped");
+    assert_eq!(
+        std::sync::Arc::strong_count(&value),
+        1,
+        "the undelivered value was dropped"
+    );
     assert_all_free(&table);
     let timed_out = table.start().unwrap();
     table.expire(much_later());
@@ -468,7 +571,9 @@ fn future_times_out_when_expire_runs_on_another_thread() {
     };
     assert_eq!(
         futures::executor::block_on(call),
-        Err(CallError::TimedOut { after: Duration::from_secs(30) })
+        Err(CallError::TimedOut {
+            after: Duration::from_secs(30)
+        })
     );
     assert_eq!(expirer.join().unwrap(), 1);
 }
@@ -477,7 +582,12 @@ fn future_times_out_when_expire_runs_on_another_thread() {
 fn future_polled_after_its_deadline_times_out_by_itself() {
     let table = new_table::<u32>(1, IdFormat::Number);
     let call = table.start_with_timeout(Duration::ZERO).unwrap();
-    assert_eq!(futures::executor::block_on(call), Err(CallError::TimedOut { after: Duration::ZERO }));
+    assert_eq!(
+        futures::executor::block_on(call),
+        Err(CallError::TimedOut {
+            after: Duration::ZERO
+        })
+    );
     assert_all_free(&table);
 }
 
@@ -490,7 +600,11 @@ fn a_finished_future_stays_pending_when_polled_again() {
     let waker = futures::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
     assert_eq!(std::pin::Pin::new(&mut call).poll(&mut cx), Poll::Pending);
-    assert_eq!(std::pin::Pin::new(&mut call).poll(&mut cx), Poll::Pending, "same waker kept");
+    assert_eq!(
+        std::pin::Pin::new(&mut call).poll(&mut cx),
+        Poll::Pending,
+        "same waker kept"
+    );
     table.complete(&call.id().clone(), 1).unwrap();
     assert_eq!(std::pin::Pin::new(&mut call).poll(&mut cx), Poll::Ready(Ok(1)));
     assert_eq!(std::pin::Pin::new(&mut call).poll(&mut cx), Poll::Pending);
@@ -499,7 +613,10 @@ fn a_finished_future_stays_pending_when_polled_again() {
     let (tx, rx) = mpsc::channel();
     let pending_after: PendingCall<u32> = call;
     thread::spawn(move || tx.send(pending_after.wait()).unwrap());
-    assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), Err(CallError::ConnectionClosed));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(5)).unwrap(),
+        Err(CallError::ConnectionClosed)
+    );
     assert_all_free(&table);
 }
 
@@ -538,7 +655,12 @@ async fn tokio_timer_task_drives_expire() {
         })
     };
     let call = table.start_with_timeout(Duration::from_millis(10)).unwrap();
-    assert_eq!(call.await, Err(CallError::TimedOut { after: Duration::from_millis(10) }));
+    assert_eq!(
+        call.await,
+        Err(CallError::TimedOut {
+            after: Duration::from_millis(10)
+        })
+    );
     ticker.abort();
     assert!(table.stats().timed_out == 1);
 }
@@ -605,7 +727,11 @@ fn stress_start_complete_expire_from_many_threads() {
                 thread::spawn(move || {
                     let mut ok = 0u64;
                     for i in 0..CALLS_PER_CALLER {
-                        let timeout = if i % 7 == 0 { Duration::ZERO } else { Duration::from_secs(30) };
+                        let timeout = if i % 7 == 0 {
+                            Duration::ZERO
+                        } else {
+                            Duration::from_secs(30)
+                        };
                         let call = loop {
                             match table.start_with_timeout(timeout) {
                                 Ok(call) => break call,
@@ -672,13 +798,16 @@ enum Expect {
     TimedOut,
 }
 
-/// One million calls in optimized builds (100,000 in debug builds, where a million would take
-/// too long for the default `cargo test`), with random timeouts, completions, late and forged
-/// responses, drops and expiry sweeps, each checked against a model of what must happen.
+/// One million calls per id format (about 2.5 s each in a debug build), with random timeouts,
+/// completions, duplicate and late responses, drops and expiry sweeps, each checked against a
+/// model of what must happen.
 #[test]
 fn soak_random_calls_against_a_model() {
-    let total_calls: u64 = if cfg!(debug_assertions) { 100_000 } else { 1_000_000 };
-    for (format, seed) in [(IdFormat::Number, 0x9e37_79b9_7f4a_7c15u64), (IdFormat::String, 0xdead_beef)] {
+    let total_calls: u64 = 1_000_000;
+    for (format, seed) in [
+        (IdFormat::Number, 0x9e37_79b9_7f4a_7c15u64),
+        (IdFormat::String, 0xdead_beef),
+    ] {
         let capacity = 64;
         let table = new_table::<u64>(capacity, format);
         let mut rng = Rng(seed);
@@ -690,18 +819,18 @@ fn soak_random_calls_against_a_model() {
         while started < total_calls || !live.is_empty() {
             match rng.below(10) {
                 // Start a call with a random timeout (some far beyond any sweep).
-                0..=3 if started < total_calls => match table.start_with_timeout(Duration::from_secs(
-                    [1, 5, 60, 1 << 30][rng.below(4)],
-                )) {
-                    Ok(call) => {
-                        started += 1;
-                        live.push((call, Expect::Waiting));
+                0..=3 if started < total_calls => {
+                    match table.start_with_timeout(Duration::from_secs([1, 5, 60, 1 << 30][rng.below(4)])) {
+                        Ok(call) => {
+                            started += 1;
+                            live.push((call, Expect::Waiting));
+                        }
+                        Err(e) => {
+                            assert_eq!(live.len(), capacity, "{e}");
+                            assert_eq!(e, CallError::TooManyPending { capacity });
+                        }
                     }
-                    Err(e) => {
-                        assert_eq!(live.len(), capacity, "{e}");
-                        assert_eq!(e, CallError::TooManyPending { capacity });
-                    }
-                },
+                }
                 // Complete a random live call (perhaps one that already ended: then rejected).
                 4 | 5 if !live.is_empty() => {
                     let i = rng.below(live.len());
@@ -736,7 +865,10 @@ fn soak_random_calls_against_a_model() {
                 // A late response for an ended call.
                 8 if !ended_ids.is_empty() => {
                     let id = &ended_ids[rng.below(ended_ids.len())];
-                    assert_eq!(table.complete(id, 0).unwrap_err().reason(), UnmatchedReason::NotPending);
+                    assert_eq!(
+                        table.complete(id, 0).unwrap_err().reason(),
+                        UnmatchedReason::NotPending
+                    );
                     unmatched += 1;
                 }
                 // Let time pass and sweep.

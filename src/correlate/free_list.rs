@@ -13,7 +13,7 @@ use crossbeam_utils::CachePadded;
 
 use super::sync::{AtomicU32, AtomicU64, Ordering};
 
-/// The empty-stack marker (never a slot index: capacity is at most 2^24).
+/// The empty-stack marker (never a slot index: capacity is at most 2^20).
 const NIL: u32 = u32::MAX;
 
 pub(crate) struct FreeList {

@@ -21,7 +21,7 @@ pub(crate) struct IdCodec {
 }
 
 impl IdCodec {
-    /// `capacity` is at most 2^24.
+    /// `capacity` is at most 2^24 (the table allows 2^20).
     pub(crate) fn new(format: IdFormat, capacity: u32) -> IdCodec {
         let slot_bits = if capacity <= 1 {
             0

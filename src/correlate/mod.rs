@@ -37,7 +37,7 @@
 //! generation and is rejected (counted in [`Stats::late_or_unmatched`]). Any id that does not
 //! decode to a live slot and generation — another kind, another format, out of range, with
 //! leading zeros — is rejected the same way, never a panic. (A generation wraps after
-//! 2^(53 − slot_bits) reuses of one slot, at least 2^29: a response would have to arrive that
+//! 2^(53 − slot_bits) reuses of one slot, at least 2^33: a response would have to arrive that
 //! many reuses late to be mistaken for a live call.)
 //!
 //! # Design
@@ -127,13 +127,15 @@ pub struct CorrelationTable<T> {
 }
 
 impl<T> CorrelationTable<T> {
-    /// The largest capacity a table can have (2^24); larger configured capacities are clamped.
+    /// The largest capacity a table can have (2^20, about a million pending calls); larger
+    /// configured capacities are clamped. Each slot takes one or two cache lines (128 bytes
+    /// for a small `T`), allocated up front.
     ///
     /// ```
     /// use rpcwire::correlate::CorrelationTable;
-    /// assert_eq!(CorrelationTable::<()>::MAX_CAPACITY, 1 << 24);
+    /// assert_eq!(CorrelationTable::<()>::MAX_CAPACITY, 1 << 20);
     /// ```
-    pub const MAX_CAPACITY: usize = 1 << 24;
+    pub const MAX_CAPACITY: usize = 1 << 20;
 
     /// A table with `config.capacity` free slots (at most [`MAX_CAPACITY`](Self::MAX_CAPACITY)).
     /// Allocates every slot up front; nothing grows later.
@@ -271,8 +273,8 @@ impl<T> CorrelationTable<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config { capacity: usize::MAX, ..Config::default() });
-    /// assert_eq!(table.capacity(), CorrelationTable::<()>::MAX_CAPACITY);
+    /// let table = CorrelationTable::<()>::new(Config { capacity: 3, ..Config::default() });
+    /// assert_eq!(table.capacity(), 3);
     /// ```
     pub fn capacity(&self) -> usize {
         self.shared.capacity()

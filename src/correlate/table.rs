@@ -37,7 +37,7 @@ pub(crate) struct Started {
 }
 
 impl<T> Shared<T> {
-    /// `capacity` is already clamped to at most 2^24.
+    /// `capacity` is already clamped to at most 2^20.
     pub(crate) fn new(config: &Config, capacity: u32) -> Shared<T> {
         Shared {
             slots: (0..capacity).map(|_| CachePadded::new(Slot::new())).collect(),
