@@ -23,7 +23,9 @@ use crossbeam_utils::CachePadded;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Stats {
-    /// Calls started (successful [`start`](super::CorrelationTable::start)s).
+    /// Calls started: every successful [`start`](super::CorrelationTable::start), plus the rare
+    /// call that was started at the very moment `cancel_all` closed the table (its `start`
+    /// fails with `ConnectionClosed`, and it is counted as started and cancelled).
     pub started: u64,
     /// Calls that received their response.
     pub completed: u64,
