@@ -1,1 +1,0 @@
-//! Lock-free correlation table for outgoing calls.
