@@ -697,6 +697,68 @@ fn measure_stages(config: &Config, timer_ns: u64) -> Vec<StageResult> {
     out
 }
 
+/// Correlation table: start + complete + take, ns per call on one shared table (median of
+/// rounds), with 1 and 2 threads.
+#[derive(Clone, Debug, Serialize)]
+struct CorrelationRun {
+    threads: usize,
+    ns_per_op: f64,
+    ops_per_s: f64,
+    rounds: Vec<f64>,
+}
+
+fn measure_correlation(config: &Config) -> Vec<CorrelationRun> {
+    let ops = if config.quick { 200_000 } else { 1_000_000 };
+    common::correlate::insert_complete_ns_per_op(1, ops / 10); // warm-up
+    let mut runs: Vec<CorrelationRun> = [1, 2]
+        .into_iter()
+        .map(|threads| CorrelationRun {
+            threads,
+            ns_per_op: 0.0,
+            ops_per_s: 0.0,
+            rounds: Vec::new(),
+        })
+        .collect();
+    for _ in 0..THREAD_ROUNDS {
+        for run in runs.iter_mut() {
+            let ns = common::correlate::insert_complete_ns_per_op(run.threads, ops / run.threads);
+            run.rounds.push(round(ns, 1));
+        }
+    }
+    for run in runs.iter_mut() {
+        run.ns_per_op = round(median(&run.rounds), 1);
+        run.ops_per_s = round(1e9 / run.ns_per_op, 0);
+        println!(
+            "correlation table, {} thread(s): {} ns per start+complete+take ({} calls/s)",
+            run.threads,
+            fmt_ns(run.ns_per_op),
+            fmt_count(run.ops_per_s)
+        );
+    }
+    runs
+}
+
+fn correlation_table(runs: &[CorrelationRun]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| threads | ns per call (start + complete + take) | calls/s | rounds (ns) |"
+    );
+    let _ = writeln!(s, "| ---: | ---: | ---: | --- |");
+    for r in runs {
+        let rounds: Vec<String> = r.rounds.iter().map(|x| fmt_ns(*x)).collect();
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} |",
+            r.threads,
+            fmt_ns(r.ns_per_op),
+            fmt_count(r.ops_per_s),
+            rounds.join(", ")
+        );
+    }
+    s
+}
+
 /// The rpcwire and baseline results of `stage`.
 fn stage_pair<'s>(results: &'s [StageResult], stage: &str) -> Option<(&'s StageResult, &'s StageResult)> {
     let ours = results.iter().find(|r| r.stage == stage && r.rpcwire)?;
@@ -1303,6 +1365,8 @@ struct JsonReport {
     threads: Vec<ThreadRun>,
     /// Pipeline stages after parsing (router end to end, …), each beside its baseline.
     stages: Vec<StageResult>,
+    /// Correlation table start + complete + take on 1 and 2 threads.
+    correlation_table: Vec<CorrelationRun>,
     instructions_per_msg: Vec<InstructionJson>,
     strictness_probes: Vec<JsonProbe>,
 }
@@ -1322,6 +1386,7 @@ struct Report<'a> {
     targets: &'a [Target],
     threads: &'a [ThreadRun],
     stages: &'a [StageResult],
+    correlation: &'a [CorrelationRun],
     instructions: Option<&'a Instructions>,
     probes: &'a [(&'static str, Vec<bool>)],
     machine: &'a str,
@@ -1447,6 +1512,18 @@ impl Report<'_> {
                  latency is per message, timed one by one.\n"
             );
             s.push_str(&stages_table(self.stages));
+            let _ = writeln!(s);
+        }
+        if !self.correlation.is_empty() {
+            let _ = writeln!(s, "## Correlation table\n");
+            let _ = writeln!(
+                s,
+                "`rpcwire::correlate::CorrelationTable` (capacity 1,024), shared by all threads: each \
+                 call is `start` (slot + generated id), `complete` by that id, and the caller taking \
+                 the value (which frees the slot). Wall-clock time ÷ calls, median of {THREAD_ROUNDS} \
+                 rounds.\n"
+            );
+            s.push_str(&correlation_table(self.correlation));
             let _ = writeln!(s);
         }
 
@@ -1684,6 +1761,7 @@ impl Report<'_> {
             targets: self.targets.to_vec(),
             threads: self.threads.to_vec(),
             stages: self.stages.to_vec(),
+            correlation_table: self.correlation.to_vec(),
             instructions_per_msg: self
                 .instructions
                 .map(|i| {
@@ -1914,10 +1992,10 @@ fn main() {
     let run_stages = only
         .as_ref()
         .map_or(true, |names| names.iter().any(|n| n == "stages"));
-    let stage_results = if run_stages {
-        measure_stages(&config, timer_ns)
+    let (stage_results, correlation) = if run_stages {
+        (measure_stages(&config, timer_ns), measure_correlation(&config))
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     let instructions = Instructions::load();
     let mut target_list = targets(&results, instructions.as_ref());
@@ -1950,6 +2028,7 @@ fn main() {
         targets: &target_list,
         threads: &threads,
         stages: &stage_results,
+        correlation: &correlation,
         instructions: instructions.as_ref(),
         probes: &probes,
         machine: &machine,

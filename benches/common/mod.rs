@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod alloc;
+pub mod correlate;
 pub mod peers;
 pub mod router_stage;
 pub mod stages;
