@@ -750,7 +750,9 @@ fn stress_start_complete_expire_from_many_threads() {
                                 assert_eq!(value, expected, "a value reached the wrong call");
                                 ok += 1;
                             }
-                            Err(CallError::TimedOut { .. }) => assert_eq!(i % 7, 0),
+                            Err(e @ CallError::TimedOut { .. }) => {
+                                assert_eq!(i % 7, 0, "{e} {expected} {:?}", Instant::now())
+                            }
                             Err(e) => panic!("{e}"),
                         }
                     }

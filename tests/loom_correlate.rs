@@ -71,12 +71,21 @@ fn assert_balanced(stats: Stats) {
     );
 }
 
-/// Every slot is free again: `capacity` calls can start, and one more cannot.
+/// Every slot is free again and clean: `capacity` calls can start, none of them finds a
+/// stale outcome in its slot, and one more call cannot start.
 fn assert_all_free(table: &CorrelationTable<u32>) {
     assert_eq!(table.pending(), 0);
-    let calls: Vec<_> = (0..table.capacity())
+    let mut calls: Vec<_> = (0..table.capacity())
         .map(|_| table.start().expect("slot free"))
         .collect();
+    let waker = Waker::noop();
+    for call in &mut calls {
+        let polled = pin!(call).poll(&mut Context::from_waker(waker));
+        assert!(
+            polled.is_pending(),
+            "a fresh call found a stale outcome: {polled:?}"
+        );
+    }
     assert!(matches!(table.start(), Err(CallError::TooManyPending { .. })));
     drop(calls);
 }
