@@ -1,6 +1,7 @@
 //! The correlation table: ids, bounds, completion, timeouts, cancellation, drops, futures,
 //! concurrency, and a long randomized soak checked against a model.
 
+use std::future::Future;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -37,6 +38,16 @@ fn assert_all_free<T>(table: &CorrelationTable<T>) {
     assert_eq!(table.pending(), 0);
     let calls: Vec<_> = (0..table.capacity())
         .map(|i| table.start().unwrap_or_else(|e| panic!("slot {i} not free: {e}")))
+        .collect();
+    // No fresh call may find an outcome left over from the slot's previous call.
+    let waker = futures::task::noop_waker();
+    let calls: Vec<_> = calls
+        .into_iter()
+        .map(|mut call| {
+            let polled = std::pin::Pin::new(&mut call).poll(&mut std::task::Context::from_waker(&waker));
+            assert!(polled.is_pending(), "stale outcome in a fresh slot");
+            call
+        })
         .collect();
     assert_eq!(
         table.start().unwrap_err(),
@@ -750,7 +761,9 @@ fn stress_start_complete_expire_from_many_threads() {
                                 assert_eq!(value, expected, "a value reached the wrong call");
                                 ok += 1;
                             }
-                            Err(CallError::TimedOut { .. }) => assert_eq!(i % 7, 0),
+                            Err(e @ CallError::TimedOut { .. }) => {
+                                assert_eq!(i % 7, 0, "{e} {expected} {:?}", Instant::now())
+                            }
                             Err(e) => panic!("{e}"),
                         }
                     }

@@ -16,16 +16,23 @@ use std::time::{Duration, Instant};
 use loom::thread;
 use rpcwire::correlate::{CallError, Config, CorrelationTable, Stats, UnmatchedReason};
 
+/// Wakes a loom thread by unparking it.
+struct Unpark(loom::thread::Thread);
+
+impl Wake for Unpark {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+fn thread_waker() -> Waker {
+    Waker::from(std::sync::Arc::new(Unpark(thread::current())))
+}
+
 /// A minimal executor on loom's park/unpark (loom's own `block_on` needs its `futures`
 /// feature): polls, and parks until the waker unparks this thread.
 fn block_on<F: Future>(future: F) -> F::Output {
-    struct Unpark(loom::thread::Thread);
-    impl Wake for Unpark {
-        fn wake(self: std::sync::Arc<Self>) {
-            self.0.unpark();
-        }
-    }
-    let waker = Waker::from(std::sync::Arc::new(Unpark(thread::current())));
+    let waker = thread_waker();
     let mut cx = Context::from_waker(&waker);
     let mut future = pin!(future);
     loop {
@@ -71,12 +78,21 @@ fn assert_balanced(stats: Stats) {
     );
 }
 
-/// Every slot is free again: `capacity` calls can start, and one more cannot.
+/// Every slot is free again and clean: `capacity` calls can start, none of them finds a
+/// stale outcome in its slot, and one more call cannot start.
 fn assert_all_free(table: &CorrelationTable<u32>) {
     assert_eq!(table.pending(), 0);
-    let calls: Vec<_> = (0..table.capacity())
+    let mut calls: Vec<_> = (0..table.capacity())
         .map(|_| table.start().expect("slot free"))
         .collect();
+    let waker = thread_waker();
+    for call in &mut calls {
+        let polled = pin!(call).poll(&mut Context::from_waker(&waker));
+        assert!(
+            polled.is_pending(),
+            "a fresh call found a stale outcome: {polled:?}"
+        );
+    }
     assert!(matches!(table.start(), Err(CallError::TooManyPending { .. })));
     drop(calls);
 }

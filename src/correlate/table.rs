@@ -184,7 +184,8 @@ impl<T> Shared<T> {
         true
     }
 
-    /// The owner has taken the outcome: frees the slot if the resolver is done too.
+    /// The owner has taken the outcome (so the cell is empty: the resolver stores only once):
+    /// frees the slot if the resolver is done too.
     pub(crate) fn release_owner(&self, slot: u32, gen: u64) {
         let before = self.slot(slot).word.fetch_or(OWNER_DONE, Ordering::AcqRel);
         if before & RESOLVER_DONE != 0 {
@@ -205,19 +206,27 @@ impl<T> Shared<T> {
                 Ordering::Acquire,
             )
             .is_ok();
-        // Still waiting: the CAS above beat every resolver, none will touch the slot again.
-        // Already resolved: take whatever the resolver stored (it may not have yet).
-        let (outcome, waiter) = {
-            let mut cell = lock(&s.cell);
-            (cell.outcome.take(), cell.waiter.take())
-        };
         if abandoned {
+            // Still waiting: the CAS above beat every resolver, none will touch the slot
+            // again. Drop the waker this call may have registered, then free the slot.
+            let waiter = lock(&s.cell).waiter.take();
             bump(&self.counters.dropped);
             self.free.push(slot);
-        } else {
-            self.release_owner(slot, gen);
+            drop(waiter);
+            return;
         }
-        drop((outcome, waiter));
+        // Already resolved. If the resolver is done, its outcome is in the cell (stored
+        // before it set RESOLVER_DONE): clear it and free the slot. If not, the resolver sees
+        // OWNER_DONE when it finishes and does both itself (see `deliver`).
+        let before = s.word.fetch_or(OWNER_DONE, Ordering::AcqRel);
+        if before & RESOLVER_DONE != 0 {
+            let leftover = {
+                let mut cell = lock(&s.cell);
+                (cell.outcome.take(), cell.waiter.take())
+            };
+            self.free(slot, gen);
+            drop(leftover);
+        }
     }
 
     /// Both sides are done with the slot: back on the free list at the same generation.
