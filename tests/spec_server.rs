@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use spec_cases::SPEC_EXAMPLES;
+use spec_cases::{strip_error_data, SPEC_EXAMPLES};
 
 /// `cargo test` builds the examples next to the test binaries (target/<profile>/examples).
 /// When they were not built (`cargo test --tests`, as cargo-llvm-cov runs it), build the
@@ -67,18 +67,6 @@ fn run_server(args: &[&str], stdin: &[u8]) -> Output {
     let output = child.wait_with_output().expect("spec_server runs");
     writer.join().expect("writer thread");
     output
-}
-
-fn strip_error_data(value: &mut Value) {
-    match value {
-        Value::Array(elements) => elements.iter_mut().for_each(strip_error_data),
-        Value::Object(members) => {
-            if let Some(Value::Object(error)) = members.get_mut("error") {
-                error.remove("data");
-            }
-        }
-        _ => {}
-    }
 }
 
 fn values(bodies: Vec<&[u8]>) -> Vec<Value> {

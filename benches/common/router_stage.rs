@@ -17,6 +17,25 @@ mod spec_methods;
 
 pub const STAGE: &str = "router W1 subtract";
 
+/// The `Stage` methods of an implementation that answers `self.inputs[i]` with
+/// `self.handle(i)`.
+macro_rules! per_request_stage {
+    () => {
+        fn messages(&self) -> usize {
+            self.inputs.len()
+        }
+        fn bytes(&self) -> usize {
+            self.inputs.iter().map(Vec::len).sum()
+        }
+        fn pass(&mut self) -> usize {
+            (0..self.inputs.len()).map(|i| self.handle(i)).sum()
+        }
+        fn one(&mut self, i: usize) -> usize {
+            self.handle(i)
+        }
+    };
+}
+
 /// The requests: W1's shape with `subtract`, ids 1..=256 (numbers and strings alternating).
 pub fn requests() -> Vec<Vec<u8>> {
     (1..=256u32)
@@ -65,18 +84,7 @@ impl Stage for RpcwireRouter {
             out: BytesMut::with_capacity(1024),
         }
     }
-    fn messages(&self) -> usize {
-        self.inputs.len()
-    }
-    fn bytes(&self) -> usize {
-        self.inputs.iter().map(Vec::len).sum()
-    }
-    fn pass(&mut self) -> usize {
-        (0..self.inputs.len()).map(|i| self.handle(i)).sum()
-    }
-    fn one(&mut self, i: usize) -> usize {
-        self.handle(i)
-    }
+    per_request_stage!();
 }
 
 type Method = fn(Option<&serde_json::value::RawValue>) -> Result<i64, ErrorObjectOwned>;
@@ -143,18 +151,7 @@ impl Stage for JsonrpseeServer {
             out: Vec::with_capacity(1024),
         }
     }
-    fn messages(&self) -> usize {
-        self.inputs.len()
-    }
-    fn bytes(&self) -> usize {
-        self.inputs.iter().map(Vec::len).sum()
-    }
-    fn pass(&mut self) -> usize {
-        (0..self.inputs.len()).map(|i| self.handle(i)).sum()
-    }
-    fn one(&mut self, i: usize) -> usize {
-        self.handle(i)
-    }
+    per_request_stage!();
 }
 
 /// Both implementations answer every request identically (as JSON values).

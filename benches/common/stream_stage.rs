@@ -81,53 +81,52 @@ fn register_eth(router: &mut Router) {
     }
 }
 
-pub struct W1Ndjson;
-impl StreamSpec for W1Ndjson {
-    const STAGE: &'static str = "W1 NDJSON stream";
-    const FRAMING: Framing = Framing::Ndjson;
-    fn bodies() -> Vec<Vec<u8>> {
-        w1_bodies()
-    }
-    fn register(router: &mut Router) {
-        register_w1(router)
-    }
+/// A `StreamSpec` named `$name`: stage `$stage`, framing `$framing`, bodies and handlers
+/// from `$bodies` and `$register`.
+macro_rules! stream_spec {
+    ($name:ident, $stage:literal, $framing:expr, $bodies:ident, $register:ident) => {
+        pub struct $name;
+        impl StreamSpec for $name {
+            const STAGE: &'static str = $stage;
+            const FRAMING: Framing = $framing;
+            fn bodies() -> Vec<Vec<u8>> {
+                $bodies()
+            }
+            fn register(router: &mut Router) {
+                $register(router)
+            }
+        }
+    };
 }
 
-pub struct W1ContentLength;
-impl StreamSpec for W1ContentLength {
-    const STAGE: &'static str = "W1 Content-Length stream";
-    const FRAMING: Framing = Framing::ContentLength;
-    fn bodies() -> Vec<Vec<u8>> {
-        w1_bodies()
-    }
-    fn register(router: &mut Router) {
-        register_w1(router)
-    }
-}
-
-pub struct EthNdjson;
-impl StreamSpec for EthNdjson {
-    const STAGE: &'static str = "ETH NDJSON stream";
-    const FRAMING: Framing = Framing::Ndjson;
-    fn bodies() -> Vec<Vec<u8>> {
-        eth_bodies()
-    }
-    fn register(router: &mut Router) {
-        register_eth(router)
-    }
-}
-
-pub struct EthContentLength;
-impl StreamSpec for EthContentLength {
-    const STAGE: &'static str = "ETH Content-Length stream";
-    const FRAMING: Framing = Framing::ContentLength;
-    fn bodies() -> Vec<Vec<u8>> {
-        eth_bodies()
-    }
-    fn register(router: &mut Router) {
-        register_eth(router)
-    }
-}
+stream_spec!(
+    W1Ndjson,
+    "W1 NDJSON stream",
+    Framing::Ndjson,
+    w1_bodies,
+    register_w1
+);
+stream_spec!(
+    W1ContentLength,
+    "W1 Content-Length stream",
+    Framing::ContentLength,
+    w1_bodies,
+    register_w1
+);
+stream_spec!(
+    EthNdjson,
+    "ETH NDJSON stream",
+    Framing::Ndjson,
+    eth_bodies,
+    register_eth
+);
+stream_spec!(
+    EthContentLength,
+    "ETH Content-Length stream",
+    Framing::ContentLength,
+    eth_bodies,
+    register_eth
+);
 
 /// The framed stream and where each message's frame lies in it.
 fn framed<S: StreamSpec>() -> (Vec<u8>, Vec<Range<usize>>) {

@@ -1,6 +1,23 @@
 //! The Examples section (7) of the JSON-RPC 2.0 specification: `-->` input and `<--`
 //! output (`None`: no answer), for the Router tests and the example server's tests.
 
+use serde_json::Value;
+
+/// Removes `error.data` from an answer (or each answer of a batch): the specification's
+/// examples show no `data`, which is optional; rpcwire puts the reason there, and the
+/// tests check it separately.
+pub fn strip_error_data(value: &mut Value) {
+    match value {
+        Value::Array(elements) => elements.iter_mut().for_each(strip_error_data),
+        Value::Object(members) => {
+            if let Some(Value::Object(error)) = members.get_mut("error") {
+                error.remove("data");
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Every example of section 7 of the specification, `-->` input and `<--` output.
 pub const SPEC_EXAMPLES: &[(&str, &str, Option<&str>)] = &[
     (
