@@ -5,9 +5,9 @@
 //! * responses complete the pending calls they answer (the result is a slice of the frame);
 //! * requests for synchronous handlers are answered right there, on the reader task;
 //! * frames that need an async handler run on a task of their own, at most
-//!   `max_concurrent` at once. When all are busy, such frames wait in a backlog of the same
-//!   size while the reader goes on reading, so that responses still reach calls made from
-//!   inside handlers; only when the backlog is full as well does reading pause.
+//!   `max_concurrent` at once. When all are busy, such frames wait in a backlog (at most
+//!   `max_queued`) while the reader goes on reading, so that responses still reach calls
+//!   made from inside handlers; only when the backlog is full as well does reading pause.
 //!
 //! Everything written goes through one bounded queue to the writer task, which frames it,
 //! writes as much as is queued in one go and flushes. On close (asked for, end of input,
@@ -33,20 +33,28 @@ use crate::message::{Id, Message, Response, ResponsePayload};
 use crate::parse::{BatchScratch, Parsed};
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
+/// How many async handlers may run at once, and how many frames may wait for one.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct HandlerLimits {
+    pub(super) max_concurrent: usize,
+    pub(super) max_queued: usize,
+}
+
 /// Runs the connection from connecting to closed.
 pub(super) async fn run<T, F>(
     connect: F,
     shared: SharedRef,
     router: Arc<Router>,
     queue: mpsc::Receiver<Outgoing>,
-    max_concurrent: usize,
+    limits: HandlerLimits,
 ) where
     T: Transport,
     F: Future<Output = io::Result<T>> + Send,
 {
+    // An established transport wins over a close asked for meanwhile: then the frames
+    // queued so far are written before closing, as on any close.
     let transport = tokio::select! {
         biased;
-        () = shared.shutdown.notified() => None,
         connected = connect => match connected {
             Ok(transport) => Some(transport),
             Err(error) => {
@@ -54,6 +62,7 @@ pub(super) async fn run<T, F>(
                 None
             }
         },
+        () = shared.shutdown.notified() => None,
     };
     let Some(transport) = transport else {
         shared.begin_close();
@@ -72,8 +81,8 @@ pub(super) async fn run<T, F>(
 
     let mut reader = Reader {
         receiver,
-        limit: Arc::new(Semaphore::new(max_concurrent)),
-        max_concurrent,
+        limit: Arc::new(Semaphore::new(limits.max_concurrent)),
+        limits,
         backlog: VecDeque::new(),
         out: BytesMut::new(),
         scratch: BatchScratch::default(),
@@ -114,7 +123,7 @@ struct Reader<R> {
     receiver: R,
     /// Permits for handler tasks.
     limit: Arc<Semaphore>,
-    max_concurrent: usize,
+    limits: HandlerLimits,
     /// Frames waiting for a handler permit.
     backlog: VecDeque<Bytes>,
     /// Answers written on the reader task.
@@ -135,7 +144,7 @@ impl<R: FrameReceiver> Reader<R> {
                     let frame = self.backlog.pop_front().expect("the backlog is not empty");
                     self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
                 }
-                received = self.receiver.receive(), if self.backlog.len() < self.max_concurrent => {
+                received = self.receiver.receive(), if self.backlog.len() < self.limits.max_queued => {
                     match received {
                         Ok(Some(frame)) => self.on_frame(frame).await,
                         Ok(None) => {
@@ -164,7 +173,7 @@ impl<R: FrameReceiver> Reader<R> {
             let permit = self.limit.clone().acquire_owned().await;
             self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
         }
-        let all = u32::try_from(self.max_concurrent).unwrap_or(u32::MAX);
+        let all = u32::try_from(self.limits.max_concurrent).unwrap_or(u32::MAX);
         let _ = self.limit.acquire_many(all).await;
     }
 

@@ -24,6 +24,7 @@ use super::Transport;
 use crate::correlate::{Config, CorrelationTable, IdFormat};
 use crate::dispatch::Router;
 use crate::message::RawJson;
+use driver::HandlerLimits;
 use outgoing::OutgoingParams;
 use shared::Shared;
 use state::Counters;
@@ -367,7 +368,7 @@ impl fmt::Debug for Peer {
 #[derive(Clone, Debug)]
 pub struct PeerBuilder {
     calls: Config,
-    max_concurrent_requests: usize,
+    limits: HandlerLimits,
     outgoing_queue: usize,
 }
 
@@ -379,7 +380,8 @@ impl Default for PeerBuilder {
 
 impl PeerBuilder {
     /// The defaults: 1,024 pending calls, a 30 s call timeout, number ids, 64 concurrent
-    /// async handlers, and room for 1,024 frames in the outgoing queue.
+    /// async handlers with 1,024 more requests queued for them, and room for 1,024 frames
+    /// in the outgoing queue.
     ///
     /// ```
     /// let builder = rpcwire::transport::PeerBuilder::new();
@@ -388,7 +390,10 @@ impl PeerBuilder {
     pub fn new() -> PeerBuilder {
         PeerBuilder {
             calls: Config::default(),
-            max_concurrent_requests: 64,
+            limits: HandlerLimits {
+                max_concurrent: 64,
+                max_queued: 1024,
+            },
             outgoing_queue: 1024,
         }
     }
@@ -436,7 +441,22 @@ impl PeerBuilder {
     /// # let _ = builder;
     /// ```
     pub fn max_concurrent_requests(mut self, limit: usize) -> PeerBuilder {
-        self.max_concurrent_requests = limit.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self.limits.max_concurrent = limit.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// How many received requests for async handlers may wait for a free handler slot
+    /// while the peer goes on reading (default 1,024). Reading pauses only when this many
+    /// wait. Responses keep arriving meanwhile, so handlers that call the other side back
+    /// cannot deadlock the connection unless more than `max_concurrent_requests +
+    /// max_queued_requests` requests wait at once.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().max_queued_requests(16);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_queued_requests(mut self, frames: usize) -> PeerBuilder {
+        self.limits.max_queued = frames;
         self
     }
 
@@ -519,13 +539,7 @@ impl PeerBuilder {
             outgoing,
             state,
         ));
-        tokio::spawn(driver::run(
-            connect,
-            shared.clone(),
-            router,
-            queue,
-            self.max_concurrent_requests,
-        ));
+        tokio::spawn(driver::run(connect, shared.clone(), router, queue, self.limits));
         Peer {
             handle: Arc::new(Handle {
                 shared,

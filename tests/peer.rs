@@ -1,0 +1,521 @@
+//! The bidirectional `Peer` over in-memory streams: calls both ways with separate id
+//! spaces, concurrency limits, callbacks from handlers, timeouts, capacity, connection
+//! state, closing on end of input, on fatal and recoverable transport errors, and what a
+//! raw JSON-RPC speaker on the other side sees.
+#![cfg(feature = "tokio")]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use rpcwire::correlate::IdFormat;
+use rpcwire::dispatch::{NoParams, Router};
+use rpcwire::frame::Framing;
+use rpcwire::transport::{
+    CloseReason, ConnectionState, FrameReceiver, FrameSender, Peer, PeerError, StreamReceiver, StreamSender,
+    StreamTransport, Transport, TransportError,
+};
+use rpcwire::ErrorCode;
+use serde_json::{json, Value};
+use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
+
+type Raw = (
+    StreamReceiver<ReadHalf<DuplexStream>>,
+    StreamSender<WriteHalf<DuplexStream>>,
+);
+
+/// A peer on one end of an in-memory stream and the other end's raw frame halves.
+fn peer_and_raw(builder: rpcwire::transport::PeerBuilder, router: Router, framing: Framing) -> (Peer, Raw) {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let peer = builder.start(StreamTransport::from_io(a, framing), router);
+    (peer, StreamTransport::from_io(b, framing).split())
+}
+
+fn pair(left: Router, right: Router) -> (Peer, Peer) {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    (
+        Peer::new(StreamTransport::from_io(a, Framing::ContentLength), left),
+        Peer::new(StreamTransport::from_io(b, Framing::ContentLength), right),
+    )
+}
+
+async fn next_json(receiver: &mut StreamReceiver<ReadHalf<DuplexStream>>) -> Value {
+    let frame = tokio::time::timeout(Duration::from_secs(10), receiver.receive())
+        .await
+        .expect("a frame within 10 s")
+        .expect("no transport error")
+        .expect("not the end of input");
+    serde_json::from_slice(&frame).expect("frames are JSON")
+}
+
+async fn send_json(sender: &mut StreamSender<WriteHalf<DuplexStream>>, value: &Value) {
+    sender.send(value.to_string().as_bytes()).await.unwrap();
+    sender.flush().await.unwrap();
+}
+
+fn subtract_router() -> Router {
+    let mut router = Router::new();
+    router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+    router
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_sides_call_each_other_with_separate_id_spaces() {
+    let mut left = subtract_router();
+    left.method("side", |_: NoParams| Ok("left"));
+    let mut right = subtract_router();
+    right.method("side", |_: NoParams| Ok("right"));
+    let (left, right) = pair(left, right);
+
+    // Both tables issue the same numeric ids; answers must still go to the right caller.
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..2_000i64 {
+        let (caller, expected) = if i % 2 == 0 {
+            (left.clone(), "right")
+        } else {
+            (right.clone(), "left")
+        };
+        tasks.spawn(async move {
+            let side: String = caller.call("side", ()).await.unwrap();
+            assert_eq!(side, expected);
+            let difference: i64 = caller.call("subtract", (i, 7)).await.unwrap();
+            assert_eq!(difference, i - 7);
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap();
+    }
+    assert_eq!(left.pending_calls(), 0);
+    assert_eq!(right.pending_calls(), 0);
+    assert_eq!(left.stats().calls, 2_000);
+    assert_eq!(left.stats().answers_sent, 2_000);
+    assert_eq!(left.stats().unmatched_responses, 0);
+}
+
+#[tokio::test]
+async fn async_handlers_run_concurrently_up_to_the_limit() {
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let mut router = Router::new();
+    let (r, m) = (running.clone(), most.clone());
+    router.method_async("slow", move |n: (u64,)| {
+        let (running, most) = (r.clone(), m.clone());
+        async move {
+            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+            most.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            running.fetch_sub(1, Ordering::SeqCst);
+            Ok(n.0 * 2)
+        }
+    });
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let _server = Peer::builder()
+        .max_concurrent_requests(4)
+        .start(StreamTransport::from_io(a, Framing::Ndjson), router);
+    let client = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), Router::new());
+
+    let calls: Vec<_> = (0..24u64)
+        .map(|n| {
+            let client = client.clone();
+            tokio::spawn(async move { client.call::<_, u64>("slow", (n,)).await })
+        })
+        .collect();
+    for (n, call) in calls.into_iter().enumerate() {
+        assert_eq!(call.await.unwrap().unwrap(), n as u64 * 2);
+    }
+    assert_eq!(most.load(Ordering::SeqCst), 4, "4 handlers at once, never more");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_can_call_back_while_every_handler_slot_is_busy() {
+    // The server allows one async handler at a time; each handler calls the client back
+    // and waits. The second request waits in the backlog while the reader still delivers
+    // the callback's response, so nothing deadlocks.
+    let server_peer: Arc<OnceLock<Peer>> = Arc::new(OnceLock::new());
+    let mut router = Router::new();
+    let slot = server_peer.clone();
+    router.method_async("double_via_client", move |(n,): (i64,)| {
+        let slot = slot.clone();
+        async move {
+            let peer = slot.get().expect("set before any call").clone();
+            let doubled: i64 = peer
+                .call("double", (n,))
+                .await
+                .map_err(rpcwire::ErrorObject::internal_error)?;
+            Ok(doubled)
+        }
+    });
+    let mut client_router = Router::new();
+    client_router.method("double", |(n,): (i64,)| Ok(n * 2));
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let server = Peer::builder()
+        .max_concurrent_requests(1)
+        .start(StreamTransport::from_io(a, Framing::ContentLength), router);
+    server_peer.set(server.clone()).unwrap();
+    let client = Peer::new(StreamTransport::from_io(b, Framing::ContentLength), client_router);
+
+    let calls: Vec<_> = (1..=3i64)
+        .map(|n| {
+            let client = client.clone();
+            tokio::spawn(async move { client.call::<_, i64>("double_via_client", (n,)).await })
+        })
+        .collect();
+    for (n, call) in (1..=3i64).zip(calls) {
+        let answer = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .expect("no deadlock");
+        assert_eq!(answer.unwrap().unwrap(), n * 2);
+    }
+    server.close().await; // the OnceLock keeps a handle, so close explicitly
+}
+
+#[tokio::test]
+async fn remote_errors_params_and_results_are_reported() {
+    let (client, _server) = pair(Router::new(), subtract_router());
+    let missing = client.call::<_, i64>("nope", ()).await.unwrap_err();
+    match missing {
+        PeerError::Remote(error) => assert_eq!(error.code(), ErrorCode::MethodNotFound),
+        other => panic!("expected a remote error, got {other:?}"),
+    }
+    let bad_params = client.call::<_, i64>("subtract", ["a", "b"]).await.unwrap_err();
+    assert!(matches!(bad_params, PeerError::Remote(ref e) if e.code() == ErrorCode::InvalidParams));
+    let wrong_type = client.call::<_, String>("subtract", (3, 1)).await.unwrap_err();
+    assert!(matches!(wrong_type, PeerError::Result(_)), "{wrong_type:?}");
+    let scalar = client.call::<_, i64>("subtract", 3).await.unwrap_err();
+    assert!(matches!(scalar, PeerError::Params(_)), "{scalar:?}");
+    // Nothing was left pending by any of them.
+    assert_eq!(client.pending_calls(), 0);
+}
+
+#[tokio::test]
+async fn what_goes_over_the_wire() {
+    let (peer, (mut receiver, mut sender)) = peer_and_raw(
+        Peer::builder().id_format(IdFormat::String),
+        Router::new(),
+        Framing::Ndjson,
+    );
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<_, Vec<u32>>("list", json!({"n": 2})).await })
+    };
+    let request = next_json(&mut receiver).await;
+    assert_eq!(request["jsonrpc"], "2.0");
+    assert_eq!(request["method"], "list");
+    assert_eq!(request["params"], json!({"n": 2}));
+    assert!(request["id"].is_string(), "string ids were asked for: {request}");
+    send_json(
+        &mut sender,
+        &json!({"jsonrpc": "2.0", "id": request["id"], "result": [1, 2]}),
+    )
+    .await;
+    assert_eq!(call.await.unwrap().unwrap(), vec![1, 2]);
+
+    peer.notify("note", ()).await.unwrap();
+    assert_eq!(
+        next_json(&mut receiver).await,
+        json!({"jsonrpc": "2.0", "method": "note"})
+    );
+}
+
+#[tokio::test]
+async fn a_batch_of_responses_completes_each_call_and_strays_are_counted() {
+    let (peer, (mut receiver, mut sender)) =
+        peer_and_raw(Peer::builder(), Router::new(), Framing::ContentLength);
+    let calls: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|method| {
+            let peer = peer.clone();
+            tokio::spawn(async move { peer.call::<_, String>(method, ()).await })
+        })
+        .collect();
+    let first = next_json(&mut receiver).await;
+    let second = next_json(&mut receiver).await;
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": second["id"], "result": second["method"]},
+        {"jsonrpc": "2.0", "id": 999_999, "result": "stray"},
+        {"jsonrpc": "2.0", "id": first["id"], "error": {"code": -32000, "message": "no"}},
+    ]);
+    send_json(&mut sender, &batch).await;
+    let mut outcomes = Vec::new();
+    for call in calls {
+        outcomes.push(call.await.unwrap());
+    }
+    // `outcomes` is in call order ("a", "b"); the frames arrived in either order. The first
+    // frame's call got the error, the second's its method name back.
+    let (errored, answered) = if first["method"] == "a" { (0, 1) } else { (1, 0) };
+    assert!(
+        matches!(&outcomes[errored], Err(PeerError::Remote(e)) if e.code() == ErrorCode::ServerError(-32000))
+    );
+    assert_eq!(
+        outcomes[answered].as_ref().unwrap(),
+        second["method"].as_str().unwrap()
+    );
+    assert_eq!(peer.stats().unmatched_responses, 1);
+    // A batch made only of responses gets no answer; the next request is still served.
+    send_json(
+        &mut sender,
+        &json!({"jsonrpc": "2.0", "id": 5, "method": "missing"}),
+    )
+    .await;
+    let answer = next_json(&mut receiver).await;
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn a_late_response_after_a_timeout_is_dropped_and_counted() {
+    let (peer, (mut receiver, mut sender)) = peer_and_raw(
+        Peer::builder().call_timeout(Duration::from_millis(50)),
+        Router::new(),
+        Framing::Ndjson,
+    );
+    let error = peer.call::<_, ()>("slow", ()).await.unwrap_err();
+    assert!(matches!(error, PeerError::TimedOut { after } if after == Duration::from_millis(50)));
+    assert_eq!(peer.pending_calls(), 0, "the slot is free again");
+    let request = next_json(&mut receiver).await;
+    send_json(
+        &mut sender,
+        &json!({"jsonrpc": "2.0", "id": request["id"], "result": null}),
+    )
+    .await;
+    // The late response is read and counted; a fresh call still works.
+    let next = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<_, u8>("again", ()).await })
+    };
+    let again = next_json(&mut receiver).await;
+    assert_ne!(again["id"], request["id"], "the reused slot has a new generation");
+    send_json(
+        &mut sender,
+        &json!({"jsonrpc": "2.0", "id": again["id"], "result": 7}),
+    )
+    .await;
+    assert_eq!(next.await.unwrap().unwrap(), 7);
+    assert_eq!(peer.stats().unmatched_responses, 1);
+}
+
+#[tokio::test]
+async fn calls_beyond_the_capacity_fail_at_once() {
+    let (peer, (_receiver, _sender)) =
+        peer_and_raw(Peer::builder().call_capacity(2), Router::new(), Framing::Ndjson);
+    let pending: Vec<_> = (0..2)
+        .map(|_| {
+            let peer = peer.clone();
+            tokio::spawn(async move { peer.call::<_, ()>("wait", ()).await })
+        })
+        .collect();
+    while peer.pending_calls() < 2 {
+        tokio::task::yield_now().await;
+    }
+    let third = peer.call::<_, ()>("wait", ()).await.unwrap_err();
+    assert!(
+        matches!(third, PeerError::TooManyPending { capacity: 2 }),
+        "{third:?}"
+    );
+    peer.close().await;
+    for call in pending {
+        assert!(matches!(
+            call.await.unwrap(),
+            Err(PeerError::Closed(CloseReason::Local))
+        ));
+    }
+}
+
+#[tokio::test]
+async fn end_of_input_fails_pending_calls_and_closes() {
+    let (peer, (mut receiver, mut sender)) =
+        peer_and_raw(Peer::builder(), Router::new(), Framing::ContentLength);
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<_, ()>("never", ()).await })
+    };
+    next_json(&mut receiver).await;
+    let mut states = peer.state_changes();
+    assert_eq!(*states.borrow_and_update(), ConnectionState::Connected);
+    sender.close().await.unwrap(); // the other side's output ends
+    let error = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(error, PeerError::Closed(CloseReason::EndOfInput)),
+        "{error:?}"
+    );
+    assert!(matches!(peer.closed().await, CloseReason::EndOfInput));
+    assert_eq!(peer.state(), ConnectionState::Closed);
+    // Every later operation fails clearly.
+    let later = peer.call::<_, ()>("x", ()).await.unwrap_err();
+    assert_eq!(
+        later.to_string(),
+        "connection closed: the other side ended the connection"
+    );
+    assert!(peer.notify("x", ()).await.unwrap_err().is_closed());
+    // And our output was closed too: the other side reads its end.
+    assert!(receiver.receive().await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn a_fatal_frame_error_is_answered_then_closes_the_connection() {
+    use tokio::io::AsyncWriteExt;
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let peer = Peer::new(StreamTransport::from_io(a, Framing::ContentLength), Router::new());
+    let (raw_read, mut raw_write) = tokio::io::split(b);
+    let mut raw_in = StreamReceiver::new(raw_read, Framing::ContentLength);
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.call::<_, ()>("never", ()).await })
+    };
+    next_json(&mut raw_in).await;
+    // Not a frame header at all: the stream cannot be resynchronized.
+    raw_write
+        .write_all(b"Content-Type: nonsense\r\n\r\n{}")
+        .await
+        .unwrap();
+    let answer = next_json(&mut raw_in).await;
+    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["error"]["code"], -32700);
+    let error = call.await.unwrap().unwrap_err();
+    match &error {
+        PeerError::Closed(CloseReason::Transport(cause)) => {
+            assert!(matches!(**cause, TransportError::Frame(_)));
+            assert!(!cause.is_recoverable());
+        }
+        other => panic!("expected a transport close, got {other:?}"),
+    }
+    assert!(peer.closed().await.is_error());
+    assert_eq!(peer.stats().frame_errors, 1);
+}
+
+#[tokio::test]
+async fn a_frame_over_the_limit_is_answered_and_the_connection_goes_on() {
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let transport = StreamTransport::from_io(a, Framing::Ndjson).with_max_frame(64);
+    let peer = Peer::new(transport, subtract_router());
+    let (mut raw_in, mut raw_out) = StreamTransport::from_io(b, Framing::Ndjson).split();
+    let big = json!({"jsonrpc": "2.0", "id": 1, "method": "subtract", "params": [1, "x".repeat(100)]});
+    send_json(&mut raw_out, &big).await;
+    let answer = next_json(&mut raw_in).await;
+    assert_eq!(answer["id"], Value::Null);
+    assert_eq!(answer["error"]["code"], -32600);
+    send_json(
+        &mut raw_out,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "subtract", "params": [5, 3]}),
+    )
+    .await;
+    assert_eq!(
+        next_json(&mut raw_in).await,
+        json!({"jsonrpc": "2.0", "id": 2, "result": 2})
+    );
+    assert_eq!(peer.stats().frame_errors, 1);
+    assert_eq!(peer.state(), ConnectionState::Connected);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_already_received_are_answered_before_closing() {
+    let mut router = Router::new();
+    router.method_async("slow", |(n,): (u64,)| async move {
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        Ok(n)
+    });
+    let (peer, (mut receiver, mut sender)) = peer_and_raw(Peer::builder(), router, Framing::Ndjson);
+    for id in 0..3 {
+        send_json(
+            &mut sender,
+            &json!({"jsonrpc": "2.0", "id": id, "method": "slow", "params": [id]}),
+        )
+        .await;
+    }
+    sender.close().await.unwrap(); // end of input right after the requests
+    let mut ids = Vec::new();
+    while let Some(frame) = receiver.receive().await.unwrap() {
+        let answer: Value = serde_json::from_slice(&frame).unwrap();
+        assert_eq!(answer["result"], answer["id"]);
+        ids.push(answer["id"].as_u64().unwrap());
+    }
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        [0, 1, 2],
+        "every request got its answer before the stream ended"
+    );
+    assert!(matches!(peer.closed().await, CloseReason::EndOfInput));
+}
+
+#[tokio::test]
+async fn dropping_every_handle_closes_the_connection() {
+    let (peer, (mut receiver, _sender)) = peer_and_raw(Peer::builder(), Router::new(), Framing::Ndjson);
+    let other = peer.clone();
+    drop(peer);
+    other.notify("still", ()).await.unwrap();
+    drop(other);
+    assert_eq!(next_json(&mut receiver).await["method"], "still");
+    let end = tokio::time::timeout(Duration::from_secs(10), receiver.receive())
+        .await
+        .unwrap();
+    assert!(end.unwrap().is_none(), "the peer closed its output");
+}
+
+#[tokio::test]
+async fn calls_made_while_connecting_are_sent_once_connected() {
+    let (ready, connected) = tokio::sync::oneshot::channel::<DuplexStream>();
+    let client = Peer::builder().connect(
+        async move {
+            let stream = connected.await.map_err(std::io::Error::other)?;
+            Ok(StreamTransport::from_io(stream, Framing::ContentLength))
+        },
+        Router::new(),
+    );
+    assert_eq!(client.state(), ConnectionState::Connecting);
+    let call = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call::<_, i64>("subtract", (10, 4)).await })
+    };
+    let (a, b) = tokio::io::duplex(1 << 16);
+    let _server = Peer::new(
+        StreamTransport::from_io(b, Framing::ContentLength),
+        subtract_router(),
+    );
+    ready.send(a).unwrap();
+    assert_eq!(call.await.unwrap().unwrap(), 6);
+    assert_eq!(client.state(), ConnectionState::Connected);
+}
+
+#[tokio::test]
+async fn a_failed_connect_fails_the_queued_calls() {
+    let (fail, failed) = tokio::sync::oneshot::channel::<()>();
+    let client = Peer::builder().connect(
+        async move {
+            let _ = failed.await;
+            Err::<StreamTransport<DuplexStream, DuplexStream>, _>(std::io::Error::from(
+                std::io::ErrorKind::ConnectionRefused,
+            ))
+        },
+        Router::new(),
+    );
+    let call = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call::<_, ()>("x", ()).await })
+    };
+    fail.send(()).unwrap();
+    let error = call.await.unwrap().unwrap_err();
+    assert!(
+        matches!(error, PeerError::Closed(CloseReason::ConnectFailed(_))),
+        "{error:?}"
+    );
+    assert!(error
+        .to_string()
+        .starts_with("connection closed: could not connect"));
+    assert_eq!(client.state(), ConnectionState::Closed);
+}
+
+#[tokio::test]
+async fn call_raw_returns_the_result_bytes_exactly() {
+    let mut router = Router::new();
+    router.raw_method("echo", |params, reply| match params {
+        Some(params) => Ok(reply.raw(&params.raw())),
+        None => Ok(reply.null()),
+    });
+    let (client, _server) = pair(Router::new(), router);
+    let params = rpcwire::RawJson::new(r#"{"x":1.50,"y":"\u00e9"}"#).unwrap();
+    let result: Bytes = client.call_raw("echo", Some(&params)).await.unwrap();
+    assert_eq!(&result[..], br#"{"x":1.50,"y":"\u00e9"}"#);
+    assert_eq!(&client.call_raw("echo", None).await.unwrap()[..], b"null");
+}
