@@ -30,6 +30,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use common::alloc::allocations;
+use common::peer_stage::PeerRun;
 use common::peers::{self, Peer, Visit, RPCWIRE};
 use common::stages::{self, StageResult};
 use common::stream_stage::StreamSpec as _;
@@ -738,6 +739,73 @@ fn measure_correlation(config: &Config) -> Vec<CorrelationRun> {
     runs
 }
 
+/// Peer round trips over an in-memory duplex (the `tokio` feature), or nothing without it.
+#[cfg(feature = "tokio")]
+fn measure_peer_round_trips(config: &Config) -> Vec<PeerRun> {
+    use rpcwire::frame::Framing;
+    let calls = if config.quick { 20_000 } else { 100_000 };
+    common::peer_stage::round_trip(calls / 10, 64, Framing::ContentLength); // warm-up
+    let configs = [
+        (1, Framing::ContentLength),
+        (64, Framing::ContentLength),
+        (64, Framing::Ndjson),
+    ];
+    configs
+        .iter()
+        .map(|&(in_flight, framing)| {
+            // Calls one at a time take longer each: fewer of them.
+            let n = if in_flight == 1 { calls / 5 } else { calls };
+            let mut rounds: Vec<PeerRun> = (0..THREAD_ROUNDS)
+                .map(|_| common::peer_stage::round_trip(n, in_flight, framing))
+                .collect();
+            rounds.sort_by(|a, b| a.calls_per_s.total_cmp(&b.calls_per_s));
+            let run = rounds.swap_remove(rounds.len() / 2);
+            println!(
+                "peer round trip, {} in flight, {}: {} calls/s, p50 {} p99 {} p99.9 {} ns",
+                run.in_flight,
+                run.framing,
+                fmt_count(run.calls_per_s),
+                run.p50_ns,
+                run.p99_ns,
+                run.p999_ns
+            );
+            run
+        })
+        .collect()
+}
+
+#[cfg(not(feature = "tokio"))]
+fn measure_peer_round_trips(_config: &Config) -> Vec<PeerRun> {
+    println!("peer round trip: skipped (it needs `--features tokio`)");
+    Vec::new()
+}
+
+const PEER_DUPLEX_KIB: usize = common::peer_stage::DUPLEX_BYTES / 1024;
+
+fn peer_table(runs: &[PeerRun]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| framing | calls in flight | calls | calls/s | p50 | p99 | p99.9 | max |"
+    );
+    let _ = writeln!(s, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.framing,
+            r.in_flight,
+            fmt_count(r.calls as f64),
+            fmt_count(r.calls_per_s),
+            fmt_ns(r.p50_ns as f64),
+            fmt_ns(r.p99_ns as f64),
+            fmt_ns(r.p999_ns as f64),
+            fmt_ns(r.max_ns as f64)
+        );
+    }
+    s
+}
+
 fn correlation_table(runs: &[CorrelationRun]) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -1367,6 +1435,8 @@ struct JsonReport {
     stages: Vec<StageResult>,
     /// Correlation table start + complete + take on 1 and 2 threads.
     correlation_table: Vec<CorrelationRun>,
+    /// Round trips between two in-process peers over an in-memory duplex.
+    peer_round_trip: Vec<PeerRun>,
     instructions_per_msg: Vec<InstructionJson>,
     strictness_probes: Vec<JsonProbe>,
 }
@@ -1387,6 +1457,7 @@ struct Report<'a> {
     threads: &'a [ThreadRun],
     stages: &'a [StageResult],
     correlation: &'a [CorrelationRun],
+    peer: &'a [PeerRun],
     instructions: Option<&'a Instructions>,
     probes: &'a [(&'static str, Vec<bool>)],
     machine: &'a str,
@@ -1424,6 +1495,13 @@ impl Report<'_> {
         if !self.stages.is_empty() {
             let _ = writeln!(s, "\n\nPipeline stages, same run:\n");
             s.push_str(&stages_table(self.stages));
+        }
+        if !self.peer.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nRound trips between two in-process peers over an in-memory duplex, same run:\n"
+            );
+            s.push_str(&peer_table(self.peer));
         }
         let _ = writeln!(s, "\n\n| target | measured | verdict |\n| --- | --- | --- |");
         for t in self.targets {
@@ -1524,6 +1602,24 @@ impl Report<'_> {
                  rounds.\n"
             );
             s.push_str(&correlation_table(self.correlation));
+            let _ = writeln!(s);
+        }
+        if !self.peer.is_empty() {
+            let _ = writeln!(
+                s,
+                "## Peer round trip
+"
+            );
+            let _ = writeln!(
+                s,
+                "Two `rpcwire::transport::Peer`s in one process over `tokio::io::duplex` ({} KiB \
+                 per direction), on a 2-worker Tokio runtime: the client's callers each send a \
+                 `subtract` call and wait for its answer (decoded and checked) before the next; the \
+                 server answers through its `Router`. Latency is per call, from sending to the \
+                 decoded result. The median of {THREAD_ROUNDS} rounds by calls/s.\n",
+                PEER_DUPLEX_KIB
+            );
+            s.push_str(&peer_table(self.peer));
             let _ = writeln!(s);
         }
 
@@ -1762,6 +1858,7 @@ impl Report<'_> {
             threads: self.threads.to_vec(),
             stages: self.stages.to_vec(),
             correlation_table: self.correlation.to_vec(),
+            peer_round_trip: self.peer.to_vec(),
             instructions_per_msg: self
                 .instructions
                 .map(|i| {
@@ -1992,10 +2089,14 @@ fn main() {
     let run_stages = only
         .as_ref()
         .map_or(true, |names| names.iter().any(|n| n == "stages"));
-    let (stage_results, correlation) = if run_stages {
-        (measure_stages(&config, timer_ns), measure_correlation(&config))
+    let (stage_results, correlation, peer_runs) = if run_stages {
+        (
+            measure_stages(&config, timer_ns),
+            measure_correlation(&config),
+            measure_peer_round_trips(&config),
+        )
     } else {
-        (Vec::new(), Vec::new())
+        (Vec::new(), Vec::new(), Vec::new())
     };
     let instructions = Instructions::load();
     let mut target_list = targets(&results, instructions.as_ref());
@@ -2029,6 +2130,7 @@ fn main() {
         threads: &threads,
         stages: &stage_results,
         correlation: &correlation,
+        peer: &peer_runs,
         instructions: instructions.as_ref(),
         probes: &probes,
         machine: &machine,
