@@ -441,7 +441,7 @@ async fn requests_already_received_are_answered_before_closing() {
 
 #[tokio::test]
 async fn dropping_every_handle_closes_the_connection() {
-    let (peer, (mut receiver, _sender)) = peer_and_raw(Peer::builder(), Router::new(), Framing::Ndjson);
+    let (peer, (mut receiver, mut sender)) = peer_and_raw(Peer::builder(), Router::new(), Framing::Ndjson);
     let other = peer.clone();
     drop(peer);
     other.notify("still", ()).await.unwrap();
@@ -451,6 +451,16 @@ async fn dropping_every_handle_closes_the_connection() {
         .await
         .unwrap();
     assert!(end.unwrap().is_none(), "the peer closed its output");
+    // Its tasks ended and dropped the stream: writing to it now fails.
+    let mut refused = false;
+    for _ in 0..1000 {
+        if sender.send(b"[]").await.is_err() || sender.flush().await.is_err() {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(refused, "the peer's end of the stream was released");
 }
 
 #[tokio::test]

@@ -290,6 +290,8 @@ impl Peer {
 
     /// Closes the connection: stops reading, fails pending calls, answers the requests
     /// already received, writes everything out, closes the transport; returns when done.
+    /// It waits for async handlers that are running (wrap it in `tokio::time::timeout` to
+    /// bound that), and for the other side to take the bytes still to be written.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
