@@ -43,6 +43,8 @@ pub mod message;
 pub mod parse;
 pub mod pool;
 pub mod serve;
+#[cfg(feature = "tokio")]
+pub mod transport;
 
 pub use message::{
     BuildError, ErrorCode, ErrorObject, Id, IdKind, Message, Notification, Params, ParamsIter, RawJson,

@@ -31,7 +31,7 @@ use bytes::BytesMut;
 use crate::dispatch::Router;
 use crate::encode;
 use crate::frame::{FrameDecoder, FrameError, Framing};
-use crate::message::{ErrorCode, ErrorObject, Id, RawJson};
+use crate::message::Id;
 use crate::parse::BatchScratch;
 use crate::pool::{BufferPool, PooledBuf};
 
@@ -263,12 +263,7 @@ impl Connection {
     /// for a header or frame that cannot be read.
     fn answer_frame_error(&mut self, error: &FrameError) {
         self.stats.frame_errors += 1;
-        let code = match error {
-            FrameError::TooLarge { .. } => ErrorCode::InvalidRequest,
-            _ => ErrorCode::ParseError,
-        };
-        let data = RawJson::from_value(&error.to_string()).expect("a string serializes");
-        let error = ErrorObject::from_code(code).with_raw_data(data);
+        let error = error.to_error_object();
         let output: &mut BytesMut = &mut self.output;
         let mark = self.framing.begin(output);
         encode::write_error(output, &Id::null(), &error);

@@ -174,6 +174,19 @@ impl Router {
         out.len() > before
     }
 
+    /// Whether answering `parsed` runs an async handler (so it has to go through
+    /// [`handle_async`](Router::handle_async)); responses and unknown methods never do.
+    pub(crate) fn needs_async(&self, parsed: &Parsed<'_>) -> bool {
+        let is_async = |message: &Message<'_>| match message.method() {
+            Some(method) => matches!(self.methods_get(method), Some(Handler::Async(_))),
+            None => false,
+        };
+        match parsed {
+            Parsed::Single(message) => is_async(message),
+            Parsed::Batch(batch) => batch.iter().any(|element| element.is_ok_and(|m| is_async(&m))),
+        }
+    }
+
     async fn answer_async(&self, message: &Message<'_>, target: &mut Target<'_>) {
         if let Some(deferred) = self.answer(message, target) {
             deferred.finish(target).await;

@@ -367,6 +367,12 @@ impl Router {
         out.len() > before
     }
 
+    /// The handler registered for `method`.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn methods_get(&self, method: &str) -> Option<&Handler> {
+        self.methods.get(method)
+    }
+
     /// The answer rules for one message. Async handlers are handed back as [`Deferred`].
     pub(crate) fn answer<'m>(
         &self,

@@ -1,0 +1,282 @@
+//! The tasks that run a peer's connection: connect, read and serve, write.
+//!
+//! The driver task establishes the transport, spawns the writer task, then reads frames:
+//!
+//! * responses complete the pending calls they answer (the result is a slice of the frame);
+//! * requests for synchronous handlers are answered right there, on the reader task;
+//! * frames that need an async handler run on a task of their own, at most
+//!   `max_concurrent` at once. When all are busy, such frames wait in a backlog of the same
+//!   size while the reader goes on reading, so that responses still reach calls made from
+//!   inside handlers; only when the backlog is full as well does reading pause.
+//!
+//! Everything written goes through one bounded queue to the writer task, which frames it,
+//! writes as much as is queued in one go and flushes. On close (asked for, end of input,
+//! fatal error) the reader stops, pending calls fail, the frames already received are still
+//! answered, and the writer writes everything out before closing the transport.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+
+use super::outgoing::Outgoing;
+use super::shared::{Answer, SharedRef};
+use super::state::Counters;
+use super::{CloseReason, ConnectionState};
+use crate::dispatch::Router;
+use crate::encode;
+use crate::frame::FrameError;
+use crate::message::{Id, Message, Response, ResponsePayload};
+use crate::parse::{BatchScratch, Parsed};
+use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
+
+/// Runs the connection from connecting to closed.
+pub(super) async fn run<T, F>(
+    connect: F,
+    shared: SharedRef,
+    router: Arc<Router>,
+    queue: mpsc::Receiver<Outgoing>,
+    max_concurrent: usize,
+) where
+    T: Transport,
+    F: Future<Output = io::Result<T>> + Send,
+{
+    let transport = tokio::select! {
+        biased;
+        () = shared.shutdown.notified() => None,
+        connected = connect => match connected {
+            Ok(transport) => Some(transport),
+            Err(error) => {
+                shared.record_reason(CloseReason::ConnectFailed(Arc::new(error)));
+                None
+            }
+        },
+    };
+    let Some(transport) = transport else {
+        shared.begin_close();
+        shared.state.send_replace(ConnectionState::Closed);
+        return;
+    };
+    let (receiver, sender) = transport.split();
+    let writer = tokio::spawn(write(sender, queue, shared.clone()));
+    shared.state.send_if_modified(|state| {
+        let connecting = *state == ConnectionState::Connecting;
+        if connecting {
+            *state = ConnectionState::Connected;
+        }
+        connecting
+    });
+
+    let mut reader = Reader {
+        receiver,
+        limit: Arc::new(Semaphore::new(max_concurrent)),
+        max_concurrent,
+        backlog: VecDeque::new(),
+        out: BytesMut::new(),
+        scratch: BatchScratch::default(),
+        shared: shared.clone(),
+        router,
+    };
+    reader.read().await;
+    shared.begin_close();
+    reader.finish().await;
+    let _ = shared.outgoing.send(Outgoing::Close).await;
+    let _ = writer.await;
+    shared.state.send_replace(ConnectionState::Closed);
+}
+
+/// The writer task: frames and writes what is queued, flushing whenever the queue is empty.
+async fn write<S: FrameSender>(mut sender: S, mut queue: mpsc::Receiver<Outgoing>, shared: SharedRef) {
+    let written = async {
+        while let Some(item) = queue.recv().await {
+            let mut next = Some(item);
+            while let Some(item) = next {
+                match item {
+                    Outgoing::Frame(frame) => sender.send(&frame).await?,
+                    Outgoing::Close => return sender.close().await,
+                }
+                next = queue.try_recv().ok();
+            }
+            sender.flush().await?;
+        }
+        Ok(())
+    };
+    if let Err(error) = written.await {
+        // Dropping the queue makes every later send fail at once.
+        shared.request_close(CloseReason::Transport(Arc::new(error)));
+    }
+}
+
+struct Reader<R> {
+    receiver: R,
+    /// Permits for handler tasks.
+    limit: Arc<Semaphore>,
+    max_concurrent: usize,
+    /// Frames waiting for a handler permit.
+    backlog: VecDeque<Bytes>,
+    /// Answers written on the reader task.
+    out: BytesMut,
+    scratch: BatchScratch,
+    shared: SharedRef,
+    router: Arc<Router>,
+}
+
+impl<R: FrameReceiver> Reader<R> {
+    /// Reads until the connection is to close; the reason is recorded in `shared`.
+    async fn read(&mut self) {
+        loop {
+            tokio::select! {
+                biased;
+                () = self.shared.shutdown.notified() => return,
+                permit = self.limit.clone().acquire_owned(), if !self.backlog.is_empty() => {
+                    let frame = self.backlog.pop_front().expect("the backlog is not empty");
+                    self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
+                }
+                received = self.receiver.receive(), if self.backlog.len() < self.max_concurrent => {
+                    match received {
+                        Ok(Some(frame)) => self.on_frame(frame).await,
+                        Ok(None) => {
+                            self.shared.record_reason(CloseReason::EndOfInput);
+                            return;
+                        }
+                        Err(error) => {
+                            if let TransportError::Frame(frame_error) = &error {
+                                self.answer_frame_error(frame_error).await;
+                            }
+                            if !error.is_recoverable() {
+                                self.shared.record_reason(CloseReason::Transport(Arc::new(error)));
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// After reading stopped: runs the frames left in the backlog, then waits for every
+    /// handler to finish (their answers are queued before the writer is told to close).
+    async fn finish(&mut self) {
+        while let Some(frame) = self.backlog.pop_front() {
+            let permit = self.limit.clone().acquire_owned().await;
+            self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
+        }
+        let all = u32::try_from(self.max_concurrent).unwrap_or(u32::MAX);
+        let _ = self.limit.acquire_many(all).await;
+    }
+
+    async fn on_frame(&mut self, frame: Bytes) {
+        Counters::bump(&self.shared.counters.frames_received);
+        let needs_async = match self.router.parser().parse_reusing(&frame, &mut self.scratch) {
+            Ok(parsed) => {
+                complete_responses(&self.shared, &parsed, &frame);
+                let needs_async = self.router.needs_async(&parsed);
+                if !needs_async {
+                    self.router.answer_parsed(parsed, &mut self.out);
+                }
+                needs_async
+            }
+            Err(_) => {
+                // Answers the parse error (-32700 or -32600, with the id when it was read).
+                self.router.handle_with(&frame, &mut self.scratch, &mut self.out);
+                false
+            }
+        };
+        if !needs_async {
+            self.send_answer().await;
+        } else if !self.backlog.is_empty() {
+            self.backlog.push_back(frame);
+        } else {
+            match self.limit.clone().try_acquire_owned() {
+                Ok(permit) => self.spawn_handler(frame, permit),
+                Err(_) => self.backlog.push_back(frame),
+            }
+        }
+    }
+
+    fn spawn_handler(&self, frame: Bytes, permit: OwnedSemaphorePermit) {
+        let router = self.router.clone();
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            let mut out = BytesMut::new();
+            if router.handle_async(&frame, &mut out).await {
+                Counters::bump(&shared.counters.answers_sent);
+                let _ = shared.outgoing.send(Outgoing::Frame(out.freeze())).await;
+            }
+            drop(permit);
+        });
+    }
+
+    /// Queues what the reader wrote into `out`, if anything.
+    async fn send_answer(&mut self) {
+        if self.out.is_empty() {
+            return;
+        }
+        Counters::bump(&self.shared.counters.answers_sent);
+        let answer = self.out.split().freeze();
+        // If the writer is gone the connection is closing already; the reader hears of it.
+        let _ = self.shared.outgoing.send(Outgoing::Frame(answer)).await;
+    }
+
+    async fn answer_frame_error(&mut self, error: &FrameError) {
+        Counters::bump(&self.shared.counters.frame_errors);
+        encode::write_error(&mut self.out, &Id::null(), &error.to_error_object());
+        self.send_answer().await;
+    }
+}
+
+/// Hands every response in `parsed` to the call waiting for it.
+fn complete_responses(shared: &SharedRef, parsed: &Parsed<'_>, frame: &Bytes) {
+    match parsed {
+        Parsed::Single(Message::Response(response)) => complete(shared, response, frame),
+        Parsed::Single(_) => {}
+        Parsed::Batch(batch) => {
+            for element in batch.iter() {
+                if let Ok(Message::Response(response)) = element {
+                    complete(shared, &response, frame);
+                }
+            }
+        }
+    }
+}
+
+fn complete(shared: &SharedRef, response: &Response<'_>, frame: &Bytes) {
+    let answer: Answer = match response.payload() {
+        ResponsePayload::Result(result) => Ok(slice_of(frame, result.get().as_bytes())),
+        ResponsePayload::Error(error) => Err(error.clone().into_owned()),
+    };
+    if shared.table.complete(response.id(), answer).is_err() {
+        Counters::bump(&shared.counters.unmatched_responses);
+    }
+}
+
+/// `part` as a slice of `frame` without copying when it lies inside it (it does when the
+/// parser borrowed it), a copy otherwise.
+fn slice_of(frame: &Bytes, part: &[u8]) -> Bytes {
+    let base = frame.as_ptr() as usize;
+    let start = part.as_ptr() as usize;
+    if start >= base && start + part.len() <= base + frame.len() {
+        frame.slice(start - base..start - base + part.len())
+    } else {
+        Bytes::copy_from_slice(part)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slice_of;
+    use bytes::Bytes;
+
+    #[test]
+    fn slices_inside_the_frame_and_copies_outside() {
+        let frame = Bytes::from_static(b"{\"result\":[1,2]}");
+        let inside = slice_of(&frame, &frame[10..15]);
+        assert_eq!(&inside[..], b"[1,2]");
+        assert_eq!(inside.as_ptr(), frame[10..].as_ptr());
+        let elsewhere = b"[3]".to_vec();
+        assert_eq!(&slice_of(&frame, &elsewhere)[..], b"[3]");
+    }
+}

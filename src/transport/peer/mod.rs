@@ -1,0 +1,536 @@
+//! [`Peer`]: one connection that both serves and calls.
+
+mod driver;
+mod error;
+mod outgoing;
+mod shared;
+mod state;
+
+pub use error::PeerError;
+pub use state::{CloseReason, ConnectionState, PeerStats};
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+
+use super::Transport;
+use crate::correlate::{Config, CorrelationTable, IdFormat};
+use crate::dispatch::Router;
+use crate::message::RawJson;
+use outgoing::OutgoingParams;
+use shared::Shared;
+use state::Counters;
+
+/// One JSON-RPC connection over a [`Transport`] that serves and calls at the same time.
+///
+/// * **Serving:** incoming requests and notifications go to the [`Router`]. Synchronous
+///   handlers answer on the reader task; async handlers
+///   ([`Router::method_async`](crate::dispatch::Router::method_async)) run on tasks of their
+///   own, at most [`max_concurrent_requests`](PeerBuilder::max_concurrent_requests) at once.
+/// * **Calling:** [`call`](Peer::call) sends a request with an id from the peer's own
+///   [`CorrelationTable`] and waits for its response; [`notify`](Peer::notify) sends a
+///   notification. The two directions have separate id spaces: the other side's request
+///   ids are only ever echoed in answers, and incoming responses are only matched against
+///   this side's pending calls.
+/// * **Lifecycle:** [`state`](Peer::state) is `Connecting` → `Connected` → `Closing` →
+///   `Closed`. The connection closes when [`close`](Peer::close) is called or every handle
+///   is dropped, when the other side ends its output, or on a fatal transport error; then
+///   every pending call fails with [`PeerError::Closed`], later calls fail the same way at
+///   once, requests already received are still answered, and the transport is closed.
+///   [`closed`](Peer::closed) says why.
+///
+/// `Peer` is a cheap handle (`Clone`); the connection runs on tasks spawned on the Tokio
+/// runtime it was created on.
+///
+/// ```
+/// use rpcwire::dispatch::Router;
+/// use rpcwire::frame::Framing;
+/// use rpcwire::transport::{ConnectionState, Peer, PeerError, StreamTransport};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (a, b) = tokio::io::duplex(4096);
+/// let mut router = Router::new();
+/// router.method("add", |(a, b): (u32, u32)| Ok(a + b));
+/// let server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), router);
+/// let client = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), Router::new());
+///
+/// assert_eq!(client.call::<_, u32>("add", [2, 3]).await.unwrap(), 5);
+/// let missing = client.call::<_, u32>("nope", ()).await.unwrap_err();
+/// assert!(matches!(missing, PeerError::Remote(ref e) if e.code() == rpcwire::ErrorCode::MethodNotFound));
+///
+/// server.close().await;
+/// assert_eq!(server.state(), ConnectionState::Closed);
+/// let after = client.call::<_, u32>("add", [1, 1]).await.unwrap_err();
+/// assert!(after.is_closed());
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Peer {
+    handle: Arc<Handle>,
+}
+
+/// Closes the connection when the last [`Peer`] handle is dropped.
+struct Handle {
+    shared: Arc<Shared>,
+    /// The timeout calls get (for the error message).
+    timeout: Duration,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.shared.request_close(CloseReason::Local);
+    }
+}
+
+impl Peer {
+    /// Runs a connection over `transport` with the default settings, serving with `router`
+    /// (a `Router` or an `Arc<Router>` shared by many connections).
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime (it spawns the connection's tasks, like `tokio::spawn`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (a, _b) = tokio::io::duplex(1024);
+    /// let transport = rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson);
+    /// let peer = rpcwire::transport::Peer::new(transport, rpcwire::dispatch::Router::new());
+    /// assert!(peer.state().is_open());
+    /// # }
+    /// ```
+    pub fn new<T: Transport>(transport: T, router: impl Into<Arc<Router>>) -> Peer {
+        PeerBuilder::new().start(transport, router)
+    }
+
+    /// Settings for a peer: call capacity and timeout, id format, concurrency, queue size.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().max_concurrent_requests(8);
+    /// # let _ = builder;
+    /// ```
+    pub fn builder() -> PeerBuilder {
+        PeerBuilder::new()
+    }
+
+    fn shared(&self) -> &Shared {
+        &self.handle.shared
+    }
+
+    /// Calls `method` with `params` (anything that serializes to a JSON array or object;
+    /// `()` or `None` for no params) and decodes the result into `R`.
+    ///
+    /// Fails with [`PeerError::Remote`] when the other side answers with an error,
+    /// [`TimedOut`](PeerError::TimedOut) after the call timeout,
+    /// [`TooManyPending`](PeerError::TooManyPending) when the call capacity is used up, and
+    /// [`Closed`](PeerError::Closed) when the connection is or gets closed. Dropping the
+    /// future abandons the call (a late response is dropped and counted).
+    ///
+    /// ```
+    /// # use rpcwire::{dispatch::Router, frame::Framing, transport::*};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), PeerError> {
+    /// # let (a, b) = tokio::io::duplex(4096);
+    /// # let mut router = Router::new();
+    /// # router.method("greet", |(name,): (String,)| Ok(format!("hello {name}")));
+    /// # let _server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), router);
+    /// # let peer = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), Router::new());
+    /// let greeting: String = peer.call("greet", ("ada",)).await?;
+    /// assert_eq!(greeting, "hello ada");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+    ) -> Result<R, PeerError> {
+        let result = self.call_with(method, OutgoingParams::Serde(&params)).await?;
+        serde_json::from_slice(&result).map_err(PeerError::Result)
+    }
+
+    /// Calls `method` with params given as JSON text (`None` for none) and returns the
+    /// result's JSON text, a slice of the response's frame (no copy, no decoding) — for
+    /// proxies and gateways.
+    ///
+    /// ```
+    /// # use rpcwire::{dispatch::Router, frame::Framing, transport::*};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let (a, b) = tokio::io::duplex(4096);
+    /// # let mut router = Router::new();
+    /// # router.method("echo", |v: serde_json::Value| Ok(v));
+    /// # let _server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), router);
+    /// # let peer = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), Router::new());
+    /// let params = rpcwire::RawJson::new(r#"{"a": [1, 2]}"#)?;
+    /// let result = peer.call_raw("echo", Some(&params)).await?;
+    /// assert_eq!(&result[..], br#"{"a":[1,2]}"#);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn call_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<Bytes, PeerError> {
+        self.call_with::<()>(method, OutgoingParams::Raw(params)).await
+    }
+
+    async fn call_with<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: OutgoingParams<'_, P>,
+    ) -> Result<Bytes, PeerError> {
+        let shared = self.shared();
+        let mut pending = shared
+            .table
+            .start()
+            .map_err(|error| PeerError::from_call(error, || shared.close_reason()))?;
+        let mut body = BytesMut::with_capacity(64 + method.len());
+        outgoing::write_call(&mut body, Some(pending.id()), method, params)?;
+        shared.send(body.freeze()).await?;
+        Counters::bump(&shared.counters.calls);
+        let outcome = match pending.deadline() {
+            Some(deadline) => tokio::select! {
+                biased;
+                outcome = &mut pending => outcome,
+                // Past its deadline the call times itself out when polled (unless its
+                // response won the race).
+                () = tokio::time::sleep_until(deadline.into()) => pending.await,
+            },
+            None => pending.await,
+        };
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(PeerError::Remote(error)),
+            Err(error) => Err(PeerError::from_call(error, || shared.close_reason())),
+        }
+    }
+
+    /// Sends a notification (no answer comes back). `Ok` means it is queued for writing.
+    ///
+    /// ```
+    /// # use rpcwire::{dispatch::Router, frame::Framing, transport::*};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), PeerError> {
+    /// # let (a, _b) = tokio::io::duplex(4096);
+    /// # let peer = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), Router::new());
+    /// peer.notify("progress", serde_json::json!({"done": 3, "of": 10})).await?;
+    /// assert!(peer.notify("progress", 3).await.is_err()); // params must be an array or object
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), PeerError> {
+        let shared = self.shared();
+        if !self.state().is_open() {
+            return Err(shared.closed_error());
+        }
+        let mut body = BytesMut::with_capacity(64 + method.len());
+        outgoing::write_call(&mut body, None, method, OutgoingParams::Serde(&params))?;
+        shared.send(body.freeze()).await?;
+        Counters::bump(&shared.counters.notifications);
+        Ok(())
+    }
+
+    /// The connection's state now.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// peer.close().await;
+    /// assert_eq!(peer.state(), rpcwire::transport::ConnectionState::Closed);
+    /// # }
+    /// ```
+    pub fn state(&self) -> ConnectionState {
+        *self.shared().state.borrow()
+    }
+
+    /// A receiver that sees every change of the connection's state.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// let mut states = peer.state_changes();
+    /// drop(b); // the other side goes away
+    /// let closed = states.wait_for(|s| *s == rpcwire::transport::ConnectionState::Closed).await;
+    /// assert!(closed.is_ok());
+    /// # }
+    /// ```
+    pub fn state_changes(&self) -> watch::Receiver<ConnectionState> {
+        self.shared().state.subscribe()
+    }
+
+    /// Waits until the connection is closed (everything written out, the transport closed)
+    /// and says why.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (a, b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// drop(b);
+    /// assert!(matches!(peer.closed().await, rpcwire::transport::CloseReason::EndOfInput));
+    /// # }
+    /// ```
+    pub async fn closed(&self) -> CloseReason {
+        let mut states = self.shared().state.subscribe();
+        // The sender lives in `Shared`, which this handle keeps alive.
+        let _ = states.wait_for(|state| *state == ConnectionState::Closed).await;
+        self.shared().close_reason()
+    }
+
+    /// Closes the connection: stops reading, fails pending calls, answers the requests
+    /// already received, writes everything out, closes the transport; returns when done.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// peer.close().await;
+    /// assert!(peer.call::<_, ()>("anything", ()).await.unwrap_err().is_closed());
+    /// # }
+    /// ```
+    pub async fn close(&self) {
+        self.shared().request_close(CloseReason::Local);
+        self.closed().await;
+    }
+
+    /// What the peer has done so far.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// peer.notify("hello", ()).await.unwrap();
+    /// assert_eq!(peer.stats().notifications, 1);
+    /// # }
+    /// ```
+    pub fn stats(&self) -> PeerStats {
+        self.shared().counters.snapshot()
+    }
+
+    /// How many calls are waiting for their responses.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// assert_eq!(peer.pending_calls(), 0);
+    /// # }
+    /// ```
+    pub fn pending_calls(&self) -> usize {
+        self.shared().table.pending()
+    }
+}
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer")
+            .field("state", &self.state())
+            .field("pending_calls", &self.pending_calls())
+            .field("call_timeout", &self.handle.timeout)
+            .finish()
+    }
+}
+
+/// Settings for a [`Peer`], then [`start`](PeerBuilder::start) it over a transport or
+/// [`connect`](PeerBuilder::connect) it.
+///
+/// ```
+/// use std::time::Duration;
+/// use rpcwire::correlate::IdFormat;
+/// use rpcwire::transport::{Peer, StreamTransport};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (a, _b) = tokio::io::duplex(1024);
+/// let peer = Peer::builder()
+///     .call_capacity(256)
+///     .call_timeout(Duration::from_secs(5))
+///     .id_format(IdFormat::String)
+///     .max_concurrent_requests(16)
+///     .start(StreamTransport::from_io(a, rpcwire::frame::Framing::ContentLength), rpcwire::dispatch::Router::new());
+/// # let _ = peer;
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct PeerBuilder {
+    calls: Config,
+    max_concurrent_requests: usize,
+    outgoing_queue: usize,
+}
+
+impl Default for PeerBuilder {
+    fn default() -> PeerBuilder {
+        PeerBuilder::new()
+    }
+}
+
+impl PeerBuilder {
+    /// The defaults: 1,024 pending calls, a 30 s call timeout, number ids, 64 concurrent
+    /// async handlers, and room for 1,024 frames in the outgoing queue.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::PeerBuilder::new();
+    /// # let _ = builder;
+    /// ```
+    pub fn new() -> PeerBuilder {
+        PeerBuilder {
+            calls: Config::default(),
+            max_concurrent_requests: 64,
+            outgoing_queue: 1024,
+        }
+    }
+
+    /// The most calls that may wait for their responses at once; one more fails at once
+    /// with [`PeerError::TooManyPending`].
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().call_capacity(16);
+    /// # let _ = builder;
+    /// ```
+    pub fn call_capacity(mut self, capacity: usize) -> PeerBuilder {
+        self.calls.capacity = capacity;
+        self
+    }
+
+    /// How long a call waits for its response before failing with
+    /// [`PeerError::TimedOut`].
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().call_timeout(std::time::Duration::from_secs(1));
+    /// # let _ = builder;
+    /// ```
+    pub fn call_timeout(mut self, timeout: Duration) -> PeerBuilder {
+        self.calls.timeout = timeout;
+        self
+    }
+
+    /// The form of the ids this side's calls carry.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().id_format(rpcwire::correlate::IdFormat::String);
+    /// # let _ = builder;
+    /// ```
+    pub fn id_format(mut self, format: IdFormat) -> PeerBuilder {
+        self.calls.id_format = format;
+        self
+    }
+
+    /// The most async handlers running at once (at least 1). Synchronous handlers run on
+    /// the reader task, one at a time, and are not counted.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().max_concurrent_requests(4);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_concurrent_requests(mut self, limit: usize) -> PeerBuilder {
+        self.max_concurrent_requests = limit.clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+        self
+    }
+
+    /// How many frames may wait to be written (at least 1); when full, callers and the
+    /// reader wait for the writer.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().outgoing_queue(64);
+    /// # let _ = builder;
+    /// ```
+    pub fn outgoing_queue(mut self, frames: usize) -> PeerBuilder {
+        self.outgoing_queue = frames.max(1);
+        self
+    }
+
+    /// Runs a connection over `transport`, already established.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (a, _b) = tokio::io::duplex(1024);
+    /// let transport = rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson);
+    /// let peer = rpcwire::transport::Peer::builder().start(transport, rpcwire::dispatch::Router::new());
+    /// # let _ = peer;
+    /// # }
+    /// ```
+    pub fn start<T: Transport>(self, transport: T, router: impl Into<Arc<Router>>) -> Peer {
+        self.spawn(
+            std::future::ready(Ok(transport)),
+            router.into(),
+            ConnectionState::Connected,
+        )
+    }
+
+    /// Runs a connection over the transport `connect` establishes. Until it does, the state
+    /// is `Connecting` and calls are queued; if it fails, the peer closes with
+    /// [`CloseReason::ConnectFailed`].
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime.
+    ///
+    /// ```
+    /// use rpcwire::frame::Framing;
+    /// use rpcwire::transport::{Peer, StreamTransport};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let peer = Peer::builder().connect(
+    ///     async {
+    ///         let stream = tokio::net::TcpStream::connect("127.0.0.1:1").await?;
+    ///         Ok(StreamTransport::from_io(stream, Framing::Ndjson))
+    ///     },
+    ///     rpcwire::dispatch::Router::new(),
+    /// );
+    /// // Nothing listens on port 1.
+    /// assert!(matches!(peer.closed().await, rpcwire::transport::CloseReason::ConnectFailed(_)));
+    /// # }
+    /// ```
+    pub fn connect<T, F>(self, connect: F, router: impl Into<Arc<Router>>) -> Peer
+    where
+        T: Transport,
+        F: Future<Output = io::Result<T>> + Send + 'static,
+    {
+        self.spawn(connect, router.into(), ConnectionState::Connecting)
+    }
+
+    fn spawn<T, F>(self, connect: F, router: Arc<Router>, state: ConnectionState) -> Peer
+    where
+        T: Transport,
+        F: Future<Output = io::Result<T>> + Send + 'static,
+    {
+        let (outgoing, queue) = mpsc::channel(self.outgoing_queue);
+        let shared = Arc::new(Shared::new(
+            CorrelationTable::new(self.calls.clone()),
+            outgoing,
+            state,
+        ));
+        tokio::spawn(driver::run(
+            connect,
+            shared.clone(),
+            router,
+            queue,
+            self.max_concurrent_requests,
+        ));
+        Peer {
+            handle: Arc::new(Handle {
+                shared,
+                timeout: self.calls.timeout,
+            }),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! A peer's connection state, why it closed, and its counters.
+
+use std::fmt;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use crate::transport::TransportError;
+
+/// Where a [`Peer`](super::Peer)'s connection is in its life; observe it with
+/// [`Peer::state`](super::Peer::state) and [`Peer::state_changes`](super::Peer::state_changes).
+///
+/// ```
+/// use rpcwire::transport::ConnectionState;
+/// assert!(ConnectionState::Connected.is_open());
+/// assert!(!ConnectionState::Closing.is_open());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConnectionState {
+    /// The transport is being established ([`PeerBuilder::connect`](super::PeerBuilder::connect)).
+    /// Calls and notifications made now are queued and sent once connected.
+    Connecting,
+    /// Serving and calling.
+    Connected,
+    /// No longer reading; pending calls have failed; answers to requests already received
+    /// are being finished and written out.
+    Closing,
+    /// Everything is written out and the transport is closed.
+    Closed,
+}
+
+impl ConnectionState {
+    /// Whether calls can be made (connecting or connected).
+    ///
+    /// ```
+    /// assert!(rpcwire::transport::ConnectionState::Connecting.is_open());
+    /// ```
+    pub fn is_open(self) -> bool {
+        matches!(self, ConnectionState::Connecting | ConnectionState::Connected)
+    }
+}
+
+/// Why a [`Peer`](super::Peer)'s connection closed.
+///
+/// ```
+/// use rpcwire::transport::CloseReason;
+/// assert_eq!(CloseReason::Local.to_string(), "closed by this side");
+/// assert!(!CloseReason::Local.is_error());
+/// ```
+#[derive(Clone, Debug)]
+pub enum CloseReason {
+    /// [`Peer::close`](super::Peer::close) was called, or every `Peer` handle was dropped.
+    Local,
+    /// The other side ended its output (end of input).
+    EndOfInput,
+    /// Reading or writing failed fatally (a garbage frame header, input that ended inside a
+    /// frame, an I/O error).
+    Transport(Arc<TransportError>),
+    /// The transport could not be established.
+    ConnectFailed(Arc<io::Error>),
+}
+
+impl CloseReason {
+    /// Whether the connection ended because something went wrong.
+    ///
+    /// ```
+    /// use rpcwire::transport::{CloseReason, TransportError};
+    /// assert!(CloseReason::Transport(TransportError::Closed.into()).is_error());
+    /// assert!(!CloseReason::EndOfInput.is_error());
+    /// ```
+    pub fn is_error(&self) -> bool {
+        matches!(self, CloseReason::Transport(_) | CloseReason::ConnectFailed(_))
+    }
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CloseReason::Local => f.write_str("closed by this side"),
+            CloseReason::EndOfInput => f.write_str("the other side ended the connection"),
+            CloseReason::Transport(error) => write!(f, "{error}"),
+            CloseReason::ConnectFailed(error) => write!(f, "could not connect: {error}"),
+        }
+    }
+}
+
+/// What a [`Peer`](super::Peer) has done so far.
+///
+/// ```
+/// let stats = rpcwire::transport::PeerStats::default();
+/// assert_eq!(stats.calls, 0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PeerStats {
+    /// Frames received (each a message or a batch).
+    pub frames_received: u64,
+    /// Answers sent to the other side's requests (responses, batch arrays, error objects).
+    pub answers_sent: u64,
+    /// Calls sent.
+    pub calls: u64,
+    /// Notifications sent.
+    pub notifications: u64,
+    /// Responses that matched no pending call (late after a timeout, duplicated, forged, or
+    /// with id `null`).
+    pub unmatched_responses: u64,
+    /// Frames the transport rejected (too large, bad header, cut off).
+    pub frame_errors: u64,
+}
+
+/// The live counters behind [`PeerStats`].
+#[derive(Debug, Default)]
+pub(super) struct Counters {
+    pub(super) frames_received: AtomicU64,
+    pub(super) answers_sent: AtomicU64,
+    pub(super) calls: AtomicU64,
+    pub(super) notifications: AtomicU64,
+    pub(super) unmatched_responses: AtomicU64,
+    pub(super) frame_errors: AtomicU64,
+}
+
+impl Counters {
+    pub(super) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn snapshot(&self) -> PeerStats {
+        PeerStats {
+            frames_received: self.frames_received.load(Relaxed),
+            answers_sent: self.answers_sent.load(Relaxed),
+            calls: self.calls.load(Relaxed),
+            notifications: self.notifications.load(Relaxed),
+            unmatched_responses: self.unmatched_responses.load(Relaxed),
+            frame_errors: self.frame_errors.load(Relaxed),
+        }
+    }
+}
