@@ -4,8 +4,8 @@
 //! - `python_client_calls_rpcwire_server`: `tests/interop/py_client.py` runs the
 //!   `spec_server` example as its child and checks its answers through pylsp_jsonrpc's
 //!   `Endpoint` (subtract, sum, get_data, echo, notifications, -32601, -32602).
-//! - `rpcwire_client_calls_python_server`: the `stdio_client` example runs
-//!   `tests/interop/py_server.py` as its child and makes 10,000 `subtract` calls.
+//! - `rpcwire_client_calls_python_server` (`tokio` feature): the `stdio_client` example
+//!   runs `tests/interop/py_server.py` as its child and makes 10,000 `subtract` calls.
 //!
 //! The Python packages are pinned in `tests/interop/requirements.txt` and installed into a
 //! venv in the target directory by `tests/interop/setup.sh` (run once per test binary).
@@ -202,6 +202,8 @@ fn python_client_calls_rpcwire_server() {
     assert_eq!(fields.get("server_exit"), Some(&"0"), "{fields:?}");
 }
 
+/// `stdio_client` is a `tokio`-feature example (`required-features`).
+#[cfg(feature = "tokio")]
 #[test]
 fn rpcwire_client_calls_python_server() {
     let Some(python) = python() else { return };
