@@ -2,56 +2,20 @@
 //! example of the specification in both framings, oversized lines and frames, headers as
 //! real peers send them, end of input. Outputs are compared as JSON values.
 
+#[path = "support/example_binary.rs"]
+mod example_binary;
 #[path = "support/spec_cases.rs"]
 mod spec_cases;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
 
+use example_binary::example_binary;
 use serde_json::Value;
 use spec_cases::{strip_error_data, SPEC_EXAMPLES};
 
-/// `cargo test` builds the examples next to the test binaries (target/<profile>/examples).
-/// When they were not built (`cargo test --tests`, as cargo-llvm-cov runs it), build the
-/// example once with the same cargo, target directory, profile and features.
-fn server_binary() -> PathBuf {
-    static BINARY: OnceLock<PathBuf> = OnceLock::new();
-    BINARY
-        .get_or_init(|| {
-            let test_binary = std::env::current_exe().expect("test binary path");
-            let profile_dir = test_binary
-                .parent()
-                .and_then(|deps| deps.parent())
-                .expect("target/<profile>");
-            let binary = profile_dir
-                .join("examples")
-                .join(format!("spec_server{}", std::env::consts::EXE_SUFFIX));
-            if !binary.exists() {
-                let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-                build
-                    .args(["build", "--example", "spec_server", "--manifest-path"])
-                    .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
-                    .arg("--target-dir")
-                    .arg(profile_dir.parent().expect("target dir"));
-                if profile_dir.ends_with("release") {
-                    build.arg("--release");
-                }
-                if cfg!(feature = "tokio") {
-                    build.args(["--features", "tokio"]);
-                }
-                let status = build.status().expect("run cargo build --example spec_server");
-                assert!(status.success(), "cargo build --example spec_server failed");
-            }
-            assert!(binary.exists(), "{} is missing", binary.display());
-            binary
-        })
-        .clone()
-}
-
 fn run_server(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(server_binary())
+    let mut child = Command::new(example_binary("spec_server"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

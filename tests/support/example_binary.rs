@@ -1,0 +1,53 @@
+//! Locates an example's binary for the tests that run it as a child process
+//! (`#[path]`-included by `tests/spec_server.rs` and `tests/interop_pylsp.rs`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+/// The binary of `examples/<name>.rs`.
+///
+/// `cargo test` builds the examples next to the test binaries (target/<profile>/examples).
+/// When they were not built (`cargo test --tests`, as cargo-llvm-cov runs it), builds the
+/// example once with the same cargo, target directory, profile and features.
+pub fn example_binary(name: &str) -> PathBuf {
+    static BINARIES: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    // Held while building: one cargo at a time, and each example is built once.
+    let mut binaries = BINARIES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(binary) = binaries.get(name) {
+        return binary.clone();
+    }
+    let test_binary = std::env::current_exe().expect("test binary path");
+    let profile_dir = test_binary
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>");
+    let binary = profile_dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !binary.exists() {
+        let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        build
+            .args(["build", "--example", name, "--manifest-path"])
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+            .arg("--target-dir")
+            .arg(profile_dir.parent().expect("target dir"));
+        if profile_dir.ends_with("release") {
+            build.arg("--release");
+        }
+        if cfg!(feature = "tokio") {
+            build.args(["--features", "tokio"]);
+        }
+        let status = build
+            .status()
+            .unwrap_or_else(|e| panic!("run cargo build --example {name}: {e}"));
+        assert!(status.success(), "cargo build --example {name} failed");
+    }
+    assert!(binary.exists(), "{} is missing", binary.display());
+    binaries.insert(name.to_owned(), binary.clone());
+    binary
+}
