@@ -8,14 +8,15 @@
 //! ```
 //!
 //! Options (before the command): `--calls N` (default 10000), `--in-flight N` (default 256),
-//! `--framing content-length|ndjson` (default content-length; tell the server the same).
+//! `--framing content-length|ndjson` (default content-length; tell the server the same),
+//! `--timeout SECS` per call (default 10). After the first failed call no new calls start.
 //! Half the calls use positional params `[minuend, subtrahend]`, half named ones
 //! `{"minuend": …, "subtrahend": …}`, as in the JSON-RPC 2.0 specification's examples.
 //! Prints one line `stdio_client: calls=… errors=… calls_per_s=… p50_us=… p99_us=…` and
 //! exits with status 0 only when every answer was right and the child exited cleanly.
 
 use std::process::{ExitCode, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,6 +29,7 @@ struct Options {
     calls: usize,
     in_flight: usize,
     framing: Framing,
+    timeout: Duration,
     command: Vec<String>,
 }
 
@@ -36,6 +38,7 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
         calls: 10_000,
         in_flight: 256,
         framing: Framing::ContentLength,
+        timeout: Duration::from_secs(10),
         command: Vec::new(),
     };
     while let Some(arg) = args.next() {
@@ -51,6 +54,13 @@ fn parse_options(mut args: impl Iterator<Item = String>) -> Result<Options, Stri
                 options.framing = value("--framing")?
                     .parse()
                     .map_err(|e| format!("--framing: {e}"))?
+            }
+            "--timeout" => {
+                let seconds: f64 = value("--timeout")?
+                    .parse()
+                    .map_err(|e| format!("--timeout: {e}"))?;
+                options.timeout =
+                    Duration::try_from_secs_f64(seconds).map_err(|e| format!("--timeout: {e}"))?;
             }
             "--" => {
                 options.command.extend(args.by_ref());
@@ -132,25 +142,30 @@ async fn main() -> ExitCode {
     let transport = StreamTransport::new(stdout.expect("piped"), stdin.expect("piped"), options.framing);
     let peer = Peer::builder()
         .call_capacity(options.in_flight)
+        .call_timeout(options.timeout)
         .start(transport, Router::new());
 
     let next = Arc::new(AtomicUsize::new(0));
+    let failed = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let mut workers = tokio::task::JoinSet::new();
     for _ in 0..options.in_flight.min(options.calls.max(1)) {
-        let (peer, next, calls) = (peer.clone(), next.clone(), options.calls);
+        let (peer, next, failed, calls) = (peer.clone(), next.clone(), failed.clone(), options.calls);
         workers.spawn(async move {
             let mut latencies = Vec::new();
             let mut errors = Vec::new();
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= calls {
+                if i >= calls || failed.load(Ordering::Relaxed) {
                     return (latencies, errors);
                 }
                 let sent = Instant::now();
                 match subtract(&peer, i).await {
                     Ok(()) => latencies.push(sent.elapsed()),
-                    Err(error) => errors.push(error),
+                    Err(error) => {
+                        failed.store(true, Ordering::Relaxed);
+                        errors.push(error);
+                    }
                 }
             }
         });
@@ -171,10 +186,11 @@ async fn main() -> ExitCode {
 
     latencies.sort_unstable();
     println!(
-        "stdio_client: calls={} errors={} calls_per_s={:.0} p50_us={:.1} p99_us={:.1} in_flight={} framing={}",
+        "stdio_client: calls={} answered={} errors={} calls_per_s={:.0} p50_us={:.1} p99_us={:.1} in_flight={} framing={}",
         options.calls,
+        latencies.len(),
         errors.len(),
-        options.calls as f64 / elapsed.as_secs_f64(),
+        latencies.len() as f64 / elapsed.as_secs_f64(),
         percentile(&latencies, 50.0),
         percentile(&latencies, 99.0),
         options.in_flight,
@@ -198,7 +214,7 @@ async fn main() -> ExitCode {
             false
         }
     };
-    if errors.is_empty() && child_ok {
+    if errors.is_empty() && latencies.len() == options.calls && child_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
