@@ -3,7 +3,9 @@
 //!
 //! - `python_client_calls_rpcwire_server`: `tests/interop/py_client.py` runs the
 //!   `spec_server` example as its child and checks its answers through pylsp_jsonrpc's
-//!   `Endpoint` (subtract, sum, get_data, echo, notifications, -32601, -32602).
+//!   `Endpoint` (subtract, sum, get_data, echo, notifications, -32601, -32602);
+//!   `python_client_calls_rpcwire_peer_over_stdio` (`tokio` feature) does the same with the
+//!   server serving through `Peer` over the stdio transport (`spec_server --peer`).
 //! - `rpcwire_client_calls_python_server` (`tokio` feature): the `stdio_client` example
 //!   runs `tests/interop/py_server.py` as its child and makes 10,000 `subtract` calls.
 //!
@@ -167,13 +169,25 @@ fn number<T: std::str::FromStr>(fields: &HashMap<&str, &str>, key: &str) -> T {
 
 #[test]
 fn python_client_calls_rpcwire_server() {
+    python_client_calls(&[]);
+}
+
+/// The same server through `rpcwire::transport::Peer` over the stdio transport.
+#[cfg(feature = "tokio")]
+#[test]
+fn python_client_calls_rpcwire_peer_over_stdio() {
+    python_client_calls(&["--peer"]);
+}
+
+fn python_client_calls(server_args: &[&str]) {
     let Some(python) = python() else { return };
     let server = example_binary("spec_server");
     let finished = run(
         Command::new(&python)
             .arg(interop_dir().join("py_client.py"))
             .arg(&server)
-            .args(["--framing", "content-length"]),
+            .args(["--framing", "content-length"])
+            .args(server_args),
         CHILD_TIMEOUT,
     )
     .expect("run py_client.py");

@@ -84,13 +84,24 @@ fn ndjson_bodies(output: &[u8]) -> Vec<&[u8]> {
 
 #[test]
 fn every_specification_example_over_ndjson() {
+    spec_examples_over_ndjson(&[]);
+}
+
+/// The same examples answered through `Peer` over the stdio transport (`--peer`).
+#[cfg(feature = "tokio")]
+#[test]
+fn every_specification_example_over_ndjson_through_a_peer() {
+    spec_examples_over_ndjson(&["--peer"]);
+}
+
+fn spec_examples_over_ndjson(extra: &[&str]) {
     let mut input = Vec::new();
     for (_, example, _) in SPEC_EXAMPLES {
         // One message per line: the multi-line examples are joined.
         input.extend(example.bytes().map(|b| if b == b'\n' { b' ' } else { b }));
         input.push(b'\n');
     }
-    let output = run_server(&["--framing", "ndjson"], &input);
+    let output = run_server(&[&["--framing", "ndjson"], extra].concat(), &input);
     assert!(
         output.status.success(),
         "{}",
@@ -101,6 +112,16 @@ fn every_specification_example_over_ndjson() {
 
 #[test]
 fn every_specification_example_over_content_length() {
+    spec_examples_over_content_length(&[]);
+}
+
+#[cfg(feature = "tokio")]
+#[test]
+fn every_specification_example_over_content_length_through_a_peer() {
+    spec_examples_over_content_length(&["--peer"]);
+}
+
+fn spec_examples_over_content_length(extra: &[&str]) {
     let mut input = Vec::new();
     for (i, (_, example, _)) in SPEC_EXAMPLES.iter().enumerate() {
         // As real peers write headers: vscode-jsonrpc (Content-Length only) and
@@ -118,7 +139,7 @@ fn every_specification_example_over_content_length() {
         }
         input.extend_from_slice(example.as_bytes());
     }
-    let output = run_server(&["--framing", "content-length"], &input);
+    let output = run_server(&[&["--framing", "content-length"], extra].concat(), &input);
     assert!(
         output.status.success(),
         "{}",
@@ -229,5 +250,36 @@ fn bad_arguments_are_a_usage_error() {
         let output = run_server(args, b"");
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&output.stderr).contains("usage"));
+    }
+}
+
+/// `examples/stdio_client.rs` against this server, both loops (`serve` and `Peer`), both
+/// framings: 10,000 checked `subtract` calls with up to 256 in flight.
+#[cfg(feature = "tokio")]
+#[test]
+fn stdio_client_calls_the_server() {
+    let server = example_binary("spec_server");
+    for framing in ["content-length", "ndjson"] {
+        for peer in [false, true] {
+            let mut command = Command::new(example_binary("stdio_client"));
+            command
+                .args(["--framing", framing, "--"])
+                .arg(&server)
+                .args(["--framing", framing]);
+            if peer {
+                command.arg("--peer");
+            }
+            let output = command.output().expect("run stdio_client");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                output.status.success(),
+                "{framing}, peer {peer}: {stdout}{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(
+                stdout.contains("calls=10000 answered=10000 errors=0 "),
+                "{framing}, peer {peer}: {stdout}"
+            );
+        }
     }
 }

@@ -8,9 +8,11 @@ use std::sync::{Mutex, OnceLock};
 
 /// The binary of `examples/<name>.rs`.
 ///
-/// `cargo test` builds the examples next to the test binaries (target/<profile>/examples).
-/// When they were not built (`cargo test --tests`, as cargo-llvm-cov runs it), builds the
-/// example once with the same cargo, target directory, profile and features.
+/// `cargo test` builds the examples next to the test binaries (target/<profile>/examples),
+/// but not when it runs only some tests (`--test NAME`, `--tests` as cargo-llvm-cov runs
+/// it), which would leave a missing or stale binary. So this asks cargo once per example to
+/// build it with the same cargo, target directory, profile and features (a quick no-op when
+/// it is up to date).
 pub fn example_binary(name: &str) -> PathBuf {
     static BINARIES: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
     // Held while building: one cargo at a time, and each example is built once.
@@ -29,7 +31,7 @@ pub fn example_binary(name: &str) -> PathBuf {
     let binary = profile_dir
         .join("examples")
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    if !binary.exists() {
+    {
         let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
         build
             .args(["build", "--example", name, "--manifest-path"])
