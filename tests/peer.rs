@@ -529,3 +529,30 @@ async fn call_raw_returns_the_result_bytes_exactly() {
     assert_eq!(&result[..], br#"{"x":1.50,"y":"\u00e9"}"#);
     assert_eq!(&client.call_raw("echo", None).await.unwrap()[..], b"null");
 }
+
+#[tokio::test]
+async fn malformed_and_invalid_messages_get_the_right_errors() {
+    let (peer, (mut receiver, mut sender)) =
+        peer_and_raw(Peer::builder(), subtract_router(), Framing::Ndjson);
+    sender
+        .send(br#"{"jsonrpc":"2.0","id":3,"method":"#)
+        .await
+        .unwrap();
+    sender
+        .send(br#"{"jsonrpc":"1.0","id":4,"method":"subtract"}"#)
+        .await
+        .unwrap();
+    sender.flush().await.unwrap();
+    let parse_error = next_json(&mut receiver).await;
+    assert_eq!(
+        (parse_error["id"].clone(), parse_error["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    let invalid = next_json(&mut receiver).await;
+    assert_eq!(
+        (invalid["id"].clone(), invalid["error"]["code"].clone()),
+        (json!(4), json!(-32600))
+    );
+    assert_eq!(peer.stats().answers_sent, 2);
+    assert_eq!(peer.state(), ConnectionState::Connected);
+}

@@ -93,6 +93,12 @@ impl<V> MethodTable<V> {
         self.entries.len()
     }
 
+    /// The registered values, in registration order.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
+        self.entries.iter().map(|(_, value)| value)
+    }
+
     /// The registered names, in registration order.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(name, _)| &**name)

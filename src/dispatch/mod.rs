@@ -41,4 +41,6 @@ mod router;
 
 pub use no_params::NoParams;
 pub use reply::{Reply, Written};
+#[cfg(feature = "tokio")]
+pub(crate) use router::write_parse_error;
 pub use router::Router;

@@ -373,6 +373,15 @@ impl Router {
         self.methods.get(method)
     }
 
+    /// Whether any async handler is registered (then frames may need
+    /// [`needs_async`](Router::needs_async)'s look-up; otherwise none does).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn has_async_handlers(&self) -> bool {
+        self.methods
+            .values()
+            .any(|handler| matches!(handler, Handler::Async(_)))
+    }
+
     /// The answer rules for one message. Async handlers are handed back as [`Deferred`].
     pub(crate) fn answer<'m>(
         &self,

@@ -23,10 +23,10 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use super::outgoing::Outgoing;
-use super::shared::{Answer, SharedRef};
+use super::shared::{Answer, Shared};
 use super::state::Counters;
 use super::{CloseReason, ConnectionState};
-use crate::dispatch::Router;
+use crate::dispatch::{write_parse_error, Router};
 use crate::encode;
 use crate::frame::FrameError;
 use crate::message::{Id, Message, Response, ResponsePayload};
@@ -43,7 +43,7 @@ pub(super) struct HandlerLimits {
 /// Runs the connection from connecting to closed.
 pub(super) async fn run<T, F>(
     connect: F,
-    shared: SharedRef,
+    shared: Arc<Shared>,
     router: Arc<Router>,
     queue: mpsc::Receiver<Outgoing>,
     limits: HandlerLimits,
@@ -81,6 +81,9 @@ pub(super) async fn run<T, F>(
 
     let mut reader = Reader {
         receiver,
+        // The router is immutable from here on: look handlers up per frame only if some
+        // are async.
+        router_has_async: router.has_async_handlers(),
         limit: Arc::new(Semaphore::new(limits.max_concurrent)),
         limits,
         backlog: VecDeque::new(),
@@ -98,7 +101,7 @@ pub(super) async fn run<T, F>(
 }
 
 /// The writer task: frames and writes what is queued, flushing whenever the queue is empty.
-async fn write<S: FrameSender>(mut sender: S, mut queue: mpsc::Receiver<Outgoing>, shared: SharedRef) {
+async fn write<S: FrameSender>(mut sender: S, mut queue: mpsc::Receiver<Outgoing>, shared: Arc<Shared>) {
     let written = async {
         while let Some(item) = queue.recv().await {
             let mut next = Some(item);
@@ -126,10 +129,12 @@ struct Reader<R> {
     limits: HandlerLimits,
     /// Frames waiting for a handler permit.
     backlog: VecDeque<Bytes>,
+    /// Whether the router has any async handler.
+    router_has_async: bool,
     /// Answers written on the reader task.
     out: BytesMut,
     scratch: BatchScratch,
-    shared: SharedRef,
+    shared: Arc<Shared>,
     router: Arc<Router>,
 }
 
@@ -182,15 +187,15 @@ impl<R: FrameReceiver> Reader<R> {
         let needs_async = match self.router.parser().parse_reusing(&frame, &mut self.scratch) {
             Ok(parsed) => {
                 complete_responses(&self.shared, &parsed, &frame);
-                let needs_async = self.router.needs_async(&parsed);
+                let needs_async = self.router_has_async && self.router.needs_async(&parsed);
                 if !needs_async {
                     self.router.answer_parsed(parsed, &mut self.out);
                 }
                 needs_async
             }
-            Err(_) => {
-                // Answers the parse error (-32700 or -32600, with the id when it was read).
-                self.router.handle_with(&frame, &mut self.scratch, &mut self.out);
+            Err(error) => {
+                // -32700 or -32600, with the id when the parser read one.
+                write_parse_error(&mut self.out, &error);
                 false
             }
         };
@@ -238,7 +243,7 @@ impl<R: FrameReceiver> Reader<R> {
 }
 
 /// Hands every response in `parsed` to the call waiting for it.
-fn complete_responses(shared: &SharedRef, parsed: &Parsed<'_>, frame: &Bytes) {
+fn complete_responses(shared: &Arc<Shared>, parsed: &Parsed<'_>, frame: &Bytes) {
     match parsed {
         Parsed::Single(Message::Response(response)) => complete(shared, response, frame),
         Parsed::Single(_) => {}
@@ -252,7 +257,7 @@ fn complete_responses(shared: &SharedRef, parsed: &Parsed<'_>, frame: &Bytes) {
     }
 }
 
-fn complete(shared: &SharedRef, response: &Response<'_>, frame: &Bytes) {
+fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
     let answer: Answer = match response.payload() {
         ResponsePayload::Result(result) => Ok(slice_of(frame, result.get().as_bytes())),
         ResponsePayload::Error(error) => Err(error.clone().into_owned()),

@@ -81,8 +81,6 @@ pub struct Peer {
 /// Closes the connection when the last [`Peer`] handle is dropped.
 struct Handle {
     shared: Arc<Shared>,
-    /// The timeout calls get (for the error message).
-    timeout: Duration,
 }
 
 impl Drop for Handle {
@@ -342,7 +340,6 @@ impl fmt::Debug for Peer {
         f.debug_struct("Peer")
             .field("state", &self.state())
             .field("pending_calls", &self.pending_calls())
-            .field("call_timeout", &self.handle.timeout)
             .finish()
     }
 }
@@ -543,10 +540,7 @@ impl PeerBuilder {
         ));
         tokio::spawn(driver::run(connect, shared.clone(), router, queue, self.limits));
         Peer {
-            handle: Arc::new(Handle {
-                shared,
-                timeout: self.calls.timeout,
-            }),
+            handle: Arc::new(Handle { shared }),
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The state a peer's handles and its tasks share.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use bytes::Bytes;
 use tokio::sync::{mpsc, watch, Notify};
@@ -91,6 +91,3 @@ impl Shared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
-
-/// Clones the `Arc` (for tasks).
-pub(super) type SharedRef = Arc<Shared>;
