@@ -176,10 +176,21 @@ impl<'a> Reader<'a> {
     #[inline(never)]
     fn short_tail_string(&mut self, start: usize) -> Result<StrSpan, ParseError> {
         let tail = self.buf.get(start..).unwrap_or_default();
-        let mut block = [b'"'; 16];
-        block[..tail.len()].copy_from_slice(tail);
-        let first = scan::attention16(&block).trailing_zeros() as usize;
-        if first < tail.len() && block[first] == b'"' {
+        let first = match self.buf.last_chunk::<16>() {
+            // The usual case: the input's last 16 bytes, shifted so that bit 0 is `start`;
+            // no attention in the tail means the string is not closed.
+            Some(last) => {
+                let skipped = 16 - tail.len();
+                ((scan::attention16(last) >> skipped) | (1 << tail.len())).trailing_zeros() as usize
+            }
+            // An input shorter than 16 bytes: the tail padded with quotes.
+            None => {
+                let mut block = [b'"'; 16];
+                block[..tail.len()].copy_from_slice(tail);
+                scan::attention16(&block).trailing_zeros() as usize
+            }
+        };
+        if first < tail.len() && tail[first] == b'"' {
             self.pos = start + first + 1;
             return Ok(StrSpan {
                 span: Span::new(start, start + first),
@@ -198,9 +209,14 @@ impl<'a> Reader<'a> {
         mut escaped: bool,
     ) -> Result<StrSpan, ParseError> {
         loop {
-            // Medium strings: 16 bytes at a time inline; long ones: the cached wide kernel.
+            // Medium strings: 16 bytes at a time inline; long ones, and the last few bytes
+            // of the input: the cached kernel.
             let mut chunks = 0;
-            while let Some(chunk) = self.buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) {
+            loop {
+                let Some(chunk) = self.buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) else {
+                    pos += scan::string_run(self.buf.get(pos..).unwrap_or_default());
+                    break;
+                };
                 let bits = scan::attention16(chunk);
                 if bits != 0 {
                     pos += bits.trailing_zeros() as usize;
@@ -212,9 +228,6 @@ impl<'a> Reader<'a> {
                     pos += scan::string_run(self.buf.get(pos..).unwrap_or_default());
                     break;
                 }
-            }
-            if self.buf.len() - pos < 16 {
-                pos += scan::string_run(self.buf.get(pos..).unwrap_or_default());
             }
             match self.buf.get(pos) {
                 Some(b'"') => {
