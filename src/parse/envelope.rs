@@ -262,6 +262,16 @@ struct ErrorSpans {
 /// Parses the message object at the reader (which is at `{`), inside `enclosing`
 /// containers (0 for a single message, 1 for a batch element).
 pub(crate) fn message(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
+    // A local copy of the cursor, so that its position can live in a register.
+    let mut local = Reader::new(r.buf);
+    local.pos = r.pos;
+    let outcome = message_at(&mut local, enclosing, max_depth);
+    r.pos = local.pos;
+    outcome
+}
+
+#[inline(always)]
+fn message_at(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
     let object_at = r.pos;
     let depth = enclosing + 1;
     if depth > max_depth {
@@ -348,7 +358,9 @@ pub(crate) fn message(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) ->
                 }
                 Some(Member::Error) => {
                     if r.peek() == Some(b'{') {
-                        match error_object(r, depth, max_depth)? {
+                        let (parts, after) = error_object(r.buf, r.pos, depth, max_depth)?;
+                        r.pos = after;
+                        match parts {
                             Ok(parts) => error = Some(parts),
                             Err(problem) => members.note(problem.reason().clone(), problem.offset()),
                         }
@@ -457,11 +469,16 @@ fn integer(text: &str) -> Result<i64, &'static str> {
 }
 
 /// Parses the `error` object at the reader (which is at `{`).
+/// Returns the parts (or what is wrong with them) and the position after the object.
 fn error_object(
-    r: &mut Reader<'_>,
+    buf: &[u8],
+    pos: usize,
     enclosing: usize,
     max_depth: usize,
-) -> Result<Result<ErrorSpans, ParseError>, ParseError> {
+) -> Result<(Result<ErrorSpans, ParseError>, usize), ParseError> {
+    let mut local = Reader::new(buf);
+    local.pos = pos;
+    let r = &mut local;
     let object_at = r.pos;
     let depth = enclosing + 1;
     if depth > max_depth {
@@ -522,10 +539,11 @@ fn error_object(
         }
     }
 
+    let after = r.pos;
     if let Some(problem) = members.problem {
-        return Ok(Err(problem));
+        return Ok((Err(problem), after));
     }
-    Ok(match (code, message) {
+    let parts = match (code, message) {
         (Some(code), Some(message)) => Ok(ErrorSpans { code, message, data }),
         (None, _) => Err(ParseError::new(
             Reason::BadErrorObject("missing \"code\""),
@@ -535,5 +553,6 @@ fn error_object(
             Reason::BadErrorObject("missing \"message\""),
             object_at,
         )),
-    })
+    };
+    Ok((parts, after))
 }

@@ -3,8 +3,9 @@
 //! Layers, bottom up (the httparse layout):
 //!
 //! - `scan/`: the byte-scanning kernels (SSE2, AVX2, portable SWAR), the only `unsafe` code;
-//! - `reader`: a cursor over the input that knows the JSON grammar (strings, numbers,
-//!   literals, nested values) and validates everything it steps over;
+//! - `string`, `value`: the JSON grammar as functions from a position to the position after
+//!   a string or a value, validating everything they step over;
+//! - `reader`: a cursor over the input built on them (what the envelope reads with);
 //! - `envelope`: the JSON-RPC 2.0 rules for one message object, producing `spans`
 //!   (offsets into the input, no lifetime);
 //! - `spans`, `batch`, `owned`: turning offsets back into borrowed views.
@@ -18,7 +19,9 @@ mod owned;
 mod reader;
 pub(crate) mod scan;
 mod spans;
+mod string;
 pub(crate) mod unescape;
+mod value;
 
 pub use batch::{Batch, BatchIter};
 pub use error::{ElementError, ParseError, Reason};

@@ -1,0 +1,184 @@
+//! JSON strings, validated: escapes, surrogate pairs, UTF-8 and control characters.
+//!
+//! Free functions over `(input, position)` that return the position after the string, so a
+//! caller walking a value keeps its position in a register (the `Reader` methods and the
+//! container walk are built on them).
+
+use super::error::{ParseError, Reason};
+use super::scan;
+
+/// The position after the string whose content starts at `start` (just after its opening
+/// quote). `escaped` is set when the string holds a backslash escape.
+///
+/// Fast path: a string that ends within the next 16 bytes without escapes (keys, methods,
+/// ids, most values) takes one vector compare.
+#[inline(always)]
+pub(crate) fn string_end(buf: &[u8], start: usize, escaped: &mut bool) -> Result<usize, ParseError> {
+    if let Some(chunk) = buf.get(start..).and_then(<[u8]>::first_chunk::<16>) {
+        let bits = scan::attention16(chunk);
+        if bits == 0 {
+            return string_from(buf, start + 16, escaped);
+        }
+        let first = bits.trailing_zeros() as usize;
+        if chunk[first] == b'"' {
+            return Ok(start + first + 1);
+        }
+        return string_from(buf, start + first, escaped);
+    }
+    short_tail_string(buf, start, escaped)
+}
+
+/// A string that starts less than 16 bytes before the end of the input (the last member of
+/// a message): the input's last 16 bytes are scanned, shifted so that bit 0 is `start`; no
+/// byte needing attention in the tail means the string is not closed, which the general loop
+/// reports.
+#[inline(never)]
+fn short_tail_string(buf: &[u8], start: usize, escaped: &mut bool) -> Result<usize, ParseError> {
+    let tail = buf.get(start..).unwrap_or_default();
+    let first = match buf.last_chunk::<16>() {
+        Some(last) => {
+            let skipped = 16 - tail.len();
+            ((scan::attention16(last) >> skipped) | (1 << tail.len())).trailing_zeros() as usize
+        }
+        // An input shorter than 16 bytes: the tail padded with quotes.
+        None => {
+            let mut block = [b'"'; 16];
+            block[..tail.len()].copy_from_slice(tail);
+            scan::attention16(&block).trailing_zeros() as usize
+        }
+    };
+    if first < tail.len() && tail[first] == b'"' {
+        return Ok(start + first + 1);
+    }
+    string_from(buf, start + first.min(tail.len()), escaped)
+}
+
+/// A string that goes on past its first 16 bytes, from `pos` inside it: up to 48 more bytes
+/// 16 at a time, the usual end of hashes and addresses; anything else goes to the general
+/// loop.
+#[inline(never)]
+fn string_from(buf: &[u8], mut pos: usize, escaped: &mut bool) -> Result<usize, ParseError> {
+    for _ in 0..3 {
+        let Some(chunk) = buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) else {
+            break;
+        };
+        let bits = scan::attention16(chunk);
+        if bits != 0 {
+            let first = bits.trailing_zeros() as usize;
+            if chunk[first] == b'"' {
+                return Ok(pos + first + 1);
+            }
+            return string_general(buf, pos + first, escaped);
+        }
+        pos += 16;
+    }
+    string_general(buf, pos, escaped)
+}
+
+/// The general string loop, from `pos` inside a string.
+#[inline(never)]
+fn string_general(buf: &[u8], mut pos: usize, escaped: &mut bool) -> Result<usize, ParseError> {
+    loop {
+        // Medium strings: 16 bytes at a time inline; long ones, and the last few bytes of the
+        // input: the cached kernel.
+        let mut chunks = 0;
+        loop {
+            let Some(chunk) = buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) else {
+                pos += scan::string_run(buf.get(pos..).unwrap_or_default());
+                break;
+            };
+            let bits = scan::attention16(chunk);
+            if bits != 0 {
+                pos += bits.trailing_zeros() as usize;
+                break;
+            }
+            pos += 16;
+            chunks += 1;
+            if chunks == 4 {
+                pos += scan::string_run(buf.get(pos..).unwrap_or_default());
+                break;
+            }
+        }
+        match buf.get(pos) {
+            Some(b'"') => return Ok(pos + 1),
+            Some(b'\\') => {
+                *escaped = true;
+                pos = escape(buf, pos)?;
+            }
+            Some(&byte) if byte < 0x20 => {
+                return Err(ParseError::new(Reason::ControlCharacter, pos));
+            }
+            Some(_) => pos = utf8_sequence(buf, pos)?,
+            None => return Err(ParseError::new(Reason::UnexpectedEnd, pos)),
+        }
+    }
+}
+
+/// Validates the escape at `at` (a backslash); returns the position after it.
+fn escape(buf: &[u8], at: usize) -> Result<usize, ParseError> {
+    match buf.get(at + 1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => Ok(at + 2),
+        Some(b'u') => {
+            let unit = hex4(buf, at + 2)?;
+            match unit {
+                0xD800..=0xDBFF => {
+                    if buf.get(at + 6) == Some(&b'\\') && buf.get(at + 7) == Some(&b'u') {
+                        let low = hex4(buf, at + 8)?;
+                        if (0xDC00..=0xDFFF).contains(&low) {
+                            return Ok(at + 12);
+                        }
+                    }
+                    Err(ParseError::new(Reason::LoneSurrogate, at))
+                }
+                0xDC00..=0xDFFF => Err(ParseError::new(Reason::LoneSurrogate, at)),
+                _ => Ok(at + 6),
+            }
+        }
+        Some(_) => Err(ParseError::new(Reason::InvalidEscape, at)),
+        None => Err(ParseError::new(Reason::UnexpectedEnd, at + 1)),
+    }
+}
+
+/// Four hex digits at `at`.
+fn hex4(buf: &[u8], at: usize) -> Result<u32, ParseError> {
+    let mut value = 0;
+    for i in at..at + 4 {
+        let digit = match buf.get(i) {
+            Some(&b @ b'0'..=b'9') => b - b'0',
+            Some(&b @ b'a'..=b'f') => b - b'a' + 10,
+            Some(&b @ b'A'..=b'F') => b - b'A' + 10,
+            Some(_) => return Err(ParseError::new(Reason::InvalidUnicodeEscape, i)),
+            None => return Err(ParseError::new(Reason::UnexpectedEnd, i)),
+        };
+        value = (value << 4) | u32::from(digit);
+    }
+    Ok(value)
+}
+
+/// Validates the UTF-8 sequence starting at `at` (a byte >= 0x80); returns the position
+/// after it. Rejects overlong forms, surrogates and code points above U+10FFFF (the table of
+/// the Unicode standard, section 3.9).
+fn utf8_sequence(buf: &[u8], at: usize) -> Result<usize, ParseError> {
+    let first = buf[at];
+    let (len, second_range) = match first {
+        0xC2..=0xDF => (2, 0x80..=0xBF),
+        0xE0 => (3, 0xA0..=0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80..=0xBF),
+        0xED => (3, 0x80..=0x9F),
+        0xF0 => (4, 0x90..=0xBF),
+        0xF1..=0xF3 => (4, 0x80..=0xBF),
+        0xF4 => (4, 0x80..=0x8F),
+        _ => return Err(ParseError::new(Reason::InvalidUtf8, at)),
+    };
+    match buf.get(at + 1) {
+        Some(byte) if second_range.contains(byte) => {}
+        _ => return Err(ParseError::new(Reason::InvalidUtf8, at)),
+    }
+    for i in at + 2..at + len {
+        match buf.get(i) {
+            Some(0x80..=0xBF) => {}
+            _ => return Err(ParseError::new(Reason::InvalidUtf8, at)),
+        }
+    }
+    Ok(at + len)
+}

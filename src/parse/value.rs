@@ -1,0 +1,261 @@
+//! Walking one JSON value without recording it: numbers, literals, and arrays and objects
+//! with everything inside them (validated, with a depth limit and an explicit stack, so deep
+//! input cannot overflow the call stack).
+//!
+//! Free functions over `(input, position)` returning the position after the value: the walk
+//! keeps its position in a register instead of writing it back to a `Reader` at each step.
+
+use super::error::{ParseError, Reason};
+use super::string::string_end;
+
+/// One of the three literals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Literal {
+    True,
+    False,
+    Null,
+}
+
+/// `true` for the JSON whitespace bytes: space, tab, line feed, carriage return.
+#[inline(always)]
+pub(crate) fn is_ws(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The first position at or after `pos` that is not whitespace.
+#[inline(always)]
+pub(crate) fn skip_ws_at(buf: &[u8], mut pos: usize) -> usize {
+    // Compact JSON has no whitespace: one compare decides most calls.
+    match buf.get(pos) {
+        Some(&byte) if byte > b' ' => return pos,
+        None => return pos,
+        _ => {}
+    }
+    while let Some(&byte) = buf.get(pos) {
+        if !is_ws(byte) {
+            break;
+        }
+        pos += 1;
+    }
+    pos
+}
+
+/// "Unexpected byte" (or "unexpected end") at `pos`.
+#[cold]
+pub(crate) fn unexpected_at(buf: &[u8], pos: usize, expected: &'static str) -> ParseError {
+    match buf.get(pos) {
+        None => ParseError::new(Reason::UnexpectedEnd, pos),
+        Some(&byte) => ParseError::new(Reason::UnexpectedByte { byte, expected }, pos),
+    }
+}
+
+/// The position after the number at `start` (`-` or a digit).
+#[inline]
+pub(crate) fn number_end(buf: &[u8], start: usize) -> Result<usize, ParseError> {
+    let mut pos = start;
+    if buf.get(pos) == Some(&b'-') {
+        pos += 1;
+    }
+    match buf.get(pos) {
+        Some(b'0') => pos += 1,
+        Some(b'1'..=b'9') => {
+            pos += 1;
+            while matches!(buf.get(pos), Some(b'0'..=b'9')) {
+                pos += 1;
+            }
+        }
+        _ => return Err(ParseError::new(Reason::InvalidNumber, pos)),
+    }
+    if buf.get(pos) == Some(&b'.') {
+        pos += 1;
+        if !matches!(buf.get(pos), Some(b'0'..=b'9')) {
+            return Err(ParseError::new(Reason::InvalidNumber, pos));
+        }
+        while matches!(buf.get(pos), Some(b'0'..=b'9')) {
+            pos += 1;
+        }
+    }
+    if matches!(buf.get(pos), Some(b'e' | b'E')) {
+        pos += 1;
+        if matches!(buf.get(pos), Some(b'+' | b'-')) {
+            pos += 1;
+        }
+        if !matches!(buf.get(pos), Some(b'0'..=b'9')) {
+            return Err(ParseError::new(Reason::InvalidNumber, pos));
+        }
+        while matches!(buf.get(pos), Some(b'0'..=b'9')) {
+            pos += 1;
+        }
+    }
+    Ok(pos)
+}
+
+/// `true`, `false` or `null` at `pos`, and the position after it.
+#[inline]
+pub(crate) fn literal_end(buf: &[u8], pos: usize) -> Result<(Literal, usize), ParseError> {
+    let rest = buf.get(pos..).unwrap_or_default();
+    // The usual case, one compare of four bytes.
+    match rest.first_chunk::<4>() {
+        Some(b"null") => return Ok((Literal::Null, pos + 4)),
+        Some(b"true") => return Ok((Literal::True, pos + 4)),
+        _ => {}
+    }
+    let (literal, text): (Literal, &[u8]) = match rest.first() {
+        Some(b't') => (Literal::True, b"true"),
+        Some(b'f') => (Literal::False, b"false"),
+        _ => (Literal::Null, b"null"),
+    };
+    if rest.starts_with(text) {
+        Ok((literal, pos + text.len()))
+    } else if text.starts_with(rest) {
+        Err(ParseError::new(Reason::UnexpectedEnd, buf.len()))
+    } else {
+        Err(ParseError::new(Reason::InvalidLiteral, pos))
+    }
+}
+
+/// The position after an object member's key and colon (and the whitespace after it);
+/// `pos` is where the key's opening quote must be.
+#[inline(always)]
+fn key_end(buf: &[u8], pos: usize) -> Result<usize, ParseError> {
+    if buf.get(pos) != Some(&b'"') {
+        return Err(unexpected_at(buf, pos, "a string key"));
+    }
+    let mut escaped = false;
+    let mut pos = string_end(buf, pos + 1, &mut escaped)?;
+    if buf.get(pos) != Some(&b':') {
+        pos = skip_ws_at(buf, pos);
+        if buf.get(pos) != Some(&b':') {
+            return Err(unexpected_at(buf, pos, "':'"));
+        }
+    }
+    Ok(skip_ws_at(buf, pos + 1))
+}
+
+/// A stack of bits (`true` = object, `false` = array): the first 128 levels in one
+/// `u128`, deeper levels (only with a `max_depth` above 128) on the heap.
+struct ContainerStack {
+    bits: u128,
+    len: usize,
+    deeper: Vec<bool>,
+}
+
+impl ContainerStack {
+    fn new() -> ContainerStack {
+        ContainerStack {
+            bits: 0,
+            len: 0,
+            deeper: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, is_object: bool) {
+        if self.len < 128 {
+            let bit = 1u128 << self.len;
+            if is_object {
+                self.bits |= bit;
+            } else {
+                self.bits &= !bit;
+            }
+        } else {
+            self.deeper.push(is_object);
+        }
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) {
+        self.len -= 1;
+        if self.len >= 128 {
+            self.deeper.pop();
+        }
+    }
+
+    /// `true` when the innermost open container is an object.
+    #[inline(always)]
+    fn top_is_object(&self) -> bool {
+        let at = self.len.wrapping_sub(1);
+        if at < 128 {
+            self.bits & (1u128 << at) != 0
+        } else {
+            self.deeper.last().copied().unwrap_or(false)
+        }
+    }
+}
+
+/// The position after the value at `pos` (whitespace before it already skipped), inside
+/// `enclosing` containers; arrays and objects are walked without recursion.
+pub(crate) fn value_end(
+    buf: &[u8],
+    mut pos: usize,
+    enclosing: usize,
+    max_depth: usize,
+) -> Result<usize, ParseError> {
+    let mut stack = ContainerStack::new();
+    let mut depth = enclosing;
+    // The innermost open container's kind, cached out of the stack.
+    let mut in_object = false;
+    'value: loop {
+        // At the start of a value, whitespace skipped.
+        match buf.get(pos) {
+            Some(b'"') => {
+                let mut escaped = false;
+                pos = string_end(buf, pos + 1, &mut escaped)?;
+            }
+            Some(b'-' | b'0'..=b'9') => pos = number_end(buf, pos)?,
+            Some(&open @ (b'{' | b'[')) => {
+                depth += 1;
+                if depth > max_depth {
+                    return Err(ParseError::new(Reason::TooDeep { limit: max_depth }, pos));
+                }
+                let is_object = open == b'{';
+                pos = skip_ws_at(buf, pos + 1);
+                let close = if is_object { b'}' } else { b']' };
+                if buf.get(pos) == Some(&close) {
+                    pos += 1;
+                    depth -= 1;
+                } else {
+                    stack.push(is_object);
+                    in_object = is_object;
+                    if is_object {
+                        pos = key_end(buf, pos)?;
+                    }
+                    continue 'value;
+                }
+            }
+            Some(b't' | b'f' | b'n') => pos = literal_end(buf, pos)?.1,
+            _ => return Err(unexpected_at(buf, pos, "a JSON value")),
+        }
+        // After a value: close containers until one continues with a comma.
+        loop {
+            if depth == enclosing {
+                return Ok(pos);
+            }
+            let mut next = buf.get(pos).copied();
+            if matches!(next, Some(b' ' | b'\t' | b'\n' | b'\r')) {
+                pos = skip_ws_at(buf, pos);
+                next = buf.get(pos).copied();
+            }
+            match next {
+                Some(b',') => {
+                    pos = skip_ws_at(buf, pos + 1);
+                    if in_object {
+                        pos = key_end(buf, pos)?;
+                    }
+                    continue 'value;
+                }
+                Some(b'}') if in_object => {}
+                Some(b']') if !in_object => {}
+                _ => {
+                    let expected = if in_object { "',' or '}'" } else { "',' or ']'" };
+                    return Err(unexpected_at(buf, pos, expected));
+                }
+            }
+            pos += 1;
+            stack.pop();
+            in_object = stack.top_is_object();
+            depth -= 1;
+        }
+    }
+}
