@@ -53,12 +53,12 @@ fn short_tail_string(buf: &[u8], start: usize, escaped: &mut bool) -> Result<usi
     string_from(buf, start + first.min(tail.len()), escaped)
 }
 
-/// A string that goes on past its first 16 bytes, from `pos` inside it: up to 48 more bytes
-/// 16 at a time, the usual end of hashes and addresses; anything else goes to the general
-/// loop.
+/// A string that goes on past its first 16 bytes, from `pos` inside it: up to 64 more bytes
+/// 16 at a time (addresses, 32-byte hashes in hex: 66 bytes), anything else goes to the
+/// general loop.
 #[inline(never)]
 fn string_from(buf: &[u8], mut pos: usize, escaped: &mut bool) -> Result<usize, ParseError> {
-    for _ in 0..3 {
+    for _ in 0..4 {
         let Some(chunk) = buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) else {
             break;
         };
