@@ -5,7 +5,9 @@
 # only inside `instructions_loop` (the parse loop), for N = 1 and N = 1001, and records
 # (Ir(1001) - Ir(1)) / 1000 instructions per message in perf-reports/instructions.json: the
 # difference removes the loop's one-off costs. rpcwire is counted on W1, W3 and W5; the
-# fastest peers on the same workloads for reference.
+# fastest peers on the same workloads for reference. For rpcwire it also records where the
+# instructions go (by function and by source file; callgrind_annotate and python3), which
+# the report shows under "Where the time goes".
 #
 # Usage: benches/instructions.sh            (needs valgrind; honours CARGO_TARGET_DIR)
 #        WORKLOADS="W1" PARSERS="rpcwire" benches/instructions.sh
@@ -25,26 +27,99 @@ bin=$(cargo bench --bench report --no-run --message-format=json 2>/dev/null \
 head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 [ -z "$(git status --porcelain -- src 2>/dev/null)" ] || head="$head + uncommitted changes"
 
-# Instructions collected inside instructions_loop for: workload parser n
+profiles=$(mktemp -d)
+trap 'rm -rf "$profiles"' EXIT
+
+# Instructions collected inside instructions_loop for: workload parser n (the callgrind
+# output stays in $profiles/workload-parser-n.out for the profile below).
 collect() {
-    local out
-    out=$(mktemp)
+    local out="$profiles/$1-$2-$3.out"
     valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect='*instructions_loop*' \
         "$bin" --instructions "$1" "$2" "$3" >/dev/null 2>&1
     awk '/^summary:/ { print $2 }' "$out"
-    rm -f "$out"
+}
+
+# Where rpcwire's instructions go on one workload, as JSON: per message, by function (code
+# inlined into a function counts as that function's) and by source file (which part of the
+# parser, bounds checks in core's slice code, the vector intrinsics), from the same two runs
+# as the total: (Ir(N) - Ir(1)) / (N - 1) for each entry.
+profile() {
+    command -v callgrind_annotate >/dev/null || { echo null; return; }
+    callgrind_annotate --auto=no --threshold=100 "$profiles/$1-rpcwire-1.out" >"$profiles/one.txt" 2>/dev/null
+    callgrind_annotate --auto=no --threshold=100 "$profiles/$1-rpcwire-$N.out" >"$profiles/many.txt" 2>/dev/null
+    python3 - "$profiles/one.txt" "$profiles/many.txt" "$N" <<'PY'
+import collections, json, re, sys
+
+def read(path):
+    """(source file, function) -> instructions, from callgrind_annotate's table."""
+    counts = collections.Counter()
+    for line in open(path):
+        m = re.match(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+([^:\s][^:]*):(.*?)( \[/[^\]]*\])?$", line)
+        if m and m.group(2) != "PROGRAM TOTALS":
+            counts[(m.group(2), m.group(3))] += int(m.group(1).replace(",", ""))
+    return counts
+
+def short_file(path):
+    if "/stdarch/crates/core_arch/src/" in path:
+        return "std: core_arch/" + path.split("/stdarch/crates/core_arch/src/")[1]
+    if "/library/" in path:
+        return "std: " + path.split("/library/", 1)[1]
+    if "/.cargo/registry/src/" in path:
+        return "crate: " + path.split("/.cargo/registry/src/", 1)[1].split("/", 1)[1]
+    return re.sub(r"^.*?/(src|benches)/", r"\1/", path)
+
+one, many, n = read(sys.argv[1]), read(sys.argv[2]), int(sys.argv[3])
+by_function, by_file = collections.Counter(), collections.Counter()
+for key in set(one) | set(many):
+    per = (many[key] - one[key]) / (n - 1)
+    by_function[key[1]] += per
+    by_file[short_file(key[0])] += per
+
+def top(counter, field):
+    rows = [(k, v) for k, v in counter.most_common() if v >= 0.5]
+    head, rest = rows[:10], sum(v for _, v in rows[10:])
+    out = [{field: k, "instructions_per_msg": round(v, 1)} for k, v in head]
+    if rest:
+        out.append({field: "(everything else)", "instructions_per_msg": round(rest, 1)})
+    return out
+
+print(json.dumps({"by_function": top(by_function, "function"), "by_file": top(by_file, "file")}))
+PY
+}
+
+# Conditional branches and how many of them cachegrind's branch predictor model mispredicts,
+# for the whole run of: workload parser n (cachegrind cannot collect inside one function; the
+# difference of two runs leaves the parse loop). The model is a simple one, not this CPU's
+# predictor: a relative measure of how predictable each parser's branches are.
+branches() {
+    local out="$profiles/branches-$1-$2-$3.out"
+    valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes --cachegrind-out-file="$out" \
+        "$bin" --instructions "$1" "$2" "$3" >/dev/null 2>&1
+    # events: Ir Bc Bcm Bi Bim
+    awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i - 1 }
+         /^summary:/ { print $(col["Bc"] + 1), $(col["Bcm"] + 1) }' "$out"
 }
 
 mkdir -p perf-reports
 results=""
+breakdown=""
 for w in $WORKLOADS; do
     for p in $PARSERS; do
         one=$(collect "$w" "$p" 1)
         many=$(collect "$w" "$p" "$N")
         per=$(awk -v a="$one" -v b="$many" -v n="$N" 'BEGIN { printf "%.1f", (b - a) / (n - 1) }')
-        printf '%-4s %-20s %10s instructions/msg\n' "$w" "$p" "$per"
+        read -r bc_one bcm_one <<<"$(branches "$w" "$p" 1)"
+        read -r bc_many bcm_many <<<"$(branches "$w" "$p" "$N")"
+        bc=$(awk -v a="$bc_one" -v b="$bc_many" -v n="$N" 'BEGIN { printf "%.1f", (b - a) / (n - 1) }')
+        bcm=$(awk -v a="$bcm_one" -v b="$bcm_many" -v n="$N" 'BEGIN { printf "%.1f", (b - a) / (n - 1) }')
+        printf '%-4s %-20s %10s instructions/msg %9s branches/msg %8s mispredicted (model)\n' \
+            "$w" "$p" "$per" "$bc" "$bcm"
         results+="${results:+,
-}    {\"workload\": \"$w\", \"parser\": \"$p\", \"instructions_per_msg\": $per}"
+}    {\"workload\": \"$w\", \"parser\": \"$p\", \"instructions_per_msg\": $per, \"branches_per_msg\": $bc, \"mispredicted_per_msg\": $bcm}"
+        if [ "$p" = rpcwire ]; then
+            breakdown+="${breakdown:+,
+}    {\"workload\": \"$w\", \"profile\": $(profile "$w")}"
+        fi
     done
 done
 
@@ -54,10 +129,13 @@ cat > perf-reports/instructions.json <<EOF
   "machine": "$machine",
   "generated_at": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "git_head": "$head",
-  "method": "valgrind --tool=callgrind --toggle-collect='*instructions_loop*'; (Ir(N=$N) - Ir(N=1)) / $((N - 1))",
+  "method": "valgrind --tool=callgrind --toggle-collect='*instructions_loop*'; (Ir(N=$N) - Ir(N=1)) / $((N - 1)); branches: valgrind --tool=cachegrind --branch-sim=yes, (Bc(N=$N) - Bc(N=1)) / $((N - 1)), mispredicted likewise from Bcm (cachegrind's predictor model)",
   "valgrind": "$(valgrind --version)",
   "results": [
 $results
+  ],
+  "profiles": [
+$breakdown
   ]
 }
 EOF

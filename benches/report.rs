@@ -31,6 +31,7 @@ use hdrhistogram::Histogram;
 use serde::Serialize;
 
 use common::alloc::allocations;
+use common::instructions::{self as counts, Instructions};
 use common::peer_stage::PeerRun;
 use common::peers::{self, Peer, Visit, RPCWIRE};
 use common::stages::{self, StageResult};
@@ -538,43 +539,6 @@ fn now_utc() -> String {
 
 fn reports_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("perf-reports")
-}
-
-/// `(workload, parser) → instructions per message` from `perf-reports/instructions.json`.
-struct Instructions {
-    generated_at: String,
-    git_head: String,
-    counts: Vec<(String, String, f64)>,
-}
-
-impl Instructions {
-    fn load() -> Option<Instructions> {
-        let text = std::fs::read_to_string(reports_dir().join("instructions.json")).ok()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let counts = json["results"]
-            .as_array()?
-            .iter()
-            .filter_map(|r| {
-                Some((
-                    r["workload"].as_str()?.to_owned(),
-                    r["parser"].as_str()?.to_owned(),
-                    r["instructions_per_msg"].as_f64()?,
-                ))
-            })
-            .collect();
-        Some(Instructions {
-            generated_at: json["generated_at"].as_str().unwrap_or("?").to_owned(),
-            git_head: json["git_head"].as_str().unwrap_or("?").to_owned(),
-            counts,
-        })
-    }
-
-    fn get(&self, workload: &str, parser: &str) -> Option<f64> {
-        self.counts
-            .iter()
-            .find(|(w, p, _)| w == workload && p == parser)
-            .map(|(_, _, n)| *n)
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1447,6 +1411,8 @@ struct InstructionJson {
     workload: String,
     parser: String,
     instructions_per_msg: f64,
+    branches_per_msg: Option<f64>,
+    mispredicted_per_msg: Option<f64>,
 }
 
 // ----- Markdown
@@ -1569,6 +1535,12 @@ impl Report<'_> {
             let _ = writeln!(s, "| {} | {} | {} |", t.target, t.measured, yes_no(t.met));
         }
         let _ = writeln!(s);
+        if self.instructions.is_some() && self.targets.iter().any(|t| t.met == Some(false)) {
+            let _ = writeln!(
+                s,
+                "Where the instructions and the time go, for the targets not met:                  [Where the time goes](#where-the-time-goes).\n"
+            );
+        }
         if let Some(j) = self.jitter {
             let _ = writeln!(
                 s,
@@ -1734,8 +1706,8 @@ impl Report<'_> {
                     s,
                     "| workload | parser | instructions/msg |\n| --- | --- | ---: |"
                 );
-                for (w, p, n) in &i.counts {
-                    let _ = writeln!(s, "| {w} | {p} | {n:.0} |");
+                for c in &i.counts {
+                    let _ = writeln!(s, "| {} | {} | {:.0} |", c.workload, c.parser, c.instructions);
                 }
             }
             None => {
@@ -1743,6 +1715,18 @@ impl Report<'_> {
             }
         }
         let _ = writeln!(s);
+        if let Some(i) = self.instructions {
+            let timings: Vec<counts::Timing<'_>> = self
+                .results
+                .iter()
+                .map(|w| counts::Timing {
+                    workload: w.name,
+                    fastest_peer: w.fastest_peer,
+                    ns: w.results.iter().map(|m| (m.parser, m.ns_per_msg)).collect(),
+                })
+                .collect();
+            counts::where_the_time_goes(&mut s, i, &timings, RPCWIRE);
+        }
 
         let _ = writeln!(s, "## Strictness of each parser\n");
         let _ = writeln!(
@@ -1870,10 +1854,12 @@ impl Report<'_> {
                 .map(|i| {
                     i.counts
                         .iter()
-                        .map(|(w, p, n)| InstructionJson {
-                            workload: w.clone(),
-                            parser: p.clone(),
-                            instructions_per_msg: *n,
+                        .map(|c| InstructionJson {
+                            workload: c.workload.clone(),
+                            parser: c.parser.clone(),
+                            instructions_per_msg: c.instructions,
+                            branches_per_msg: c.branches,
+                            mispredicted_per_msg: c.mispredicted,
                         })
                         .collect()
                 })
@@ -2104,7 +2090,7 @@ fn main() {
     } else {
         (Vec::new(), Vec::new(), Vec::new())
     };
-    let instructions = Instructions::load();
+    let instructions = Instructions::load(&reports_dir());
     let mut target_list = targets(&results, instructions.as_ref());
     target_list.extend(stage_targets(&stage_results));
     let probes = peers::probe_all();

@@ -4,6 +4,7 @@
 
 pub mod alloc;
 pub mod correlate;
+pub mod instructions;
 pub mod peer_stage;
 pub mod peers;
 pub mod router_stage;
