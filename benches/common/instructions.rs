@@ -120,7 +120,12 @@ fn optional(x: Option<f64>) -> String {
 /// fastest peers side by side (instructions, ns per 1000 instructions in this run, branches,
 /// modelled mispredictions), what a 3× speed-up would take in instructions at rpcwire's own
 /// rate, and rpcwire's profile by function and by source file.
-pub fn where_the_time_goes(out: &mut String, instructions: &Instructions, timings: &[Timing<'_>], rpcwire: &str) {
+pub fn where_the_time_goes(
+    out: &mut String,
+    instructions: &Instructions,
+    timings: &[Timing<'_>],
+    rpcwire: &str,
+) {
     let _ = writeln!(out, "## Where the time goes\n");
     let _ = writeln!(
         out,
@@ -138,8 +143,14 @@ pub fn where_the_time_goes(out: &mut String, instructions: &Instructions, timing
          | --- | --- | ---: | ---: | ---: | ---: | ---: |"
     );
     for timing in timings {
-        for count in instructions.counts.iter().filter(|c| c.workload == timing.workload) {
-            let Some(ns) = timing.ns(&count.parser) else { continue };
+        for count in instructions
+            .counts
+            .iter()
+            .filter(|c| c.workload == timing.workload)
+        {
+            let Some(ns) = timing.ns(&count.parser) else {
+                continue;
+            };
             let name = if count.parser == timing.fastest_peer {
                 format!("{} ◆", count.parser)
             } else {
@@ -208,7 +219,10 @@ pub fn where_the_time_goes(out: &mut String, instructions: &Instructions, timing
             let _ = writeln!(out, "| `{name}` | {n:.0} | {} |", share(*n));
         }
         let _ = writeln!(out);
-        let _ = writeln!(out, "| source file | instructions/msg | share |\n| --- | ---: | ---: |");
+        let _ = writeln!(
+            out,
+            "| source file | instructions/msg | share |\n| --- | ---: | ---: |"
+        );
         for (name, n) in &profile.by_file {
             let _ = writeln!(out, "| `{name}` | {n:.0} | {} |", share(*n));
         }

@@ -10,6 +10,7 @@ use std::collections::HashSet;
 
 use smallvec::SmallVec;
 
+use super::compact;
 use super::error::{ParseError, Reason};
 use super::reader::{Literal, Reader};
 use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
@@ -262,6 +263,15 @@ struct ErrorSpans {
 /// Parses the message object at the reader (which is at `{`), inside `enclosing`
 /// containers (0 for a single message, 1 for a batch element).
 pub(crate) fn message(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
+    if let Some((spans, end)) = compact::message(r.buf, r.pos, enclosing, max_depth) {
+        r.pos = end;
+        return Ok(Ok(spans));
+    }
+    general(r, enclosing, max_depth)
+}
+
+/// The general path: members in any order and spelling, every rule applied.
+pub(crate) fn general(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
     // A local copy of the cursor, so that its position can live in a register.
     let mut local = Reader::new(r.buf);
     local.pos = r.pos;

@@ -7,10 +7,12 @@
 //!   a string or a value, validating everything they step over;
 //! - `reader`: a cursor over the input built on them (what the envelope reads with);
 //! - `envelope`: the JSON-RPC 2.0 rules for one message object, producing `spans`
-//!   (offsets into the input, no lifetime);
+//!   (offsets into the input, no lifetime); `compact`: its fast path for the layout nearly
+//!   every peer writes, which hands anything else to the general rules;
 //! - `spans`, `batch`, `owned`: turning offsets back into borrowed views.
 
 mod batch;
+mod compact;
 mod envelope;
 mod error;
 mod escape;

@@ -1,0 +1,301 @@
+//! The fast path for the layout nearly every client and server writes: compact JSON with the
+//! members in the spec's order,
+//!
+//! ```text
+//! {"jsonrpc":"2.0","id":ID,"method":"NAME","params":PARAMS}   (id and params optional)
+//! {"jsonrpc":"2.0","id":ID,"result":RESULT}
+//! {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":"TEXT","data":DATA}}   (data optional)
+//! ```
+//!
+//! Each member name is one fixed-size compare instead of a key scan, a lookup and duplicate
+//! bookkeeping (a member cannot repeat when each is matched once, in order, up to the closing
+//! brace). Every value is validated exactly as on the general path. Anything else — another
+//! order, whitespace, an unknown member, an escaped name, a value the general path would
+//! object to, a syntax error — returns `None` and the general path reads the object from its
+//! start, so the answer (and every error) is the general path's.
+
+use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
+use super::string::string_end;
+use super::value::{number_end, value_end};
+
+/// The position after `text` when the input holds it at `pos`.
+#[inline(always)]
+fn literal<const N: usize>(buf: &[u8], pos: usize, text: &[u8; N]) -> Option<usize> {
+    (buf.get(pos..)?.first_chunk::<N>()? == text).then_some(pos + N)
+}
+
+/// The string whose opening quote is at `pos - 1`, and the position after it.
+#[inline(always)]
+fn string(buf: &[u8], start: usize) -> Option<(StrSpan, usize)> {
+    let mut escaped = false;
+    let after = string_end(buf, start, &mut escaped).ok()?;
+    let span = Span::new(start, after - 1);
+    Some((StrSpan { span, escaped }, after))
+}
+
+/// An `id` value at `pos`: a string, a number or `null`.
+#[inline(always)]
+fn id(buf: &[u8], pos: usize) -> Option<(IdSpan, usize)> {
+    match *buf.get(pos)? {
+        b'"' => string(buf, pos + 1).map(|(s, after)| (IdSpan::String(s), after)),
+        b'-' | b'0'..=b'9' => {
+            let end = number_end(buf, pos).ok()?;
+            Some((IdSpan::Number(Span::new(pos, end)), end))
+        }
+        b'n' => literal(buf, pos, b"null").map(|after| (IdSpan::Null, after)),
+        _ => None,
+    }
+}
+
+/// Any JSON value at `pos` inside the message object, and its span.
+#[inline(always)]
+fn value(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(Span, usize)> {
+    let end = value_end(buf, pos, depth, max_depth).ok()?;
+    Some((Span::new(pos, end), end))
+}
+
+/// A request or notification from just after its `"method":"` (content start at `pos`).
+#[inline(always)]
+fn call(
+    buf: &[u8],
+    pos: usize,
+    id: Option<IdSpan>,
+    depth: usize,
+    max_depth: usize,
+) -> Option<(MessageSpans, usize)> {
+    let (method, mut pos) = string(buf, pos)?;
+    if method.span.start == method.span.end {
+        return None;
+    }
+    let mut params = None;
+    if let Some(after) = literal(buf, pos, b",\"params\":") {
+        if !matches!(buf.get(after), Some(b'[' | b'{')) {
+            return None;
+        }
+        let (span, end) = value(buf, after, depth, max_depth)?;
+        params = Some(span);
+        pos = end;
+    }
+    let end = literal(buf, pos, b"}")?;
+    let spans = match id {
+        Some(id) => MessageSpans::Request { id, method, params },
+        None => MessageSpans::Notification { method, params },
+    };
+    Some((spans, end))
+}
+
+/// An error response from just after its `"error":` (at the error object's `{`).
+#[inline(never)]
+fn failure(
+    buf: &[u8],
+    pos: usize,
+    id: IdSpan,
+    depth: usize,
+    max_depth: usize,
+) -> Option<(MessageSpans, usize)> {
+    if depth + 1 > max_depth {
+        return None;
+    }
+    let pos = literal(buf, pos, b"{\"code\":")?;
+    let code_end = number_end(buf, pos).ok()?;
+    let code = integer(buf.get(pos..code_end)?)?;
+    let pos = literal(buf, code_end, b",\"message\":\"")?;
+    let (message, mut pos) = string(buf, pos)?;
+    let mut data = None;
+    if let Some(after) = literal(buf, pos, b",\"data\":") {
+        let (span, end) = value(buf, after, depth + 1, max_depth)?;
+        data = Some(span);
+        pos = end;
+    }
+    let end = literal(buf, pos, b"}}")?;
+    let spans = MessageSpans::Failure {
+        id,
+        code,
+        message,
+        data,
+    };
+    Some((spans, end))
+}
+
+/// The value of a validated JSON number that is an `i64` integer; `None` for fractions,
+/// exponents and integers out of range (the general path says which).
+fn integer(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', digits)) => (true, digits),
+        _ => (false, text),
+    };
+    let mut value: i64 = 0;
+    for &byte in digits {
+        if !byte.is_ascii_digit() {
+            return None;
+        }
+        let digit = i64::from(byte - b'0');
+        value = value.checked_mul(10)?;
+        value = if negative {
+            value.checked_sub(digit)?
+        } else {
+            value.checked_add(digit)?
+        };
+    }
+    Some(value)
+}
+
+/// The message object at `pos` (its `{`) inside `enclosing` containers, when it has the
+/// canonical compact layout: its offsets and the position after its `}`.
+#[inline]
+pub(crate) fn message(
+    buf: &[u8],
+    pos: usize,
+    enclosing: usize,
+    max_depth: usize,
+) -> Option<(MessageSpans, usize)> {
+    let depth = enclosing + 1;
+    if depth > max_depth {
+        return None;
+    }
+    let pos = literal(buf, pos, b"{\"jsonrpc\":\"2.0\",")?;
+    if let Some(after) = literal(buf, pos, b"\"method\":\"") {
+        return call(buf, after, None, depth, max_depth);
+    }
+    let pos = literal(buf, pos, b"\"id\":")?;
+    let (id, pos) = id(buf, pos)?;
+    let pos = literal(buf, pos, b",\"")?;
+    match *buf.get(pos)? {
+        b'm' => call(
+            buf,
+            literal(buf, pos, b"method\":\"")?,
+            Some(id),
+            depth,
+            max_depth,
+        ),
+        b'r' => {
+            let (result, end) = value(buf, literal(buf, pos, b"result\":")?, depth, max_depth)?;
+            Some((MessageSpans::Success { id, result }, literal(buf, end, b"}")?))
+        }
+        b'e' => failure(buf, literal(buf, pos, b"error\":")?, id, depth, max_depth),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::envelope;
+    use super::super::reader::Reader;
+    use super::*;
+
+    /// Messages in the canonical layout, each of which the fast path must take.
+    const CANONICAL: &[&str] = &[
+        r#"{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#,
+        r#"{"jsonrpc":"2.0","id":"a\"b\u00e9","method":"text\/Document","params":{"x":[1,{"y":null}],"z":-0.5e3}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":-7,"method":"m","params":[]}"#,
+        r#"{"jsonrpc":"2.0","method":"notify","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"é"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"a":[true,false,null]}}"#,
+        r#"{"jsonrpc":"2.0","id":"x","result":"0x1"}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":0,"message":"","data":[1,2]}}"#,
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-9223372036854775808,"message":"min"}}"#,
+    ];
+
+    fn general(input: &[u8], enclosing: usize, max_depth: usize) -> Option<(MessageSpans, usize)> {
+        let mut r = Reader::new(input);
+        match envelope::general(&mut r, enclosing, max_depth) {
+            Ok(Ok(spans)) => Some((spans, r.pos)),
+            _ => None,
+        }
+    }
+
+    /// Whenever the fast path answers, the general path gives the same message and end.
+    fn agrees(input: &[u8], enclosing: usize, max_depth: usize) -> bool {
+        match message(input, 0, enclosing, max_depth) {
+            Some(fast) => general(input, enclosing, max_depth) == Some(fast),
+            None => true,
+        }
+    }
+
+    #[test]
+    fn takes_the_canonical_layouts_and_agrees_with_the_general_path() {
+        for text in CANONICAL {
+            let input = text.as_bytes();
+            let fast = message(input, 0, 0, 128);
+            assert!(fast.is_some(), "fast path refused {text}");
+            assert_eq!(fast, general(input, 0, 128), "{text}");
+            assert_eq!(fast.map(|(_, end)| end), Some(input.len()));
+        }
+    }
+
+    #[test]
+    fn hands_everything_else_to_the_general_path() {
+        let others = [
+            // Other orders, whitespace, unknown or repeated members, escaped names.
+            r#"{"id":1,"jsonrpc":"2.0","method":"m"}"#,
+            r#"{ "jsonrpc":"2.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1],"extra":0}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","id":2}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":0,"error":{"code":1,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","extra":0}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"\u006dethod":"m"}"#,
+            // Values the general path objects to.
+            r#"{"jsonrpc":"2.0","id":1,"method":""}"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":[1],"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":null}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1.5,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":9223372036854775808,"message":"m"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"error":{"message":"m","code":1}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"other":0}"#,
+            // Syntax errors.
+            r#"{"jsonrpc":"2.0","id":01,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":nul,"method":"m"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,]}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":tru}"#,
+        ];
+        for text in others {
+            assert_eq!(message(text.as_bytes(), 0, 0, 128), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn respects_the_depth_limit_like_the_general_path() {
+        let nested = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":[[[1]]]}"#;
+        for max_depth in 0..6 {
+            assert!(agrees(nested, 0, max_depth), "max_depth {max_depth}");
+        }
+        assert_eq!(message(nested, 0, 0, 3), None);
+        assert!(message(nested, 0, 0, 4).is_some());
+        let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":[1]}}"#;
+        for max_depth in 0..5 {
+            assert!(agrees(error, 0, max_depth), "max_depth {max_depth}");
+        }
+        assert_eq!(message(error, 0, 0, 2), None);
+        assert!(message(error, 0, 0, 3).is_some());
+        // A batch element is one level deeper.
+        assert_eq!(message(error, 0, 1, 3), None);
+    }
+
+    /// Every truncation, deletion and a set of replacements of every byte of the canonical
+    /// messages: the fast path never accepts what the general path would read differently.
+    #[test]
+    fn never_disagrees_with_the_general_path_on_mutations() {
+        const REPLACEMENTS: &[u8] = b" \"\\}]{[,:0-.eEx\x01\x80\xc3";
+        let mut checked = 0;
+        for text in CANONICAL {
+            let input = text.as_bytes();
+            for cut in 0..input.len() {
+                assert!(agrees(&input[..cut], 0, 128), "prefix {cut} of {text}");
+                let mut deleted = input.to_vec();
+                deleted.remove(cut);
+                assert!(agrees(&deleted, 0, 128), "{text} without byte {cut}");
+                for &byte in REPLACEMENTS {
+                    let mut replaced = input.to_vec();
+                    replaced[cut] = byte;
+                    assert!(agrees(&replaced, 0, 128), "{text} with byte {cut} = {byte:#x}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10_000);
+    }
+}
