@@ -14,6 +14,7 @@
 //! object to, a syntax error — returns `None` and the general path reads the object from its
 //! start, so the answer (and every error) is the general path's.
 
+use super::envelope::integer;
 use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
 use super::string::string_end;
 use super::value::{number_end, value_end};
@@ -98,7 +99,7 @@ fn failure(
     }
     let pos = literal(buf, pos, b"{\"code\":")?;
     let code_end = number_end(buf, pos).ok()?;
-    let code = integer(buf.get(pos..code_end)?)?;
+    let code = integer(Span::new(pos, code_end).text(buf)).ok()?;
     let pos = literal(buf, code_end, b",\"message\":\"")?;
     let (message, mut pos) = string(buf, pos)?;
     let mut data = None;
@@ -115,29 +116,6 @@ fn failure(
         data,
     };
     Some((spans, end))
-}
-
-/// The value of a validated JSON number that is an `i64` integer; `None` for fractions,
-/// exponents and integers out of range (the general path says which).
-fn integer(text: &[u8]) -> Option<i64> {
-    let (negative, digits) = match text.split_first() {
-        Some((b'-', digits)) => (true, digits),
-        _ => (false, text),
-    };
-    let mut value: i64 = 0;
-    for &byte in digits {
-        if !byte.is_ascii_digit() {
-            return None;
-        }
-        let digit = i64::from(byte - b'0');
-        value = value.checked_mul(10)?;
-        value = if negative {
-            value.checked_sub(digit)?
-        } else {
-            value.checked_add(digit)?
-        };
-    }
-    Some(value)
 }
 
 /// The message object at `pos` (its `{`) inside `enclosing` containers, when it has the

@@ -453,7 +453,7 @@ fn assemble(
 }
 
 /// The value of validated JSON number text that must be an `i64` integer.
-fn integer(text: &str) -> Result<i64, &'static str> {
+pub(crate) fn integer(text: &str) -> Result<i64, &'static str> {
     let (negative, digits) = match text.strip_prefix('-') {
         Some(digits) => (true, digits),
         None => (false, text),
