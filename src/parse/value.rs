@@ -132,10 +132,10 @@ fn key_end(buf: &[u8], pos: usize) -> Result<usize, ParseError> {
     Ok(skip_ws_at(buf, pos + 1))
 }
 
-/// A stack of bits (`true` = object, `false` = array): the first 128 levels in one
-/// `u128`, deeper levels (only with a `max_depth` above 128) on the heap.
+/// A stack of bits (`true` = object, `false` = array): the first 64 levels in one `u64`,
+/// deeper levels (only with a `max_depth` above 64) on the heap.
 struct ContainerStack {
-    bits: u128,
+    bits: u64,
     len: usize,
     deeper: Vec<bool>,
 }
@@ -151,8 +151,8 @@ impl ContainerStack {
 
     #[inline(always)]
     fn push(&mut self, is_object: bool) {
-        if self.len < 128 {
-            let bit = 1u128 << self.len;
+        if self.len < 64 {
+            let bit = 1u64 << self.len;
             if is_object {
                 self.bits |= bit;
             } else {
@@ -167,7 +167,7 @@ impl ContainerStack {
     #[inline(always)]
     fn pop(&mut self) {
         self.len -= 1;
-        if self.len >= 128 {
+        if self.len >= 64 {
             self.deeper.pop();
         }
     }
@@ -176,8 +176,8 @@ impl ContainerStack {
     #[inline(always)]
     fn top_is_object(&self) -> bool {
         let at = self.len.wrapping_sub(1);
-        if at < 128 {
-            self.bits & (1u128 << at) != 0
+        if at < 64 {
+            self.bits & (1u64 << at) != 0
         } else {
             self.deeper.last().copied().unwrap_or(false)
         }
@@ -256,6 +256,41 @@ pub(crate) fn value_end(
             stack.pop();
             in_object = stack.top_is_object();
             depth -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `levels` containers, alternating object and array from the outside in, around `1`;
+    /// the closer at `wrong` levels from the inside (if any) is the other kind's.
+    fn nested(levels: usize, wrong: Option<usize>) -> Vec<u8> {
+        let mut text = Vec::new();
+        for level in 0..levels {
+            text.extend_from_slice(if level % 2 == 0 { b"{\"a\":" } else { b"[" });
+        }
+        text.push(b'1');
+        for (from_inside, level) in (0..levels).rev().enumerate() {
+            let object = (level % 2 == 0) != (wrong == Some(from_inside));
+            text.push(if object { b'}' } else { b']' });
+        }
+        text
+    }
+
+    #[test]
+    fn the_container_stack_keeps_each_level_kind_across_its_word_and_the_heap() {
+        for levels in [1, 2, 63, 64, 65, 66, 129, 200] {
+            let good = nested(levels, None);
+            assert_eq!(value_end(&good, 0, 0, usize::MAX).ok(), Some(good.len()), "{levels}");
+            for wrong in [0, levels / 2, levels - 1] {
+                let bad = nested(levels, Some(wrong));
+                let e = value_end(&bad, 0, 0, usize::MAX).unwrap_err();
+                assert!(matches!(e.reason(), Reason::UnexpectedByte { .. }), "{levels} {wrong}");
+                // Found at the wrong closer.
+                assert_eq!(e.offset(), good.len() - levels + wrong, "{levels} {wrong}");
+            }
         }
     }
 }
