@@ -271,6 +271,7 @@ pub(crate) fn message(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) ->
 }
 
 /// The general path: members in any order and spelling, every rule applied.
+#[inline(never)]
 pub(crate) fn general(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
     // A local copy of the cursor, so that its position can live in a register.
     let mut local = Reader::new(r.buf);

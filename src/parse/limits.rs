@@ -200,6 +200,7 @@ impl Parser {
     }
 
     /// The parse itself: offsets only. Batch elements are pushed onto `slots`.
+    #[inline(always)]
     pub(crate) fn parse_spans(&self, input: &[u8], slots: &mut Vec<Slot>) -> Result<Top, ParseError> {
         let limits = &self.limits;
         if input.len() > limits.max_size {

@@ -100,7 +100,7 @@ fn raw(input: &[u8], span: Option<Span>) -> Option<RawJson<'_>> {
 
 impl MessageSpans {
     /// The borrowed message these offsets describe in `input`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn view(self, input: &[u8]) -> Message<'_> {
         match self {
             MessageSpans::Request { id, method, params } => Message::Request(Request::from_parts(

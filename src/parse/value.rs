@@ -50,7 +50,7 @@ pub(crate) fn unexpected_at(buf: &[u8], pos: usize, expected: &'static str) -> P
 }
 
 /// The position after the number at `start` (`-` or a digit).
-#[inline]
+#[inline(always)]
 pub(crate) fn number_end(buf: &[u8], start: usize) -> Result<usize, ParseError> {
     let mut pos = start;
     if buf.get(pos) == Some(&b'-') {
@@ -283,11 +283,18 @@ mod tests {
     fn the_container_stack_keeps_each_level_kind_across_its_word_and_the_heap() {
         for levels in [1, 2, 63, 64, 65, 66, 129, 200] {
             let good = nested(levels, None);
-            assert_eq!(value_end(&good, 0, 0, usize::MAX).ok(), Some(good.len()), "{levels}");
+            assert_eq!(
+                value_end(&good, 0, 0, usize::MAX).ok(),
+                Some(good.len()),
+                "{levels}"
+            );
             for wrong in [0, levels / 2, levels - 1] {
                 let bad = nested(levels, Some(wrong));
                 let e = value_end(&bad, 0, 0, usize::MAX).unwrap_err();
-                assert!(matches!(e.reason(), Reason::UnexpectedByte { .. }), "{levels} {wrong}");
+                assert!(
+                    matches!(e.reason(), Reason::UnexpectedByte { .. }),
+                    "{levels} {wrong}"
+                );
                 // Found at the wrong closer.
                 assert_eq!(e.offset(), good.len() - levels + wrong, "{levels} {wrong}");
             }
