@@ -132,67 +132,102 @@ fn key_end(buf: &[u8], pos: usize) -> Result<usize, ParseError> {
     Ok(skip_ws_at(buf, pos + 1))
 }
 
-/// A stack of bits (`true` = object, `false` = array): the first 64 levels in one `u64`,
-/// deeper levels (only with a `max_depth` above 64) on the heap.
-struct ContainerStack {
-    bits: u64,
-    len: usize,
-    deeper: Vec<bool>,
+/// The kinds of the open containers (`true` = object, `false` = array), innermost on top.
+trait LevelStack {
+    /// Opens a level; `false` when this stack has no room for it.
+    fn push(&mut self, is_object: bool) -> bool;
+    fn pop(&mut self);
+    /// `true` when the innermost open container is an object.
+    fn top_is_object(&self) -> bool;
 }
 
-impl ContainerStack {
-    fn new() -> ContainerStack {
-        ContainerStack {
-            bits: 0,
-            len: 0,
-            deeper: Vec::new(),
-        }
-    }
+/// Up to 64 levels as a shift register in one word, which stays in a register: the walk of
+/// nearly every value.
+struct WordStack {
+    bits: u64,
+    len: u32,
+}
 
+impl LevelStack for WordStack {
     #[inline(always)]
-    fn push(&mut self, is_object: bool) {
-        if self.len < 64 {
-            let bit = 1u64 << self.len;
-            if is_object {
-                self.bits |= bit;
-            } else {
-                self.bits &= !bit;
-            }
-        } else {
-            self.deeper.push(is_object);
+    fn push(&mut self, is_object: bool) -> bool {
+        if self.len == u64::BITS {
+            return false;
         }
+        self.bits = (self.bits << 1) | u64::from(is_object);
         self.len += 1;
+        true
     }
 
     #[inline(always)]
     fn pop(&mut self) {
+        self.bits >>= 1;
         self.len -= 1;
-        if self.len >= 64 {
-            self.deeper.pop();
-        }
     }
 
-    /// `true` when the innermost open container is an object.
     #[inline(always)]
     fn top_is_object(&self) -> bool {
-        let at = self.len.wrapping_sub(1);
-        if at < 64 {
-            self.bits & (1u64 << at) != 0
-        } else {
-            self.deeper.last().copied().unwrap_or(false)
-        }
+        self.bits & 1 != 0
     }
 }
 
+/// Any number of levels, on the heap (only for values nested deeper than 64 levels, with a
+/// `max_depth` that allows it).
+struct HeapStack(Vec<bool>);
+
+impl LevelStack for HeapStack {
+    fn push(&mut self, is_object: bool) -> bool {
+        self.0.push(is_object);
+        true
+    }
+
+    fn pop(&mut self) {
+        self.0.pop();
+    }
+
+    fn top_is_object(&self) -> bool {
+        self.0.last().copied().unwrap_or(false)
+    }
+}
+
+/// What [`walk`] returns when its stack has no room for a level: not a position (inputs are
+/// at most `u32::MAX` bytes).
+const NO_ROOM: usize = usize::MAX;
+
 /// The position after the value at `pos` (whitespace before it already skipped), inside
 /// `enclosing` containers; arrays and objects are walked without recursion.
+#[inline]
 pub(crate) fn value_end(
+    buf: &[u8],
+    pos: usize,
+    enclosing: usize,
+    max_depth: usize,
+) -> Result<usize, ParseError> {
+    let end = walk(buf, pos, enclosing, max_depth, WordStack { bits: 0, len: 0 })?;
+    if end != NO_ROOM {
+        return Ok(end);
+    }
+    deep_value_end(buf, pos, enclosing, max_depth)
+}
+
+/// [`value_end`] for a value nested deeper than 64 levels: the walk again from the start,
+/// with its levels on the heap (every byte before the 65th level was valid, so the answer,
+/// and any error, is the one a single walk would give).
+#[cold]
+#[inline(never)]
+fn deep_value_end(buf: &[u8], pos: usize, enclosing: usize, max_depth: usize) -> Result<usize, ParseError> {
+    walk(buf, pos, enclosing, max_depth, HeapStack(Vec::new()))
+}
+
+/// The walk itself; [`NO_ROOM`] when `stack` cannot hold a level.
+#[inline(always)]
+fn walk<S: LevelStack>(
     buf: &[u8],
     mut pos: usize,
     enclosing: usize,
     max_depth: usize,
+    mut stack: S,
 ) -> Result<usize, ParseError> {
-    let mut stack = ContainerStack::new();
     let mut depth = enclosing;
     // The innermost open container's kind, cached out of the stack.
     let mut in_object = false;
@@ -216,7 +251,9 @@ pub(crate) fn value_end(
                     pos += 1;
                     depth -= 1;
                 } else {
-                    stack.push(is_object);
+                    if !stack.push(is_object) {
+                        return Ok(NO_ROOM);
+                    }
                     in_object = is_object;
                     if is_object {
                         pos = key_end(buf, pos)?;
@@ -280,7 +317,7 @@ mod tests {
     }
 
     #[test]
-    fn the_container_stack_keeps_each_level_kind_across_its_word_and_the_heap() {
+    fn each_level_kind_is_kept_in_the_word_and_past_it_on_the_heap() {
         for levels in [1, 2, 63, 64, 65, 66, 129, 200] {
             let good = nested(levels, None);
             assert_eq!(
