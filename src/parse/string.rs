@@ -25,28 +25,28 @@ pub(crate) fn string_end(buf: &[u8], start: usize, escaped: &mut bool) -> Result
         }
         return string_from(buf, start + first, escaped);
     }
-    short_tail_string(buf, start, escaped)
+    // Within 16 bytes of the end (the last string of a message): the input's last 16 bytes,
+    // shifted so that bit 0 is `start`; no byte needing attention in the tail means the
+    // string is not closed, which the general loop reports.
+    if let (Some(last), Some(tail)) = (buf.last_chunk::<16>(), buf.get(start..)) {
+        let bits = (scan::attention16(last) >> (16 - tail.len())) | (1 << tail.len());
+        let first = bits.trailing_zeros() as usize;
+        if first < tail.len() && tail[first] == b'"' {
+            return Ok(start + first + 1);
+        }
+        return string_from(buf, start + first, escaped);
+    }
+    short_input_string(buf, start, escaped)
 }
 
-/// A string that starts less than 16 bytes before the end of the input (the last member of
-/// a message): the input's last 16 bytes are scanned, shifted so that bit 0 is `start`; no
-/// byte needing attention in the tail means the string is not closed, which the general loop
-/// reports.
+/// A string in an input shorter than 16 bytes: the tail padded with quotes (a quote found in
+/// the padding means the string is not closed, which the general loop reports).
 #[inline(never)]
-fn short_tail_string(buf: &[u8], start: usize, escaped: &mut bool) -> Result<usize, ParseError> {
+fn short_input_string(buf: &[u8], start: usize, escaped: &mut bool) -> Result<usize, ParseError> {
     let tail = buf.get(start..).unwrap_or_default();
-    let first = match buf.last_chunk::<16>() {
-        Some(last) => {
-            let skipped = 16 - tail.len();
-            ((scan::attention16(last) >> skipped) | (1 << tail.len())).trailing_zeros() as usize
-        }
-        // An input shorter than 16 bytes: the tail padded with quotes.
-        None => {
-            let mut block = [b'"'; 16];
-            block[..tail.len()].copy_from_slice(tail);
-            scan::attention16(&block).trailing_zeros() as usize
-        }
-    };
+    let mut block = [b'"'; 16];
+    block[..tail.len()].copy_from_slice(tail);
+    let first = scan::attention16(&block).trailing_zeros() as usize;
     if first < tail.len() && tail[first] == b'"' {
         return Ok(start + first + 1);
     }
