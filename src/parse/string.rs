@@ -182,3 +182,82 @@ fn utf8_sequence(buf: &[u8], at: usize) -> Result<usize, ParseError> {
     }
     Ok(at + len)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// String contents (without a raw quote) that end anywhere relative to the input's end.
+    fn contents() -> Vec<Vec<u8>> {
+        let mut all: Vec<Vec<u8>> = (0..40).map(|n| vec![b'a'; n]).collect();
+        for tricky in [
+            &b"\\\""[..],
+            b"\\\\",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud83d",
+            b"\\x",
+            b"\\u12",
+            b"\xc3\xa9",
+            b"\xe2\x82\xac",
+            b"\xf0\x9f\x98\x80",
+            b"\xc3",
+            b"\xed\xa0\x80",
+            b"\xff",
+            b"\x01",
+            b"\t",
+            b"\x7f",
+        ] {
+            for before in [0, 3, 15, 16, 17, 30] {
+                let mut text = vec![b'x'; before];
+                text.extend_from_slice(tricky);
+                text.extend_from_slice(b"yz");
+                all.push(text);
+            }
+        }
+        all
+    }
+
+    /// `string_end` agrees with serde_json on every content, wherever the string sits
+    /// relative to the end of the input, and reports an unclosed string as an error.
+    #[test]
+    fn agrees_with_serde_json_wherever_the_string_ends() {
+        for content in contents() {
+            let mut quoted = vec![b'"'];
+            quoted.extend_from_slice(&content);
+            quoted.push(b'"');
+            let valid = serde_json::from_slice::<String>(&quoted).is_ok();
+            for before in [0, 1, 7, 16, 40] {
+                for after in [0, 1, 2, 15, 16, 17, 40] {
+                    let mut input = vec![b' '; before];
+                    input.extend_from_slice(&quoted);
+                    input.extend(std::iter::repeat_n(b'}', after));
+                    let end = string_end(&input, before + 1, &mut false);
+                    if valid {
+                        assert_eq!(
+                            end.ok(),
+                            Some(before + quoted.len()),
+                            "{content:?} {before} {after}"
+                        );
+                    } else {
+                        assert!(end.is_err(), "{content:?} {before} {after}");
+                    }
+                    let unclosed = &input[..before + quoted.len() - 1];
+                    assert!(
+                        string_end(unclosed, before + 1, &mut false).is_err(),
+                        "{content:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn flags_escapes() {
+        for (text, escaped) in [(&br#""plain" "#[..], false), (br#""a\nb""#, true)] {
+            let mut flag = false;
+            assert!(string_end(text, 1, &mut flag).is_ok());
+            assert_eq!(flag, escaped);
+        }
+    }
+}
