@@ -83,6 +83,7 @@ impl<'a> Batch<'a> {
     }
 }
 
+#[inline]
 fn view<'a, 'b>(input: &'a [u8], slot: &'b Slot) -> Result<Message<'a>, &'b ElementError> {
     match slot {
         Ok(spans) => Ok(spans.view(input)),
@@ -112,6 +113,7 @@ pub struct BatchIter<'b, 'a> {
 impl<'b, 'a> Iterator for BatchIter<'b, 'a> {
     type Item = Result<Message<'a>, &'b ElementError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         self.slots.next().map(|slot| view(self.input, slot))
     }

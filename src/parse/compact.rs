@@ -158,7 +158,6 @@ pub(crate) fn message(
 #[cfg(test)]
 mod tests {
     use super::super::envelope;
-    use super::super::reader::Reader;
     use super::*;
 
     /// Messages in the canonical layout, each of which the fast path must take.
@@ -177,9 +176,8 @@ mod tests {
     ];
 
     fn general(input: &[u8], enclosing: usize, max_depth: usize) -> Option<(MessageSpans, usize)> {
-        let mut r = Reader::new(input);
-        match envelope::general(&mut r, enclosing, max_depth) {
-            Ok(Ok(spans)) => Some((spans, r.pos)),
+        match envelope::general(input, 0, enclosing, max_depth) {
+            Ok((Ok(spans), end)) => Some((spans, end)),
             _ => None,
         }
     }

@@ -262,23 +262,31 @@ struct ErrorSpans {
 
 /// Parses the message object at the reader (which is at `{`), inside `enclosing`
 /// containers (0 for a single message, 1 for a batch element).
+#[inline(always)]
 pub(crate) fn message(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
     if let Some((spans, end)) = compact::message(r.buf, r.pos, enclosing, max_depth) {
         r.pos = end;
         return Ok(Ok(spans));
     }
-    general(r, enclosing, max_depth)
+    let (outcome, end) = general(r.buf, r.pos, enclosing, max_depth)?;
+    r.pos = end;
+    Ok(outcome)
 }
 
-/// The general path: members in any order and spelling, every rule applied.
+/// The general path: members in any order and spelling, every rule applied. Returns the
+/// outcome and the position after the object (taking and returning positions, so that the
+/// caller's cursor can stay in a register).
 #[inline(never)]
-pub(crate) fn general(r: &mut Reader<'_>, enclosing: usize, max_depth: usize) -> Result<Outcome, ParseError> {
-    // A local copy of the cursor, so that its position can live in a register.
-    let mut local = Reader::new(r.buf);
-    local.pos = r.pos;
-    let outcome = message_at(&mut local, enclosing, max_depth);
-    r.pos = local.pos;
-    outcome
+pub(crate) fn general(
+    buf: &[u8],
+    pos: usize,
+    enclosing: usize,
+    max_depth: usize,
+) -> Result<(Outcome, usize), ParseError> {
+    let mut r = Reader::new(buf);
+    r.pos = pos;
+    let outcome = message_at(&mut r, enclosing, max_depth)?;
+    Ok((outcome, r.pos))
 }
 
 #[inline(always)]

@@ -235,7 +235,17 @@ impl Parser {
     }
 
     /// The elements of a batch; the reader is at `[`.
-    fn batch(&self, r: &mut Reader<'_>, slots: &mut Vec<Slot>) -> Result<(), ParseError> {
+    fn batch(&self, outer: &mut Reader<'_>, slots: &mut Vec<Slot>) -> Result<(), ParseError> {
+        // A local copy of the cursor, so that its position can live in a register.
+        let mut local = Reader::new(outer.buf);
+        local.pos = outer.pos;
+        let result = self.batch_at(&mut local, slots);
+        outer.pos = local.pos;
+        result
+    }
+
+    #[inline(always)]
+    fn batch_at(&self, r: &mut Reader<'_>, slots: &mut Vec<Slot>) -> Result<(), ParseError> {
         let limits = &self.limits;
         let open_at = r.pos;
         if limits.max_depth == 0 {
