@@ -17,7 +17,7 @@
 use super::envelope::integer;
 use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
 use super::string::string_end;
-use super::value::{number_end, value_end};
+use super::value::{literal_end, number_end, value_end};
 
 /// The position after `text` when the input holds it at `pos`.
 #[inline(always)]
@@ -55,6 +55,30 @@ fn value(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(Span
     Some((Span::new(pos, end), end))
 }
 
+/// Positional params of scalars, the usual shape: `[` scalars separated by `,` `]`, no
+/// whitespace; the position after it, or `None` for anything else (the general walk then
+/// reads the params from their start).
+#[inline(always)]
+fn flat_array(buf: &[u8], pos: usize) -> Option<usize> {
+    let mut pos = literal(buf, pos, b"[")?;
+    if buf.get(pos) == Some(&b']') {
+        return Some(pos + 1);
+    }
+    loop {
+        pos = match *buf.get(pos)? {
+            b'"' => string_end(buf, pos + 1, &mut false).ok()?,
+            b'-' | b'0'..=b'9' => number_end(buf, pos).ok()?,
+            b't' | b'f' | b'n' => literal_end(buf, pos).ok()?.1,
+            _ => return None,
+        };
+        match *buf.get(pos)? {
+            b',' => pos += 1,
+            b']' => return Some(pos + 1),
+            _ => return None,
+        }
+    }
+}
+
 /// A request or notification from just after its `"method":"` (content start at `pos`).
 #[inline(always)]
 fn call(
@@ -73,8 +97,16 @@ fn call(
         if !matches!(buf.get(after), Some(b'[' | b'{')) {
             return None;
         }
-        let (span, end) = value(buf, after, depth, max_depth)?;
-        params = Some(span);
+        let flat = if depth < max_depth {
+            flat_array(buf, after)
+        } else {
+            None
+        };
+        let end = match flat {
+            Some(end) => end,
+            None => value(buf, after, depth, max_depth)?.1,
+        };
+        params = Some(Span::new(after, end));
         pos = end;
     }
     let end = literal(buf, pos, b"}")?;
@@ -166,6 +198,7 @@ mod tests {
         r#"{"jsonrpc":"2.0","id":"a\"b\u00e9","method":"text\/Document","params":{"x":[1,{"y":null}],"z":-0.5e3}}"#,
         r#"{"jsonrpc":"2.0","id":null,"method":"m"}"#,
         r#"{"jsonrpc":"2.0","id":-7,"method":"m","params":[]}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"m","params":[1,-2.5e3,true,false,null,"s\u0041",""]}"#,
         r#"{"jsonrpc":"2.0","method":"notify","params":{}}"#,
         r#"{"jsonrpc":"2.0","method":"é"}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{"a":[true,false,null]}}"#,
@@ -241,6 +274,12 @@ mod tests {
         }
         assert_eq!(message(nested, 0, 0, 3), None);
         assert!(message(nested, 0, 0, 4).is_some());
+        let flat = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":["a",2]}"#;
+        for max_depth in 0..4 {
+            assert!(agrees(flat, 0, max_depth), "max_depth {max_depth}");
+        }
+        assert_eq!(message(flat, 0, 0, 1), None);
+        assert!(message(flat, 0, 0, 2).is_some());
         let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m","data":[1]}}"#;
         for max_depth in 0..5 {
             assert!(agrees(error, 0, max_depth), "max_depth {max_depth}");
