@@ -164,10 +164,9 @@ pub(crate) fn message(
         return None;
     }
     let pos = literal(buf, pos, b"{\"jsonrpc\":\"2.0\",")?;
-    if let Some(after) = literal(buf, pos, b"\"method\":\"") {
-        return call(buf, after, None, depth, max_depth);
-    }
-    let pos = literal(buf, pos, b"\"id\":")?;
+    let Some(pos) = literal(buf, pos, b"\"id\":") else {
+        return call(buf, literal(buf, pos, b"\"method\":\"")?, None, depth, max_depth);
+    };
     let (id, pos) = id(buf, pos)?;
     let pos = literal(buf, pos, b",\"")?;
     match *buf.get(pos)? {
