@@ -12,7 +12,9 @@
 //! brace). Every value is validated exactly as on the general path. Anything else — another
 //! order, whitespace, an unknown member, an escaped name, a value the general path would
 //! object to, a syntax error — returns `None` and the general path reads the object from its
-//! start, so the answer (and every error) is the general path's.
+//! start, so the answer (and every error) is the general path's. A different layout is told
+//! at the first member name; the most a miss can cost is one more pass over the object (an
+//! unexpected member after a large result, say).
 
 use super::envelope::integer;
 use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
