@@ -4,7 +4,7 @@
 # Runs `report --instructions WORKLOAD PARSER N` under `valgrind --tool=callgrind`, collecting
 # only inside `instructions_loop` (the parse loop), for N = 1 and N = 1001, and records
 # (Ir(1001) - Ir(1)) / 1000 instructions per message in perf-reports/instructions.json: the
-# difference removes the loop's one-off costs. rpcwire is counted on W1, W3 and W5; the
+# difference removes the loop's one-off costs. rpcwire is counted on W1, W2, W3 and W5; the
 # fastest peers on the same workloads for reference. For rpcwire it also records where the
 # instructions go (by function and by source file; callgrind_annotate and python3), which
 # the report shows under "Where the time goes".
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-WORKLOADS=${WORKLOADS:-"W1 W3 W5"}
+WORKLOADS=${WORKLOADS:-"W1 W2 W3 W5"}
 PARSERS=${PARSERS:-"rpcwire rpcwire-frame serde_json-borrowed simd-json-tape sonic-rs"}
 N=1001
 

@@ -1538,7 +1538,8 @@ impl Report<'_> {
         if self.instructions.is_some() && self.targets.iter().any(|t| t.met == Some(false)) {
             let _ = writeln!(
                 s,
-                "Where the instructions and the time go, for the targets not met:                  [Where the time goes](#where-the-time-goes).\n"
+                "Where the instructions and the time go, for the targets not met: \
+                 [Where the time goes](#where-the-time-goes).\n"
             );
         }
         if let Some(j) = self.jitter {
