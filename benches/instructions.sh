@@ -111,7 +111,9 @@ for w in $WORKLOADS; do
         read -r bc_one bcm_one <<<"$(branches "$w" "$p" 1)"
         read -r bc_many bcm_many <<<"$(branches "$w" "$p" "$N")"
         bc=$(awk -v a="$bc_one" -v b="$bc_many" -v n="$N" 'BEGIN { printf "%.1f", (b - a) / (n - 1) }')
-        bcm=$(awk -v a="$bcm_one" -v b="$bcm_many" -v n="$N" 'BEGIN { printf "%.1f", (b - a) / (n - 1) }')
+        # (a prediction that the shorter run got wrong once can make the difference negative)
+        bcm=$(awk -v a="$bcm_one" -v b="$bcm_many" -v n="$N" \
+            'BEGIN { v = (b - a) / (n - 1); printf "%.1f", v < 0 ? 0 : v }')
         printf '%-4s %-20s %10s instructions/msg %9s branches/msg %8s mispredicted (model)\n' \
             "$w" "$p" "$per" "$bc" "$bcm"
         results+="${results:+,

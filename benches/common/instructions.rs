@@ -113,7 +113,7 @@ impl Timing<'_> {
 }
 
 fn optional(x: Option<f64>) -> String {
-    x.map_or_else(|| "–".to_owned(), |x| format!("{x:.0}"))
+    x.map_or_else(|| "–".to_owned(), |x| format!("{:.0}", x.max(0.0)))
 }
 
 /// The "Where the time goes" section: for each workload that has counts, rpcwire and the

@@ -154,7 +154,7 @@ fn failure(
 
 /// The message object at `pos` (its `{`) inside `enclosing` containers, when it has the
 /// canonical compact layout: its offsets and the position after its `}`.
-#[inline]
+#[inline(always)]
 pub(crate) fn message(
     buf: &[u8],
     pos: usize,
