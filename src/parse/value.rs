@@ -276,6 +276,11 @@ fn walk<S: LevelStack>(
             if depth == enclosing {
                 return Ok(pos);
             }
+            // The usual case inside an object: a comma and the next key's quote.
+            if in_object && buf.get(pos..pos + 2) == Some(b",\"") {
+                pos = key_end(buf, pos + 1)?;
+                continue 'value;
+            }
             let mut next = buf.get(pos).copied();
             if matches!(next, Some(b' ' | b'\t' | b'\n' | b'\r')) {
                 pos = skip_ws_at(buf, pos);
