@@ -39,6 +39,77 @@ pub(crate) fn string_end(buf: &[u8], start: usize, escaped: &mut bool) -> Result
     short_input_string(buf, start, escaped)
 }
 
+/// The bytes needing attention in a 64-byte window of the input, kept while a value is
+/// walked: the end of a string inside the window is a shift and a count away, with no vector
+/// scan that has to wait for the previous string's end (the next window's address does not
+/// depend on where strings end, so the core loads and compares it ahead).
+pub(crate) struct Window {
+    base: usize,
+    bits: u64,
+}
+
+impl Window {
+    /// A window that holds nothing yet: placed so far past any input (inputs are at most
+    /// `u32::MAX` bytes) that neither it nor the window after it holds a position.
+    #[inline(always)]
+    pub(crate) fn new() -> Window {
+        Window {
+            base: usize::MAX - 127,
+            bits: 0,
+        }
+    }
+
+    /// Points the window at the 64 bytes from `base`; `false` when the input ends before.
+    #[inline(always)]
+    fn load(&mut self, buf: &[u8], base: usize) -> bool {
+        let Some(block) = buf.get(base..).and_then(<[u8]>::first_chunk::<64>) else {
+            return false;
+        };
+        let mut bits = 0u64;
+        for (i, chunk) in block.chunks_exact(16).enumerate() {
+            let chunk: &[u8; 16] = chunk.try_into().unwrap_or(&[0; 16]);
+            bits |= u64::from(scan::attention16(chunk)) << (16 * i);
+        }
+        self.base = base;
+        self.bits = bits;
+        true
+    }
+
+    /// [`string_end`] through the window.
+    #[inline(always)]
+    pub(crate) fn string_end(
+        &mut self,
+        buf: &[u8],
+        start: usize,
+        escaped: &mut bool,
+    ) -> Result<usize, ParseError> {
+        let mut offset = start.wrapping_sub(self.base);
+        if offset >= 64 {
+            // The next window when the string starts in it, else one at the string.
+            let next = self.base.wrapping_add(64);
+            let base = if start.wrapping_sub(next) < 64 {
+                next
+            } else {
+                start
+            };
+            if !self.load(buf, base) {
+                return string_end(buf, start, escaped);
+            }
+            offset = start - base;
+        }
+        let rest = self.bits >> offset;
+        if rest == 0 {
+            // Clean to the window's end: the string goes on past it.
+            return string_from(buf, self.base + 64, escaped);
+        }
+        let end = start + rest.trailing_zeros() as usize;
+        if buf.get(end) == Some(&b'"') {
+            return Ok(end + 1);
+        }
+        string_from(buf, end, escaped)
+    }
+}
+
 /// A string in an input shorter than 16 bytes: the tail padded with quotes (a quote found in
 /// the padding means the string is not closed, which the general loop reports).
 #[inline(never)]
@@ -248,6 +319,40 @@ mod tests {
                         "{content:?}"
                     );
                 }
+            }
+        }
+    }
+
+    /// A walk through many strings with one window finds every end `string_end` finds,
+    /// whether a string sits inside the window, across its edge, past it or near the input's
+    /// end, and reports the same errors.
+    #[test]
+    fn a_window_agrees_with_string_end_along_a_walk() {
+        let all = contents();
+        for stride in [1, 3, 7] {
+            let mut input = Vec::new();
+            let mut starts = Vec::new();
+            for content in all.iter().step_by(stride).chain(all.iter().rev().step_by(stride)) {
+                starts.push(input.len() + 1);
+                input.push(b'"');
+                input.extend_from_slice(content);
+                input.extend_from_slice(b"\",");
+            }
+            let long = vec![b'b'; 200];
+            starts.push(input.len() + 1);
+            input.push(b'"');
+            input.extend_from_slice(&long);
+            input.push(b'"');
+            let mut window = Window::new();
+            for &start in &starts {
+                let mut flag = false;
+                let expected = string_end(&input, start, &mut flag).map_err(|e| e.offset());
+                let mut window_flag = false;
+                let got = window
+                    .string_end(&input, start, &mut window_flag)
+                    .map_err(|e| e.offset());
+                assert_eq!(got, expected, "string at {start}");
+                assert_eq!(window_flag, flag, "escape flag of the string at {start}");
             }
         }
     }

@@ -6,7 +6,7 @@
 //! keeps its position in a register instead of writing it back to a `Reader` at each step.
 
 use super::error::{ParseError, Reason};
-use super::string::string_end;
+use super::string::Window;
 
 /// One of the three literals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,12 +124,12 @@ fn bad_literal(buf: &[u8], pos: usize) -> ParseError {
 /// The position after an object member's key and colon (and the whitespace after it);
 /// `pos` is where the key's opening quote must be.
 #[inline(always)]
-fn key_end(buf: &[u8], pos: usize) -> Result<usize, ParseError> {
+fn key_end(buf: &[u8], pos: usize, window: &mut Window) -> Result<usize, ParseError> {
     if buf.get(pos) != Some(&b'"') {
         return Err(unexpected_at(buf, pos, "a string key"));
     }
     let mut escaped = false;
-    let mut pos = string_end(buf, pos + 1, &mut escaped)?;
+    let mut pos = window.string_end(buf, pos + 1, &mut escaped)?;
     if buf.get(pos) != Some(&b':') {
         pos = skip_ws_at(buf, pos);
         if buf.get(pos) != Some(&b':') {
@@ -236,6 +236,7 @@ fn walk<S: LevelStack>(
     mut stack: S,
 ) -> Result<usize, ParseError> {
     let mut depth = enclosing;
+    let mut window = Window::new();
     // The innermost open container's kind, cached out of the stack.
     let mut in_object = false;
     'value: loop {
@@ -243,7 +244,7 @@ fn walk<S: LevelStack>(
         match buf.get(pos) {
             Some(b'"') => {
                 let mut escaped = false;
-                pos = string_end(buf, pos + 1, &mut escaped)?;
+                pos = window.string_end(buf, pos + 1, &mut escaped)?;
             }
             Some(b'-' | b'0'..=b'9') => pos = number_end(buf, pos)?,
             Some(&open @ (b'{' | b'[')) => {
@@ -263,7 +264,7 @@ fn walk<S: LevelStack>(
                     }
                     in_object = is_object;
                     if is_object {
-                        pos = key_end(buf, pos)?;
+                        pos = key_end(buf, pos, &mut window)?;
                     }
                     continue 'value;
                 }
@@ -278,7 +279,7 @@ fn walk<S: LevelStack>(
             }
             // The usual case inside an object: a comma and the next key's quote.
             if in_object && buf.get(pos..pos + 2) == Some(b",\"") {
-                pos = key_end(buf, pos + 1)?;
+                pos = key_end(buf, pos + 1, &mut window)?;
                 continue 'value;
             }
             let mut next = buf.get(pos).copied();
@@ -290,7 +291,7 @@ fn walk<S: LevelStack>(
                 Some(b',') => {
                     pos = skip_ws_at(buf, pos + 1);
                     if in_object {
-                        pos = key_end(buf, pos)?;
+                        pos = key_end(buf, pos, &mut window)?;
                     }
                     continue 'value;
                 }
