@@ -97,12 +97,25 @@ impl Window {
             }
             offset = start - base;
         }
-        let rest = self.bits >> offset;
+        let mut from = start;
+        let mut rest = self.bits >> offset;
+        // Clean to the window's end: the string goes on in the next windows (hashes and
+        // addresses end there); past two more, the long-string kernel takes over.
+        for _ in 0..2 {
+            if rest != 0 {
+                break;
+            }
+            let next = self.base + 64;
+            if !self.load(buf, next) {
+                return string_from(buf, next, escaped);
+            }
+            from = next;
+            rest = self.bits;
+        }
         if rest == 0 {
-            // Clean to the window's end: the string goes on past it.
             return string_from(buf, self.base + 64, escaped);
         }
-        let end = start + rest.trailing_zeros() as usize;
+        let end = from + rest.trailing_zeros() as usize;
         if buf.get(end) == Some(&b'"') {
             return Ok(end + 1);
         }
