@@ -1,8 +1,9 @@
-//! `Reader`: a cursor over the input that knows the JSON grammar.
+//! `Reader`: a cursor over the input that knows the JSON grammar, for the envelope's general
+//! path and the raw-JSON iterators.
 //!
-//! Every method validates what it steps over: strings (escapes, surrogate pairs, UTF-8,
-//! control characters), numbers (the full grammar), literals, and nested values (with a
-//! depth limit and an explicit stack, so deep input cannot overflow the call stack).
+//! Every method validates what it steps over, through the position functions of `string`
+//! (escapes, surrogate pairs, UTF-8, control characters) and `value` (numbers, literals,
+//! nested values with a depth limit and without recursion).
 
 use super::error::{ParseError, Reason};
 use super::scan;

@@ -2,7 +2,9 @@
 //!
 //! Free functions over `(input, position)` that return the position after the string, so a
 //! caller walking a value keeps its position in a register (the `Reader` methods and the
-//! container walk are built on them).
+//! container walk are built on them). The walk of a value goes through a [`Window`]: 64
+//! bytes of attention bits computed ahead, so that finding a string's end does not wait on a
+//! vector scan that waited on the previous string's end.
 
 use super::error::{ParseError, Reason};
 use super::scan;
