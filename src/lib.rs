@@ -2,7 +2,7 @@
 //!
 //! Fast, strict, zero-copy JSON-RPC 2.0 decoding.
 //!
-//! [`parse`] turns bytes into borrowed views ([`Message`], [`Request`], [`Response`], …) in a
+//! [`parse`](fn@parse) turns bytes into borrowed views ([`Message`], [`Request`], [`Response`], …) in a
 //! single pass: method names and ids borrow from the input, params and results stay raw,
 //! validated JSON ([`RawJson`], [`Params`]) until a handler decodes them with serde. Ids keep
 //! their exact text. Everything is validated — malformed JSON anywhere is a parse error
