@@ -128,8 +128,14 @@ fn key_end(buf: &[u8], pos: usize, window: &mut Window) -> Result<usize, ParseEr
     if buf.get(pos) != Some(&b'"') {
         return Err(unexpected_at(buf, pos, "a string key"));
     }
+    key_rest(buf, pos + 1, window)
+}
+
+/// [`key_end`] from the key's first byte (its opening quote already checked).
+#[inline(always)]
+fn key_rest(buf: &[u8], start: usize, window: &mut Window) -> Result<usize, ParseError> {
     let mut escaped = false;
-    let mut pos = window.string_end(buf, pos + 1, &mut escaped)?;
+    let mut pos = window.string_end(buf, start, &mut escaped)?;
     if buf.get(pos) != Some(&b':') {
         pos = skip_ws_at(buf, pos);
         if buf.get(pos) != Some(&b':') {
@@ -278,8 +284,8 @@ fn walk<S: LevelStack>(
                 return Ok(pos);
             }
             // The usual case inside an object: a comma and the next key's quote.
-            if in_object && buf.get(pos..pos + 2) == Some(b",\"") {
-                pos = key_end(buf, pos + 1, &mut window)?;
+            if in_object && buf.get(pos..).and_then(<[u8]>::first_chunk::<2>) == Some(b",\"") {
+                pos = key_rest(buf, pos + 2, &mut window)?;
                 continue 'value;
             }
             let mut next = buf.get(pos).copied();
