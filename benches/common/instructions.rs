@@ -239,21 +239,18 @@ pub fn where_the_time_goes(
              bounds checks, `std: core_arch/…` the vector compares).\n",
             profile.workload
         );
-        let _ = writeln!(
-            out,
-            "| function | instructions/msg | share |\n| --- | ---: | ---: |"
-        );
-        for (name, n) in &profile.by_function {
-            let _ = writeln!(out, "| `{name}` | {n:.0} | {} |", share(*n));
+        for (column, rows) in [
+            ("function", &profile.by_function),
+            ("source file", &profile.by_file),
+        ] {
+            let _ = writeln!(
+                out,
+                "| {column} | instructions/msg | share |\n| --- | ---: | ---: |"
+            );
+            for (name, n) in rows {
+                let _ = writeln!(out, "| `{name}` | {n:.0} | {} |", share(*n));
+            }
+            let _ = writeln!(out);
         }
-        let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "| source file | instructions/msg | share |\n| --- | ---: | ---: |"
-        );
-        for (name, n) in &profile.by_file {
-            let _ = writeln!(out, "| `{name}` | {n:.0} | {} |", share(*n));
-        }
-        let _ = writeln!(out);
     }
 }

@@ -18,7 +18,7 @@
 
 use super::envelope::integer;
 use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
-use super::string::string_end;
+use super::string::{string_end, string_span};
 use super::value::{literal_end, number_end, value_end};
 
 /// The position after `text` when the input holds it at `pos`.
@@ -27,13 +27,10 @@ fn literal<const N: usize>(buf: &[u8], pos: usize, text: &[u8; N]) -> Option<usi
     (buf.get(pos..)?.first_chunk::<N>()? == text).then_some(pos + N)
 }
 
-/// The string whose opening quote is at `pos - 1`, and the position after it.
+/// The string whose content starts at `start`, and the position after it.
 #[inline(always)]
 fn string(buf: &[u8], start: usize) -> Option<(StrSpan, usize)> {
-    let mut escaped = false;
-    let after = string_end(buf, start, &mut escaped).ok()?;
-    let span = Span::new(start, after - 1);
-    Some((StrSpan { span, escaped }, after))
+    string_span(buf, start).ok()
 }
 
 /// An `id` value at `pos`: a string, a number or `null`.

@@ -283,8 +283,7 @@ pub(crate) fn general(
     enclosing: usize,
     max_depth: usize,
 ) -> Result<(Outcome, usize), ParseError> {
-    let mut r = Reader::new(buf);
-    r.pos = pos;
+    let mut r = Reader::at(buf, pos);
     let outcome = message_at(&mut r, enclosing, max_depth)?;
     Ok((outcome, r.pos))
 }
@@ -495,8 +494,7 @@ fn error_object(
     enclosing: usize,
     max_depth: usize,
 ) -> Result<(Result<ErrorSpans, ParseError>, usize), ParseError> {
-    let mut local = Reader::new(buf);
-    local.pos = pos;
+    let mut local = Reader::at(buf, pos);
     let r = &mut local;
     let object_at = r.pos;
     let depth = enclosing + 1;

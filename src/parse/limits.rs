@@ -237,8 +237,7 @@ impl Parser {
     /// The elements of a batch; the reader is at `[`.
     fn batch(&self, outer: &mut Reader<'_>, slots: &mut Vec<Slot>) -> Result<(), ParseError> {
         // A local copy of the cursor, so that its position can live in a register.
-        let mut local = Reader::new(outer.buf);
-        local.pos = outer.pos;
+        let mut local = Reader::at(outer.buf, outer.pos);
         let result = self.batch_at(&mut local, slots);
         outer.pos = local.pos;
         result

@@ -8,7 +8,7 @@
 use super::error::{ParseError, Reason};
 use super::scan;
 use super::spans::{Span, StrSpan};
-use super::string::string_end;
+use super::string::string_span;
 pub(crate) use super::value::Literal;
 use super::value::{literal_end, number_end, skip_ws_at, unexpected_at, value_end};
 
@@ -25,7 +25,12 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
-        Reader { buf, pos: 0 }
+        Reader::at(buf, 0)
+    }
+
+    /// A cursor at `pos` (a local one lets a function keep the position in a register).
+    pub(crate) fn at(buf: &'a [u8], pos: usize) -> Reader<'a> {
+        Reader { buf, pos }
     }
 
     #[inline(always)]
@@ -71,14 +76,9 @@ impl<'a> Reader<'a> {
     /// quotes and whether it holds escapes; leaves the reader after the closing quote.
     #[inline(always)]
     pub(crate) fn string(&mut self) -> Result<StrSpan, ParseError> {
-        let start = self.pos + 1;
-        let mut escaped = false;
-        let after = string_end(self.buf, start, &mut escaped)?;
+        let (span, after) = string_span(self.buf, self.pos + 1)?;
         self.pos = after;
-        Ok(StrSpan {
-            span: Span::new(start, after - 1),
-            escaped,
-        })
+        Ok(span)
     }
 
     /// A number; the reader is at its first byte (`-` or a digit).

@@ -8,6 +8,7 @@
 
 use super::error::{ParseError, Reason};
 use super::scan;
+use super::spans::{Span, StrSpan};
 
 /// The position after the string whose content starts at `start` (just after its opening
 /// quote). `escaped` is set when the string holds a backslash escape.
@@ -123,6 +124,16 @@ impl Window {
         }
         string_from(buf, end, escaped)
     }
+}
+
+/// The string whose content starts at `start` (just after its opening quote): its content
+/// and whether it holds escapes, and the position after its closing quote.
+#[inline(always)]
+pub(crate) fn string_span(buf: &[u8], start: usize) -> Result<(StrSpan, usize), ParseError> {
+    let mut escaped = false;
+    let after = string_end(buf, start, &mut escaped)?;
+    let span = Span::new(start, after - 1);
+    Ok((StrSpan { span, escaped }, after))
 }
 
 /// A string in an input shorter than 16 bytes: the tail padded with quotes (a quote found in
