@@ -12,7 +12,8 @@ use super::string::string_span;
 pub(crate) use super::value::Literal;
 use super::value::{literal_end, number_end, skip_ws_at, unexpected_at, value_end};
 
-/// `char` flavour of [`is_ws`](super::value::is_ws), for `str::trim_matches`.
+/// The JSON whitespace characters (space, tab, line feed, carriage return), for
+/// `str::trim_matches`.
 pub(crate) fn is_json_whitespace_char(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }

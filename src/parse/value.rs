@@ -18,7 +18,7 @@ pub(crate) enum Literal {
 
 /// `true` for the JSON whitespace bytes: space, tab, line feed, carriage return.
 #[inline(always)]
-pub(crate) fn is_ws(byte: u8) -> bool {
+fn is_ws(byte: u8) -> bool {
     matches!(byte, b' ' | b'\t' | b'\n' | b'\r')
 }
 
