@@ -38,7 +38,7 @@ struct Arguments {
 
 fn arguments() -> Result<Arguments, String> {
     let mut framing = None;
-    let mut max_frame = Limits::default().get_max_size();
+    let mut max_frame = Limits::default().max_size();
     let mut peer = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -108,7 +108,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut router = Router::with_limits(Limits::default().max_size(max_frame));
+    let mut router = Router::with_limits(Limits::default().with_max_size(max_frame));
     spec_methods::register(&mut router);
     if peer {
         return serve_with_peer(router, framing, max_frame);

@@ -53,7 +53,7 @@ pub fn write_id(dst: &mut BytesMut, id: &Id<'_>) {
 /// ```
 pub fn write_str(dst: &mut BytesMut, text: &str) {
     dst.put_u8(b'"');
-    crate::parse::escaped_pieces(text, |piece| dst.put_slice(piece.as_bytes()));
+    crate::json::escape::escaped_pieces(text, |piece| dst.put_slice(piece.as_bytes()));
     dst.put_u8(b'"');
 }
 

@@ -28,8 +28,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Batches come back as a [`Batch`] whose elements are each a message or an
-//! [`ElementError`]; [`ParsedFrame`] owns its bytes and can cross threads; [`Parser`] takes
+//! Batches come back as a [`Batch`] whose elements are each a message or the
+//! [`ParseError`] that says why not; [`ParsedFrame`] owns its bytes and can cross threads; [`Parser`] takes
 //! [`Limits`] on size, nesting depth and batch length.
 
 #![deny(missing_docs)]
@@ -39,6 +39,7 @@ pub mod correlate;
 pub mod dispatch;
 pub mod encode;
 pub mod frame;
+pub mod json;
 pub mod message;
 pub mod parse;
 pub mod pool;
@@ -51,8 +52,7 @@ pub use message::{
     Request, Response, ResponsePayload,
 };
 pub use parse::{
-    parse, Batch, BatchIter, BatchScratch, ElementError, Limits, ParseError, Parsed, ParsedFrame, Parser,
-    Reason,
+    parse, Batch, BatchIter, BatchScratch, Limits, ParseError, ParseErrorKind, Parsed, ParsedFrame, Parser,
 };
 
 /// The README's examples, compiled and run as doc tests.

@@ -292,8 +292,7 @@ pub fn serve<R: Read, W: Write>(
     mut writer: W,
 ) -> io::Result<ConnectionStats> {
     let pool = BufferPool::new(2, READ_CHUNK, 4 << 20);
-    let mut connection =
-        Connection::new(framing, &pool).with_max_frame(router.parser().limits().get_max_size());
+    let mut connection = Connection::new(framing, &pool).with_max_frame(router.parser().limits().max_size());
     loop {
         let read = connection.read_from(&mut reader)?;
         let outcome = if read == 0 {

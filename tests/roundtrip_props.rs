@@ -785,7 +785,7 @@ proptest! {
         if rpcwire_accepts(&result) {
             prop_assert!(serde_json_accepts(&bytes), "rpcwire accepted what serde_json rejects: {:?}", bytes);
         }
-        let small = Parser::new(rpcwire::Limits::default().max_depth(3).max_batch_len(2).max_size(64));
+        let small = Parser::new(rpcwire::Limits::default().with_max_depth(3).with_max_batch_len(2).with_max_size(64));
         touch(&small.parse(&bytes));
         let _ = ParsedFrame::parse(bytes::Bytes::from(bytes.clone())).map(|frame| touch(&Ok(frame.view())));
         let _ = RawJson::new(String::from_utf8_lossy(&bytes));

@@ -331,7 +331,7 @@ fn malformed_json_anywhere_is_32700_with_null_id() {
 
 #[test]
 fn a_batch_over_the_limit_is_one_32600_saying_so() {
-    let mut router = Router::with_limits(Limits::default().max_batch_len(3));
+    let mut router = Router::with_limits(Limits::default().with_max_batch_len(3));
     spec_methods::register(&mut router);
     let element = r#"{"jsonrpc":"2.0","method":"sum","params":[1],"id":1}"#;
     let three = format!("[{}]", [element; 3].join(","));

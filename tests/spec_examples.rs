@@ -4,8 +4,10 @@
 //!
 //! <https://www.jsonrpc.org/specification#examples>
 
+use rpcwire::json::SyntaxErrorKind;
 use rpcwire::{
-    Batch, ErrorCode, Id, IdKind, Message, Notification, ParseError, Parsed, Reason, Request, Response,
+    Batch, ErrorCode, Id, IdKind, Message, Notification, ParseError, ParseErrorKind, Parsed, Request,
+    Response,
 };
 use serde_json::{json, Value};
 
@@ -195,7 +197,10 @@ fn invalid_json_is_a_parse_error() {
     // stops making sense.
     assert_eq!(e.offset(), input.find("params").unwrap());
     assert!(
-        matches!(e.reason(), Reason::UnexpectedByte { byte: b'p', .. }),
+        matches!(
+            e.kind(),
+            ParseErrorKind::Syntax(SyntaxErrorKind::UnexpectedByte { byte: b'p', .. })
+        ),
         "{e:?}"
     );
     assert_eq!(e.to_error_object().message(), "Parse error");
@@ -218,7 +223,7 @@ fn invalid_request_object() {
     // No id member, so the answer goes to id null.
     assert!(e.id().is_none());
     // The first problem found is the method, at its value.
-    assert_eq!(*e.reason(), Reason::MethodNotString);
+    assert_eq!(*e.kind(), ParseErrorKind::MethodNotString);
     assert_eq!(e.offset(), input.find(": 1").unwrap() + 2);
     assert_eq!(e.to_error_object().message(), "Invalid Request");
 
@@ -243,7 +248,10 @@ fn batch_with_invalid_json_is_one_parse_error() {
     // After the key `"method"` a ':' is expected; a newline is skipped, then ']' is found.
     assert_eq!(e.offset(), input.rfind(']').unwrap());
     assert!(
-        matches!(e.reason(), Reason::UnexpectedByte { byte: b']', .. }),
+        matches!(
+            e.kind(),
+            ParseErrorKind::Syntax(SyntaxErrorKind::UnexpectedByte { byte: b']', .. })
+        ),
         "{e:?}"
     );
 }
@@ -253,7 +261,7 @@ fn batch_with_invalid_json_is_one_parse_error() {
 #[test]
 fn empty_array_is_an_invalid_request() {
     let e = error("[]");
-    assert_eq!(*e.reason(), Reason::EmptyBatch);
+    assert_eq!(*e.kind(), ParseErrorKind::EmptyBatch);
     assert_eq!(e.code().code(), -32600);
     assert_eq!(e.offset(), 0);
     assert!(e.id().is_none());
@@ -266,7 +274,7 @@ fn invalid_batch_of_one() {
     let b = batch("[1]");
     assert_eq!(b.len(), 1);
     let e = b.get(0).unwrap().unwrap_err();
-    assert_eq!(*e.reason(), Reason::NotAnObject);
+    assert_eq!(*e.kind(), ParseErrorKind::NotAnObject);
     assert_eq!(e.code().code(), -32600);
     assert_eq!(e.offset(), 1);
     assert!(e.id().is_none());
@@ -331,7 +339,7 @@ fn mixed_batch_good_elements_stay_usable() {
 
     let foo = b.get(3).unwrap().unwrap_err();
     assert_eq!(foo.code().code(), -32600);
-    assert_eq!(*foo.reason(), Reason::MissingVersion);
+    assert_eq!(*foo.kind(), ParseErrorKind::MissingVersion);
     assert_eq!(foo.offset(), MIXED_BATCH.find(r#"{"foo""#).unwrap());
     assert!(foo.id().is_none(), "{{\"foo\": \"boo\"}} has no id to echo");
 

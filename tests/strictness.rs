@@ -3,8 +3,9 @@
 //! validation; unescaping; owned frames and the reusing parser.
 
 use bytes::Bytes;
+use rpcwire::json::SyntaxErrorKind;
 use rpcwire::{
-    BatchScratch, ErrorCode, Id, Limits, Message, ParseError, Parsed, ParsedFrame, Parser, Reason,
+    BatchScratch, ErrorCode, Id, Limits, Message, ParseError, ParseErrorKind, Parsed, ParsedFrame, Parser,
 };
 
 fn parse_ok(input: &[u8]) -> Message<'_> {
@@ -44,7 +45,7 @@ fn syntax(input: &[u8]) -> ParseError {
 }
 
 /// Asserts `input` is -32600 for `reason` and returns the error.
-fn invalid(input: &[u8], reason: Reason) -> ParseError {
+fn invalid(input: &[u8], reason: ParseErrorKind) -> ParseError {
     let e = parse_err(input);
     assert!(
         !e.is_syntax(),
@@ -52,7 +53,7 @@ fn invalid(input: &[u8], reason: Reason) -> ParseError {
         String::from_utf8_lossy(input)
     );
     assert_eq!(e.code(), ErrorCode::InvalidRequest);
-    assert_eq!(*e.reason(), reason, "for {}", String::from_utf8_lossy(input));
+    assert_eq!(*e.kind(), reason, "for {}", String::from_utf8_lossy(input));
     e
 }
 
@@ -75,7 +76,7 @@ fn check_error_is_explained(input: &[u8], e: &ParseError) {
         "{text}"
     );
     assert!(text.len() > what.len() + 15, "{text}");
-    assert_eq!(text, format!("{what} at byte {}: {}", e.offset(), e.reason()));
+    assert_eq!(text, format!("{what} at byte {}: {}", e.offset(), e.kind()));
     let object = e.to_error_object();
     assert_eq!(object.code(), e.code());
     let data: String = object.data().unwrap().decode().unwrap();
@@ -127,17 +128,20 @@ fn version_must_be_exactly_2_0() {
         r#"{"jsonrpc":["2.0"],"method":"m","id":1}"#,
         r#"{"jsonrpc":{"v":"2.0"},"method":"m","id":1}"#,
     ] {
-        let e = invalid(bad.as_bytes(), Reason::BadVersion);
+        let e = invalid(bad.as_bytes(), ParseErrorKind::BadVersion);
         assert_eq!(e.offset(), 11, "points at the value: {bad}");
         assert_eq!(e.id(), Some(&Id::from(1u64)), "{bad}");
     }
-    let e = invalid(br#"{"method":"m","id":"x"}"#, Reason::MissingVersion);
+    let e = invalid(br#"{"method":"m","id":"x"}"#, ParseErrorKind::MissingVersion);
     assert_eq!(e.offset(), 0);
     assert_eq!(e.id(), Some(&Id::from("x")));
-    invalid(br#"{"id":1,"result":1}"#, Reason::MissingVersion);
-    invalid(b"{}", Reason::MissingVersion);
+    invalid(br#"{"id":1,"result":1}"#, ParseErrorKind::MissingVersion);
+    invalid(b"{}", ParseErrorKind::MissingVersion);
     // Case matters in member names.
-    invalid(br#"{"JSONRPC":"2.0","method":"m"}"#, Reason::MissingVersion);
+    invalid(
+        br#"{"JSONRPC":"2.0","method":"m"}"#,
+        ParseErrorKind::MissingVersion,
+    );
 }
 
 // ---- "method" ----
@@ -145,16 +149,19 @@ fn version_must_be_exactly_2_0() {
 #[test]
 fn method_must_be_a_non_empty_string() {
     let input = br#"{"jsonrpc":"2.0","method":"","id":3}"#;
-    let e = invalid(input, Reason::EmptyMethod);
+    let e = invalid(input, ParseErrorKind::EmptyMethod);
     assert_eq!(e.offset(), at(input, r#""""#));
     assert_eq!(e.id(), Some(&Id::from(3u64)));
     for value in ["1", "null", "true", "[\"m\"]", "{\"m\":1}"] {
         let input = format!(r#"{{"jsonrpc":"2.0","method":{value},"id":3}}"#);
-        let e = invalid(input.as_bytes(), Reason::MethodNotString);
+        let e = invalid(input.as_bytes(), ParseErrorKind::MethodNotString);
         assert_eq!(e.offset(), 26, "{input}");
     }
-    invalid(br#"{"jsonrpc":"2.0","id":3}"#, Reason::MissingMethod);
-    invalid(br#"{"jsonrpc":"2.0","id":3,"params":[]}"#, Reason::MissingMethod);
+    invalid(br#"{"jsonrpc":"2.0","id":3}"#, ParseErrorKind::MissingMethod);
+    invalid(
+        br#"{"jsonrpc":"2.0","id":3,"params":[]}"#,
+        ParseErrorKind::MissingMethod,
+    );
     // A method that only looks empty after unescaping does not exist: "\u0000" is one
     // character. Whitespace and odd characters are still names.
     assert_eq!(
@@ -169,11 +176,11 @@ fn method_must_be_a_non_empty_string() {
     // A message with a method is a request or notification, never a response too.
     invalid(
         br#"{"jsonrpc":"2.0","method":"m","id":1,"result":1}"#,
-        Reason::MethodWithResult,
+        ParseErrorKind::MethodWithResult,
     );
     invalid(
         br#"{"jsonrpc":"2.0","method":"m","id":1,"error":{"code":1,"message":"x"}}"#,
-        Reason::MethodWithResult,
+        ParseErrorKind::MethodWithResult,
     );
 }
 
@@ -191,18 +198,18 @@ fn params_must_be_array_object_or_null() {
     assert!(r.params().is_none());
     for value in ["\"bar\"", "1", "-1.5", "true", "false"] {
         let input = format!(r#"{{"jsonrpc":"2.0","method":"m","id":"k","params":{value}}}"#);
-        let e = invalid(input.as_bytes(), Reason::BadParams);
+        let e = invalid(input.as_bytes(), ParseErrorKind::BadParams);
         assert_eq!(e.offset(), at(input.as_bytes(), value), "{input}");
         assert_eq!(e.id(), Some(&Id::from("k")));
     }
     // A response has no params, not even null ones.
     invalid(
         br#"{"jsonrpc":"2.0","id":1,"result":1,"params":[]}"#,
-        Reason::ParamsInResponse,
+        ParseErrorKind::ParamsInResponse,
     );
     invalid(
         br#"{"jsonrpc":"2.0","id":1,"result":1,"params":null}"#,
-        Reason::ParamsInResponse,
+        ParseErrorKind::ParamsInResponse,
     );
 }
 
@@ -221,7 +228,7 @@ fn id_must_be_string_number_or_null() {
     }
     for value in ["true", "false", "[1]", "{\"a\":1}", "[]", "{}"] {
         let input = format!(r#"{{"jsonrpc":"2.0","id":{value},"method":"m"}}"#);
-        let e = invalid(input.as_bytes(), Reason::BadId);
+        let e = invalid(input.as_bytes(), ParseErrorKind::BadId);
         assert_eq!(e.offset(), 22, "{input}");
         assert!(e.id().is_none(), "an unreadable id is not echoed: {input}");
     }
@@ -248,14 +255,14 @@ fn id_null_is_a_request_and_missing_id_is_a_notification() {
 #[test]
 fn response_has_exactly_one_of_result_and_error() {
     let input = br#"{"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":"x"}}"#;
-    let e = invalid(input, Reason::ResultAndError);
+    let e = invalid(input, ParseErrorKind::ResultAndError);
     assert_eq!(e.offset(), 0);
     assert_eq!(e.id(), Some(&Id::from(1u64)));
-    invalid(br#"{"jsonrpc":"2.0","id":1}"#, Reason::MissingMethod);
-    invalid(br#"{"jsonrpc":"2.0","result":1}"#, Reason::MissingId);
+    invalid(br#"{"jsonrpc":"2.0","id":1}"#, ParseErrorKind::MissingMethod);
+    invalid(br#"{"jsonrpc":"2.0","result":1}"#, ParseErrorKind::MissingId);
     invalid(
         br#"{"jsonrpc":"2.0","error":{"code":1,"message":"x"}}"#,
-        Reason::MissingId,
+        ParseErrorKind::MissingId,
     );
     // An error of null is not an error object.
     let e = parse_err(br#"{"jsonrpc":"2.0","id":1,"result":1,"error":null}"#);
@@ -284,7 +291,10 @@ fn error_needs_integer_code_and_string_message() {
         let input = format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m"}}}}"#);
         let e = parse_err(input.as_bytes());
         assert_eq!(e.code().code(), -32600, "{input}");
-        assert!(matches!(e.reason(), Reason::BadErrorObject(_)), "{input}: {e}");
+        assert!(
+            matches!(e.kind(), ParseErrorKind::BadErrorObject(_)),
+            "{input}: {e}"
+        );
         assert_eq!(e.offset(), at(input.as_bytes(), code), "{input}");
         assert_eq!(e.id(), Some(&Id::from(1u64)));
     };
@@ -312,7 +322,7 @@ fn error_needs_integer_code_and_string_message() {
         (r#"-32000"#, "not an object"),
     ] {
         let input = format!(r#"{{"jsonrpc":"2.0","id":1,"error":{error}}}"#);
-        invalid(input.as_bytes(), Reason::BadErrorObject(what));
+        invalid(input.as_bytes(), ParseErrorKind::BadErrorObject(what));
     }
 }
 
@@ -359,7 +369,7 @@ fn duplicate_members_are_rejected() {
         ),
     ];
     for (input, name) in cases {
-        let e = invalid(input.as_bytes(), Reason::DuplicateMember(name.to_owned()));
+        let e = invalid(input.as_bytes(), ParseErrorKind::DuplicateMember(name.to_owned()));
         // The offset is the second key, where the duplicate is found.
         let second_key = input
             .rfind(&format!(",\"{}", &input[e.offset() + 1..e.offset() + 2]))
@@ -374,11 +384,11 @@ fn duplicate_members_are_rejected() {
     // Duplicate unknown members whose raw spellings differ.
     invalid(
         br#"{"jsonrpc":"2.0","method":"a","x":1,"\u0078":2}"#,
-        Reason::DuplicateMember("x".to_owned()),
+        ParseErrorKind::DuplicateMember("x".to_owned()),
     );
     invalid(
         br#"{"jsonrpc":"2.0","method":"a","":1,"":2}"#,
-        Reason::DuplicateMember(String::new()),
+        ParseErrorKind::DuplicateMember(String::new()),
     );
     // Different members that only look alike are not duplicates.
     assert!(parse_ok(br#"{"jsonrpc":"2.0","method":"a","x":1,"X":2,"x ":3}"#)
@@ -387,7 +397,7 @@ fn duplicate_members_are_rejected() {
     // A duplicate is found even when the id comes after it, and the id is echoed.
     let e = invalid(
         br#"{"jsonrpc":"2.0","method":"a","method":"b","id":"late"}"#,
-        Reason::DuplicateMember("method".into()),
+        ParseErrorKind::DuplicateMember("method".into()),
     );
     assert_eq!(e.id(), Some(&Id::from("late")));
 }
@@ -411,7 +421,7 @@ fn duplicates_among_many_unknown_members() {
         (r#","\u006b25":0"#, "k25"),
     ] {
         let input = message(extra);
-        let e = invalid(input.as_bytes(), Reason::DuplicateMember(name.to_owned()));
+        let e = invalid(input.as_bytes(), ParseErrorKind::DuplicateMember(name.to_owned()));
         assert_eq!(e.offset(), input.len() - extra.len(), "{input}");
         assert_eq!(e.id(), Some(&Id::from(9u64)));
     }
@@ -423,7 +433,10 @@ fn duplicates_among_many_unknown_members() {
     let ok = format!("{error}}}}}");
     assert!(rpcwire::parse(ok.as_bytes()).is_ok());
     let duplicated = format!(r#"{error},"e\u0031":1}}}}"#);
-    invalid(duplicated.as_bytes(), Reason::DuplicateMember("e1".into()));
+    invalid(
+        duplicated.as_bytes(),
+        ParseErrorKind::DuplicateMember("e1".into()),
+    );
 
     // A message as large as the default limit allows, made of short distinct unknown
     // members (about 100,000): accepted, and a duplicate of the first is found at the end.
@@ -437,7 +450,7 @@ fn duplicates_among_many_unknown_members() {
     assert!(rpcwire::parse(format!("{big}}}").as_bytes()).is_ok());
     invalid(
         format!(r#"{big},"0":1}}"#).as_bytes(),
-        Reason::DuplicateMember("0".into()),
+        ParseErrorKind::DuplicateMember("0".into()),
     );
 }
 
@@ -523,7 +536,11 @@ fn trailing_bytes_are_a_parse_error() {
         let mut input = message.to_vec();
         input.extend_from_slice(tail);
         let e = syntax(&input);
-        assert_eq!(*e.reason(), Reason::TrailingBytes, "{tail:?}");
+        assert_eq!(
+            *e.kind(),
+            ParseErrorKind::Syntax(SyntaxErrorKind::TrailingBytes),
+            "{tail:?}"
+        );
         let first_non_ws = tail.iter().position(|b| !b" \n".contains(b)).unwrap();
         assert_eq!(e.offset(), message.len() + first_non_ws, "{tail:?}");
     }
@@ -552,7 +569,7 @@ fn not_json_at_all() {
     assert_eq!(syntax(b"   ").offset(), 3);
     // Valid JSON that is not an object or array is an invalid request.
     for input in [&b"1"[..], b"\"x\"", b"null", b"true", b" -0.5 "] {
-        invalid(input, Reason::NotAnObject);
+        invalid(input, ParseErrorKind::NotAnObject);
     }
 }
 
@@ -596,25 +613,25 @@ fn batch_elements_fail_one_by_one_and_carry_their_ids() {
     assert_eq!(batch.len(), 6);
     assert_eq!(batch.get(0).unwrap().unwrap().method(), Some("ok"));
     let e = batch.get(1).unwrap().unwrap_err();
-    assert_eq!(*e.reason(), Reason::BadVersion);
+    assert_eq!(*e.kind(), ParseErrorKind::BadVersion);
     assert_eq!(e.id(), Some(&Id::from("e")));
     assert_eq!(e.offset(), at(input, r#""1.0""#));
     let e = batch.get(2).unwrap().unwrap_err();
-    assert_eq!(*e.reason(), Reason::NotAnObject);
+    assert_eq!(*e.kind(), ParseErrorKind::NotAnObject);
     assert_eq!(e.offset(), at(input, ",5,") + 1);
     let e = batch.get(3).unwrap().unwrap_err();
-    assert_eq!(*e.reason(), Reason::BadId);
+    assert_eq!(*e.kind(), ParseErrorKind::BadId);
     assert!(e.id().is_none());
     let e = batch.get(4).unwrap().unwrap_err();
-    assert_eq!(*e.reason(), Reason::NotAnObject);
+    assert_eq!(*e.kind(), ParseErrorKind::NotAnObject);
     assert!(matches!(batch.get(5).unwrap().unwrap(), Message::Notification(_)));
     for element in batch.iter().filter_map(Result::err) {
         assert_eq!(element.code().code(), -32600);
         check_error_is_explained(input, element);
     }
     // An empty batch is -32600, also with whitespace inside.
-    invalid(b"[]", Reason::EmptyBatch);
-    invalid(b" [ \n ] ", Reason::EmptyBatch);
+    invalid(b"[]", ParseErrorKind::EmptyBatch);
+    invalid(b" [ \n ] ", ParseErrorKind::EmptyBatch);
 }
 
 // ---- offsets and messages ----
@@ -658,18 +675,21 @@ fn every_error_has_an_offset_and_a_message() {
 
 #[test]
 fn max_size_is_checked_before_any_work() {
-    let parser = Parser::new(Limits::default().max_size(32));
+    let parser = Parser::new(Limits::default().with_max_size(32));
     let fits = br#"{"jsonrpc":"2.0","method":"abc"}"#;
     assert_eq!(fits.len(), 32);
     assert!(parser.parse(fits).is_ok());
     let too_big = br#"{"jsonrpc":"2.0","method":"abcd"}"#;
     let e = parser.parse(too_big).unwrap_err();
-    assert_eq!(*e.reason(), Reason::TooLarge { size: 33, limit: 32 });
+    assert_eq!(*e.kind(), ParseErrorKind::TooLarge { size: 33, limit: 32 });
     assert_eq!(e.code().code(), -32600);
     check_error_is_explained(too_big, &e);
     // Garbage that is too large is rejected for its size, without being read.
     let e = parser.parse(&[0xffu8; 1000]).unwrap_err();
-    assert!(matches!(e.reason(), Reason::TooLarge { size: 1000, .. }), "{e}");
+    assert!(
+        matches!(e.kind(), ParseErrorKind::TooLarge { size: 1000, .. }),
+        "{e}"
+    );
     // The default is 1 MiB.
     let mut big = br#"{"jsonrpc":"2.0","method":"m","params":[""#.to_vec();
     big.resize((1 << 20) - 3, b'a');
@@ -678,20 +698,23 @@ fn max_size_is_checked_before_any_work() {
     assert!(rpcwire::parse(&big).is_ok());
     big.insert(1, b' ');
     assert!(matches!(
-        rpcwire::parse(&big).unwrap_err().reason(),
-        Reason::TooLarge { .. }
+        rpcwire::parse(&big).unwrap_err().kind(),
+        ParseErrorKind::TooLarge { .. }
     ));
 }
 
 #[test]
 fn max_depth_counts_the_message_object_as_level_one() {
-    let parser = Parser::new(Limits::default().max_depth(3));
+    let parser = Parser::new(Limits::default().with_max_depth(3));
     assert!(parser
         .parse(br#"{"jsonrpc":"2.0","method":"m","params":[[1]]}"#)
         .is_ok());
     let input = br#"{"jsonrpc":"2.0","method":"m","params":[[[1]]]}"#;
     let e = parser.parse(input).unwrap_err();
-    assert_eq!(*e.reason(), Reason::TooDeep { limit: 3 });
+    assert_eq!(
+        *e.kind(),
+        ParseErrorKind::Syntax(SyntaxErrorKind::TooDeep { limit: 3 })
+    );
     assert!(e.is_syntax());
     assert_eq!(e.offset(), at(input, "[1]"));
     // In a batch the array is a level too.
@@ -721,8 +744,8 @@ fn max_depth_counts_the_message_object_as_level_one() {
     };
     assert!(rpcwire::parse(nested(127).as_bytes()).is_ok());
     assert_eq!(
-        *rpcwire::parse(nested(128).as_bytes()).unwrap_err().reason(),
-        Reason::TooDeep { limit: 128 }
+        *rpcwire::parse(nested(128).as_bytes()).unwrap_err().kind(),
+        ParseErrorKind::Syntax(SyntaxErrorKind::TooDeep { limit: 128 })
     );
 }
 
@@ -730,18 +753,24 @@ fn max_depth_counts_the_message_object_as_level_one() {
 fn deep_nesting_never_overflows_the_stack() {
     let opens = "[".repeat(100_000);
     let e = syntax(opens.as_bytes());
-    assert_eq!(*e.reason(), Reason::TooDeep { limit: 128 });
+    assert_eq!(
+        *e.kind(),
+        ParseErrorKind::Syntax(SyntaxErrorKind::TooDeep { limit: 128 })
+    );
     assert_eq!(e.offset(), 128);
     let objects = "{\"a\":".repeat(100_000);
     let e = syntax(format!(r#"{{"jsonrpc":"2.0","method":"m","params":{objects}"#).as_bytes());
-    assert!(matches!(e.reason(), Reason::TooDeep { .. }));
+    assert!(matches!(
+        e.kind(),
+        ParseErrorKind::Syntax(SyntaxErrorKind::TooDeep { .. })
+    ));
 
     // Without a depth limit the parser still walks 100,000 levels with its own stack, on a
     // thread with a small call stack.
     let handle = std::thread::Builder::new()
         .stack_size(256 * 1024)
         .spawn(|| {
-            let unlimited = Parser::new(Limits::default().max_depth(usize::MAX));
+            let unlimited = Parser::new(Limits::default().with_max_depth(usize::MAX));
             let arrays = format!(
                 r#"{{"jsonrpc":"2.0","method":"m","params":{}{}}}"#,
                 "[".repeat(100_000),
@@ -757,7 +786,7 @@ fn deep_nesting_never_overflows_the_stack() {
             assert!(unlimited.parse(mixed.as_bytes()).is_ok());
             let unclosed = "[".repeat(100_000);
             let e = unlimited.parse(unclosed.as_bytes()).unwrap_err();
-            assert_eq!(*e.reason(), Reason::UnexpectedEnd);
+            assert_eq!(*e.kind(), ParseErrorKind::Syntax(SyntaxErrorKind::UnexpectedEnd));
             params_len
         })
         .unwrap();
@@ -766,7 +795,7 @@ fn deep_nesting_never_overflows_the_stack() {
 
 #[test]
 fn max_batch_length() {
-    let parser = Parser::new(Limits::default().max_batch_len(3));
+    let parser = Parser::new(Limits::default().with_max_batch_len(3));
     let element = r#"{"jsonrpc":"2.0","method":"m"}"#;
     let batch = |n: usize| format!("[{}]", vec![element; n].join(","));
     assert_eq!(
@@ -775,7 +804,7 @@ fn max_batch_length() {
     );
     let input = batch(4);
     let e = parser.parse(input.as_bytes()).unwrap_err();
-    assert_eq!(*e.reason(), Reason::BatchTooLong { limit: 3 });
+    assert_eq!(*e.kind(), ParseErrorKind::BatchTooLong { limit: 3 });
     assert_eq!(e.code().code(), -32600);
     // Found at the fourth element, before reading it.
     assert_eq!(e.offset(), 1 + 3 * (element.len() + 1));
@@ -783,29 +812,49 @@ fn max_batch_length() {
     // Default: 1,000.
     assert!(rpcwire::parse(batch(1000).as_bytes()).is_ok());
     assert!(matches!(
-        rpcwire::parse(batch(1001).as_bytes()).unwrap_err().reason(),
-        Reason::BatchTooLong { limit: 1000 }
+        rpcwire::parse(batch(1001).as_bytes()).unwrap_err().kind(),
+        ParseErrorKind::BatchTooLong { limit: 1000 }
     ));
 }
 
 // ---- strings ----
 
 /// Whether an error's reason is the expected one.
-type ReasonCheck = fn(&Reason) -> bool;
+type ReasonCheck = fn(&ParseErrorKind) -> bool;
 
 #[test]
 fn invalid_strings_are_rejected_wherever_they_are() {
     let bad_strings: [(&[u8], ReasonCheck); 10] = [
-        (b"\"\\ud800\"", |r| *r == Reason::LoneSurrogate),
-        (b"\"\\udc00\"", |r| *r == Reason::LoneSurrogate),
-        (b"\"\\ud800\\u0041\"", |r| *r == Reason::LoneSurrogate),
-        (b"\"\\ud800x\"", |r| *r == Reason::LoneSurrogate),
-        (b"\"\\udc00\\ud800\"", |r| *r == Reason::LoneSurrogate),
-        (b"\"\xff\"", |r| *r == Reason::InvalidUtf8),
-        (b"\"\xc0\xaf\"", |r| *r == Reason::InvalidUtf8),
-        (b"\"\xed\xa0\x80\"", |r| *r == Reason::InvalidUtf8),
-        (b"\"a\x00b\"", |r| *r == Reason::ControlCharacter),
-        (b"\"tab\there\"", |r| *r == Reason::ControlCharacter),
+        (b"\"\\ud800\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::LoneSurrogate)
+        }),
+        (b"\"\\udc00\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::LoneSurrogate)
+        }),
+        (b"\"\\ud800\\u0041\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::LoneSurrogate)
+        }),
+        (b"\"\\ud800x\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::LoneSurrogate)
+        }),
+        (b"\"\\udc00\\ud800\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::LoneSurrogate)
+        }),
+        (b"\"\xff\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::InvalidUtf8)
+        }),
+        (b"\"\xc0\xaf\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::InvalidUtf8)
+        }),
+        (b"\"\xed\xa0\x80\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::InvalidUtf8)
+        }),
+        (b"\"a\x00b\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::ControlCharacter)
+        }),
+        (b"\"tab\there\"", |r| {
+            *r == ParseErrorKind::Syntax(SyntaxErrorKind::ControlCharacter)
+        }),
     ];
     let places: [(&[u8], &[u8]); 7] = [
         (b"{\"jsonrpc\":\"2.0\",\"method\":", b"}"),
@@ -823,7 +872,7 @@ fn invalid_strings_are_rejected_wherever_they_are() {
         for (before, after) in places {
             let input = [before, string, after].concat();
             let e = syntax(&input);
-            assert!(reason_ok(e.reason()), "{}: {e}", String::from_utf8_lossy(&input));
+            assert!(reason_ok(e.kind()), "{}: {e}", String::from_utf8_lossy(&input));
             assert!(e.offset() > before.len() && e.offset() < before.len() + string.len());
         }
     }
@@ -915,7 +964,7 @@ fn parsed_frame_is_send_sync_and_views_like_parse() {
             Err(e) => assert_eq!(Err(e), direct, "{sample}"),
         }
         // With explicit limits, too.
-        let parser = Parser::new(Limits::default().max_batch_len(2));
+        let parser = Parser::new(Limits::default().with_max_batch_len(2));
         let frame = parser.parse_frame(Bytes::copy_from_slice(sample.as_bytes()));
         assert_eq!(
             frame.map(|f| flatten(Ok(f.view()))).and_then(|r| r),

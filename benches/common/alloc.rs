@@ -1,5 +1,8 @@
 //! The benches' global allocator: mimalloc, wrapped to count heap allocations per thread.
 
+// A global allocator is unsafe by nature: the crate denies `unsafe_code`, this module allows it.
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 

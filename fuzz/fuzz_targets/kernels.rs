@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use rpcwire::parse::kernels;
+use rpcwire::json::kernels::twins as kernels;
 
 fuzz_target!(|data: &[u8]| {
     let expected = kernels::scalar(data);

@@ -133,7 +133,7 @@ impl Router {
     /// An empty router whose parser enforces `limits` (size, depth, batch length).
     ///
     /// ```
-    /// let router = rpcwire::dispatch::Router::with_limits(rpcwire::Limits::default().max_batch_len(2));
+    /// let router = rpcwire::dispatch::Router::with_limits(rpcwire::Limits::default().with_max_batch_len(2));
     /// let mut out = bytes::BytesMut::new();
     /// router.handle(br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"a"}]"#, &mut out);
     /// assert!(std::str::from_utf8(&out).unwrap().starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#));
@@ -148,7 +148,7 @@ impl Router {
     /// The parser (and its limits) this router uses.
     ///
     /// ```
-    /// assert_eq!(rpcwire::dispatch::Router::new().parser().limits().get_max_batch_len(), 1000);
+    /// assert_eq!(rpcwire::dispatch::Router::new().parser().limits().max_batch_len(), 1000);
     /// ```
     pub fn parser(&self) -> &Parser {
         &self.parser

@@ -231,7 +231,7 @@ impl<'a> ErrorObject<'a> {
     }
 
     fn with_text_data(self, text: &str) -> ErrorObject<'a> {
-        let json = crate::parse::quote_json_str(text);
+        let json = crate::json::escape::quote_json_str(text);
         self.with_raw_data(RawJson::from_validated_owned(json))
     }
 

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use crate::parse::unescape;
+use crate::json::unescape;
 
 /// The three kinds of id JSON-RPC 2.0 allows.
 ///
@@ -79,7 +79,7 @@ impl<'a> Id<'a> {
     /// ```
     pub fn number(text: impl Into<Cow<'a, str>>) -> Option<Id<'a>> {
         let text = text.into();
-        if crate::parse::is_json_number(text.as_bytes()) {
+        if crate::json::number::is_json_number(text.as_bytes()) {
             Some(Id {
                 repr: Repr::Number(text),
             })
@@ -99,7 +99,7 @@ impl<'a> Id<'a> {
     /// ```
     pub fn string(value: impl Into<Cow<'a, str>>) -> Id<'a> {
         let value = value.into();
-        match crate::parse::escape_json_str(&value) {
+        match crate::json::escape::escape_json_str(&value) {
             None => Id {
                 repr: Repr::String {
                     raw: value,

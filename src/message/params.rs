@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::RawJson;
-use crate::parse::{unescape, ArrayIter, MemberIter};
+use crate::json::iter::{ArrayIter, MemberIter};
+use crate::json::unescape;
 
 /// A view of the params of a request or notification: validated JSON text that is an array
 /// (positional params) or an object (named params). Nothing is decoded until asked.

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::parse::ParseError;
+use crate::json::SyntaxError;
 
 /// Validated JSON text: the `params` of a request, the `result` of a response, the `data`
 /// of an error. It plays the part of serde_json's `RawValue`, with a lifetime: borrowed from
@@ -49,14 +49,11 @@ impl<'a> RawJson<'a> {
     /// assert!(RawJson::new("{\"a\": [1, 2.5, null]}").is_ok());
     /// assert!(RawJson::new("{\"a\": }").is_err());
     /// ```
-    pub fn new(text: impl Into<Cow<'a, str>>) -> Result<RawJson<'a>, ParseError> {
+    pub fn new(text: impl Into<Cow<'a, str>>) -> Result<RawJson<'a>, SyntaxError> {
         let text = text.into();
-        crate::parse::validate_json(text.as_bytes())?;
-        let start = text.len()
-            - text
-                .trim_start_matches(crate::parse::is_json_whitespace_char)
-                .len();
-        let end = text.trim_end_matches(crate::parse::is_json_whitespace_char).len();
+        crate::json::validate(text.as_bytes())?;
+        let start = text.len() - text.trim_start_matches(crate::json::is_whitespace_char).len();
+        let end = text.trim_end_matches(crate::json::is_whitespace_char).len();
         let text = match text {
             Cow::Borrowed(text) => Cow::Borrowed(&text[start..end]),
             Cow::Owned(text) if start == 0 && end == text.len() => Cow::Owned(text),
@@ -149,20 +146,20 @@ impl fmt::Display for RawJson<'_> {
 }
 
 impl<'a> TryFrom<&'a serde_json::value::RawValue> for RawJson<'a> {
-    type Error = ParseError;
+    type Error = SyntaxError;
 
     /// Checks the text with rpcwire's validator: serde_json's `RawValue` lets lone UTF-16
     /// surrogate escapes (`"\ud800"`) through, which rpcwire rejects.
-    fn try_from(raw: &'a serde_json::value::RawValue) -> Result<Self, ParseError> {
+    fn try_from(raw: &'a serde_json::value::RawValue) -> Result<Self, SyntaxError> {
         RawJson::new(raw.get())
     }
 }
 
 impl TryFrom<Box<serde_json::value::RawValue>> for RawJson<'static> {
-    type Error = ParseError;
+    type Error = SyntaxError;
 
     /// Checks the text with rpcwire's validator, as for `&RawValue`.
-    fn try_from(raw: Box<serde_json::value::RawValue>) -> Result<Self, ParseError> {
+    fn try_from(raw: Box<serde_json::value::RawValue>) -> Result<Self, SyntaxError> {
         RawJson::new(String::from(Box::<str>::from(raw)))
     }
 }

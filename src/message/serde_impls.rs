@@ -3,9 +3,9 @@
 //! Serializing writes compact JSON-RPC 2.0: `"jsonrpc":"2.0"` first, absent optional members
 //! omitted, ids and raw JSON written as their exact text (through serde_json's `RawValue`).
 //!
-//! Deserializing borrows from the input: each type is read as a `&RawValue` and then checked
-//! by rpcwire's own strict parser, so `serde_json::from_str::<Message>` accepts exactly what
-//! [`rpcwire::parse`](crate::parse) accepts. It needs borrowed input (`from_str`,
+//! Deserializing borrows from the input: ids, raw JSON and error objects here; the messages
+//! themselves are read by rpcwire's own parser (`Deserialize` for them lives in
+//! [`parse`](crate::parse), the layer above). It needs borrowed input (`from_str`,
 //! `from_slice`); for a reader, read into a buffer first.
 
 use std::borrow::Cow;
@@ -18,7 +18,6 @@ use serde_json::value::RawValue;
 use super::{
     ErrorCode, ErrorObject, Id, IdKind, Message, Notification, RawJson, Request, Response, ResponsePayload,
 };
-use crate::parse::Parsed;
 
 /// Borrows `text` (valid JSON) as serde_json's `RawValue`, which serializes verbatim.
 fn as_raw_value<E: ser::Error>(text: &str) -> Result<&RawValue, E> {
@@ -36,7 +35,7 @@ impl Serialize for RawJson<'_> {
 /// rejects, and `RawJson` promises text the parser accepts.
 fn validated_raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<&'de str, D::Error> {
     let text = <&'de RawValue>::deserialize(deserializer)?.get();
-    crate::parse::validate_json(text.as_bytes()).map_err(de::Error::custom)?;
+    crate::json::validate(text.as_bytes()).map_err(de::Error::custom)?;
     Ok(text)
 }
 
@@ -183,57 +182,6 @@ impl Serialize for Message<'_> {
             Message::Request(request) => request.serialize(serializer),
             Message::Notification(notification) => notification.serialize(serializer),
             Message::Response(response) => response.serialize(serializer),
-        }
-    }
-}
-
-/// Reads one message with rpcwire's parser from borrowed JSON text.
-fn parse_message<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Message<'de>, D::Error> {
-    let raw = <&'de RawValue>::deserialize(deserializer)?;
-    match crate::parse(raw.get().as_bytes()) {
-        Ok(Parsed::Single(message)) => Ok(message),
-        Ok(Parsed::Batch(_)) => Err(de::Error::custom("expected one JSON-RPC message, found a batch")),
-        Err(error) => Err(de::Error::custom(error)),
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        parse_message(deserializer)
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Request<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match parse_message(deserializer)? {
-            Message::Request(request) => Ok(request),
-            Message::Notification(_) => Err(de::Error::custom(
-                "expected a request, found a notification (no id)",
-            )),
-            Message::Response(_) => Err(de::Error::custom("expected a request, found a response")),
-        }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Notification<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match parse_message(deserializer)? {
-            Message::Notification(notification) => Ok(notification),
-            Message::Request(_) => Err(de::Error::custom(
-                "expected a notification, found a request (has an id)",
-            )),
-            Message::Response(_) => Err(de::Error::custom("expected a notification, found a response")),
-        }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Response<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        match parse_message(deserializer)? {
-            Message::Response(response) => Ok(response),
-            _ => Err(de::Error::custom(
-                "expected a response, found a request or notification",
-            )),
         }
     }
 }

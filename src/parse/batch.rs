@@ -3,15 +3,16 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use super::error::ElementError;
+use super::error::ParseError;
 use super::spans::MessageSpans;
 use crate::message::Message;
 
 /// One batch element as the parser found it.
-pub(crate) type Slot = Result<MessageSpans, ElementError>;
+pub(crate) type Slot = Result<MessageSpans, ParseError>;
 
-/// A parsed batch: a non-empty list of elements, each a [`Message`] or an
-/// [`ElementError`] (always an invalid request, -32600). Good elements stay usable when
+/// A parsed batch: a non-empty list of elements, each a [`Message`] or the [`ParseError`]
+/// that says why it is not one (always an invalid request, -32600: a syntax error anywhere
+/// in a batch fails the whole batch). Good elements stay usable when
 /// others are bad.
 ///
 /// ```
@@ -54,7 +55,7 @@ impl<'a> Batch<'a> {
     /// ```
     /// assert!(rpcwire::parse(b"[1]").unwrap().batch().unwrap().get(1).is_none());
     /// ```
-    pub fn get(&self, index: usize) -> Option<Result<Message<'a>, &ElementError>> {
+    pub fn get(&self, index: usize) -> Option<Result<Message<'a>, &ParseError>> {
         self.slots.get(index).map(|slot| view(self.input, slot))
     }
 
@@ -84,7 +85,7 @@ impl<'a> Batch<'a> {
 }
 
 #[inline]
-fn view<'a, 'b>(input: &'a [u8], slot: &'b Slot) -> Result<Message<'a>, &'b ElementError> {
+fn view<'a, 'b>(input: &'a [u8], slot: &'b Slot) -> Result<Message<'a>, &'b ParseError> {
     match slot {
         Ok(spans) => Ok(spans.view(input)),
         Err(error) => Err(error),
@@ -111,7 +112,7 @@ pub struct BatchIter<'b, 'a> {
 }
 
 impl<'b, 'a> Iterator for BatchIter<'b, 'a> {
-    type Item = Result<Message<'a>, &'b ElementError>;
+    type Item = Result<Message<'a>, &'b ParseError>;
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
@@ -126,7 +127,7 @@ impl<'b, 'a> Iterator for BatchIter<'b, 'a> {
 impl ExactSizeIterator for BatchIter<'_, '_> {}
 
 impl<'b, 'a> IntoIterator for &'b Batch<'a> {
-    type Item = Result<Message<'a>, &'b ElementError>;
+    type Item = Result<Message<'a>, &'b ParseError>;
     type IntoIter = BatchIter<'b, 'a>;
 
     fn into_iter(self) -> BatchIter<'b, 'a> {

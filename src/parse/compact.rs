@@ -16,10 +16,11 @@
 //! at the first member name; the most a miss can cost is one more pass over the object (an
 //! unexpected member after a large result, say).
 
-use super::envelope::integer;
-use super::spans::{IdSpan, MessageSpans, Span, StrSpan};
-use super::string::{string_end, string_span};
-use super::value::{literal_end, number_end, value_end};
+use super::spans::{IdSpan, MessageSpans};
+use crate::json::kernels::Span;
+use crate::json::number::{integer, number_span};
+use crate::json::string::{string_span, StrSpan};
+use crate::json::value::{params_span, value_span};
 
 /// The position after `text` when the input holds it at `pos`.
 #[inline(always)]
@@ -39,8 +40,8 @@ fn id(buf: &[u8], pos: usize) -> Option<(IdSpan, usize)> {
     match *buf.get(pos)? {
         b'"' => string(buf, pos + 1).map(|(s, after)| (IdSpan::String(s), after)),
         b'-' | b'0'..=b'9' => {
-            let end = number_end(buf, pos).ok()?;
-            Some((IdSpan::Number(Span::new(pos, end)), end))
+            let (span, end) = number_span(buf, pos).ok()?;
+            Some((IdSpan::Number(span), end))
         }
         b'n' => literal(buf, pos, b"null").map(|after| (IdSpan::Null, after)),
         _ => None,
@@ -50,32 +51,7 @@ fn id(buf: &[u8], pos: usize) -> Option<(IdSpan, usize)> {
 /// Any JSON value at `pos` inside the message object, and its span.
 #[inline(always)]
 fn value(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(Span, usize)> {
-    let end = value_end(buf, pos, depth, max_depth).ok()?;
-    Some((Span::new(pos, end), end))
-}
-
-/// Positional params of scalars, the usual shape: `[` scalars separated by `,` `]`, no
-/// whitespace; the position after it, or `None` for anything else (the general walk then
-/// reads the params from their start).
-#[inline(always)]
-fn flat_array(buf: &[u8], pos: usize) -> Option<usize> {
-    let mut pos = literal(buf, pos, b"[")?;
-    if buf.get(pos) == Some(&b']') {
-        return Some(pos + 1);
-    }
-    loop {
-        pos = match *buf.get(pos)? {
-            b'"' => string_end(buf, pos + 1, &mut false).ok()?,
-            b'-' | b'0'..=b'9' => number_end(buf, pos).ok()?,
-            b't' | b'f' | b'n' => literal_end(buf, pos).ok()?.1,
-            _ => return None,
-        };
-        match *buf.get(pos)? {
-            b',' => pos += 1,
-            b']' => return Some(pos + 1),
-            _ => return None,
-        }
-    }
+    value_span(buf, pos, depth, max_depth).ok()
 }
 
 /// A request or notification from just after its `"method":"` (content start at `pos`).
@@ -88,7 +64,7 @@ fn call(
     max_depth: usize,
 ) -> Option<(MessageSpans, usize)> {
     let (method, mut pos) = string(buf, pos)?;
-    if method.span.start == method.span.end {
+    if method.span.is_empty() {
         return None;
     }
     let mut params = None;
@@ -96,16 +72,8 @@ fn call(
         if !matches!(buf.get(after), Some(b'[' | b'{')) {
             return None;
         }
-        let flat = if depth < max_depth {
-            flat_array(buf, after)
-        } else {
-            None
-        };
-        let end = match flat {
-            Some(end) => end,
-            None => value(buf, after, depth, max_depth)?.1,
-        };
-        params = Some(Span::new(after, end));
+        let (span, end) = params_span(buf, after, depth, max_depth).ok()?;
+        params = Some(span);
         pos = end;
     }
     let end = literal(buf, pos, b"}")?;
@@ -129,8 +97,8 @@ fn failure(
         return None;
     }
     let pos = literal(buf, pos, b"{\"code\":")?;
-    let code_end = number_end(buf, pos).ok()?;
-    let code = integer(Span::new(pos, code_end).text(buf)).ok()?;
+    let (code, code_end) = number_span(buf, pos).ok()?;
+    let code = integer(code.text(buf)).ok()?;
     let pos = literal(buf, code_end, b",\"message\":\"")?;
     let (message, mut pos) = string(buf, pos)?;
     let mut data = None;

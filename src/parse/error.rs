@@ -2,52 +2,25 @@
 
 use std::fmt;
 
+use crate::json::{SyntaxError, SyntaxErrorKind};
 use crate::message::{ErrorCode, ErrorObject, Id};
 
 /// What was wrong with the input.
 ///
-/// Reasons up to [`Reason::TooDeep`] are JSON syntax errors (the server answers -32700);
-/// the others describe valid JSON that is not a valid JSON-RPC 2.0 message (-32600).
+/// [`Syntax`](ParseErrorKind::Syntax) is malformed JSON (the server answers -32700); the
+/// others describe valid JSON that is not a valid JSON-RPC 2.0 message (-32600).
 ///
 /// ```
-/// use rpcwire::Reason;
-/// assert_eq!(Reason::TrailingBytes.code().code(), -32700);
-/// assert_eq!(Reason::BadVersion.code().code(), -32600);
+/// use rpcwire::json::SyntaxErrorKind;
+/// use rpcwire::ParseErrorKind;
+/// assert_eq!(ParseErrorKind::Syntax(SyntaxErrorKind::TrailingBytes).code().code(), -32700);
+/// assert_eq!(ParseErrorKind::BadVersion.code().code(), -32600);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Reason {
-    // ---- JSON syntax: -32700 ----
-    /// The input ended inside a value.
-    UnexpectedEnd,
-    /// A byte that the JSON grammar does not allow here; `expected` says what would fit.
-    UnexpectedByte {
-        /// The offending byte.
-        byte: u8,
-        /// What the grammar expected at this point.
-        expected: &'static str,
-    },
-    /// A backslash escape other than `\" \\ \/ \b \f \n \r \t \uXXXX`.
-    InvalidEscape,
-    /// A `\u` escape without four hex digits.
-    InvalidUnicodeEscape,
-    /// A `\u` escape of a UTF-16 surrogate without its other half.
-    LoneSurrogate,
-    /// A raw control character (below U+0020) inside a string.
-    ControlCharacter,
-    /// Bytes inside a string that are not valid UTF-8.
-    InvalidUtf8,
-    /// A number that does not follow the JSON number grammar.
-    InvalidNumber,
-    /// A misspelled `true`, `false` or `null`.
-    InvalidLiteral,
-    /// More bytes after the end of the value.
-    TrailingBytes,
-    /// Nesting deeper than the configured limit.
-    TooDeep {
-        /// The configured maximum depth.
-        limit: usize,
-    },
+pub enum ParseErrorKind {
+    /// Malformed JSON, or JSON nested deeper than the limit: -32700.
+    Syntax(SyntaxErrorKind),
     // ---- valid JSON, invalid JSON-RPC: -32600 ----
     /// The message is larger than the configured limit.
     TooLarge {
@@ -94,12 +67,12 @@ pub enum Reason {
     BadErrorObject(&'static str),
 }
 
-impl Reason {
-    /// The JSON-RPC error code a server answers this reason with: -32700 for syntax,
+impl ParseErrorKind {
+    /// The JSON-RPC error code a server answers this kind with: -32700 for syntax,
     /// -32600 for the rest.
     ///
     /// ```
-    /// assert_eq!(rpcwire::Reason::EmptyBatch.code(), rpcwire::ErrorCode::InvalidRequest);
+    /// assert_eq!(rpcwire::ParseErrorKind::EmptyBatch.code(), rpcwire::ErrorCode::InvalidRequest);
     /// ```
     pub fn code(&self) -> ErrorCode {
         if self.is_syntax() {
@@ -112,71 +85,45 @@ impl Reason {
     /// `true` for JSON syntax errors (including the nesting limit).
     ///
     /// ```
-    /// assert!(rpcwire::Reason::InvalidNumber.is_syntax());
+    /// use rpcwire::json::SyntaxErrorKind;
+    /// assert!(rpcwire::ParseErrorKind::Syntax(SyntaxErrorKind::InvalidNumber).is_syntax());
     /// ```
     pub fn is_syntax(&self) -> bool {
-        matches!(
-            self,
-            Reason::UnexpectedEnd
-                | Reason::UnexpectedByte { .. }
-                | Reason::InvalidEscape
-                | Reason::InvalidUnicodeEscape
-                | Reason::LoneSurrogate
-                | Reason::ControlCharacter
-                | Reason::InvalidUtf8
-                | Reason::InvalidNumber
-                | Reason::InvalidLiteral
-                | Reason::TrailingBytes
-                | Reason::TooDeep { .. }
-        )
+        matches!(self, ParseErrorKind::Syntax(_))
     }
 }
 
-impl fmt::Display for Reason {
+impl fmt::Display for ParseErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reason::UnexpectedEnd => f.write_str("unexpected end of input"),
-            Reason::UnexpectedByte { byte, expected } => {
-                if byte.is_ascii_graphic() {
-                    write!(f, "unexpected byte '{}', expected {expected}", *byte as char)
-                } else {
-                    write!(f, "unexpected byte 0x{byte:02x}, expected {expected}")
-                }
-            }
-            Reason::InvalidEscape => f.write_str("invalid escape in string"),
-            Reason::InvalidUnicodeEscape => f.write_str("invalid \\u escape: four hex digits expected"),
-            Reason::LoneSurrogate => f.write_str("lone UTF-16 surrogate in \\u escape"),
-            Reason::ControlCharacter => f.write_str("control character in string"),
-            Reason::InvalidUtf8 => f.write_str("invalid UTF-8 in string"),
-            Reason::InvalidNumber => f.write_str("invalid number"),
-            Reason::InvalidLiteral => f.write_str("invalid literal: true, false or null expected"),
-            Reason::TrailingBytes => f.write_str("trailing bytes after the JSON value"),
-            Reason::TooDeep { limit } => write!(f, "nesting deeper than the limit of {limit}"),
-            Reason::TooLarge { size, limit } => {
+            ParseErrorKind::Syntax(kind) => kind.fmt(f),
+            ParseErrorKind::TooLarge { size, limit } => {
                 write!(f, "message of {size} bytes exceeds the limit of {limit} bytes")
             }
-            Reason::BatchTooLong { limit } => {
+            ParseErrorKind::BatchTooLong { limit } => {
                 write!(f, "batch has more than the limit of {limit} elements")
             }
-            Reason::EmptyBatch => f.write_str("empty batch"),
-            Reason::NotAnObject => f.write_str("message is not a JSON object"),
-            Reason::MissingVersion => f.write_str("missing \"jsonrpc\" member"),
-            Reason::BadVersion => f.write_str("\"jsonrpc\" must be exactly \"2.0\""),
-            Reason::DuplicateMember(name) => write!(f, "duplicate member \"{name}\""),
-            Reason::MissingMethod => {
+            ParseErrorKind::EmptyBatch => f.write_str("empty batch"),
+            ParseErrorKind::NotAnObject => f.write_str("message is not a JSON object"),
+            ParseErrorKind::MissingVersion => f.write_str("missing \"jsonrpc\" member"),
+            ParseErrorKind::BadVersion => f.write_str("\"jsonrpc\" must be exactly \"2.0\""),
+            ParseErrorKind::DuplicateMember(name) => write!(f, "duplicate member \"{name}\""),
+            ParseErrorKind::MissingMethod => {
                 f.write_str("missing \"method\" (request) or \"result\"/\"error\" (response)")
             }
-            Reason::MethodNotString => f.write_str("\"method\" must be a string"),
-            Reason::EmptyMethod => f.write_str("\"method\" must not be empty"),
-            Reason::BadId => f.write_str("\"id\" must be a string, a number or null"),
-            Reason::BadParams => f.write_str("\"params\" must be an array or an object"),
-            Reason::MethodWithResult => {
+            ParseErrorKind::MethodNotString => f.write_str("\"method\" must be a string"),
+            ParseErrorKind::EmptyMethod => f.write_str("\"method\" must not be empty"),
+            ParseErrorKind::BadId => f.write_str("\"id\" must be a string, a number or null"),
+            ParseErrorKind::BadParams => f.write_str("\"params\" must be an array or an object"),
+            ParseErrorKind::MethodWithResult => {
                 f.write_str("a message with \"method\" must not have \"result\" or \"error\"")
             }
-            Reason::ResultAndError => f.write_str("a response must not have both \"result\" and \"error\""),
-            Reason::MissingId => f.write_str("a response must have an \"id\""),
-            Reason::ParamsInResponse => f.write_str("a response must not have \"params\""),
-            Reason::BadErrorObject(what) => write!(f, "invalid \"error\" object: {what}"),
+            ParseErrorKind::ResultAndError => {
+                f.write_str("a response must not have both \"result\" and \"error\"")
+            }
+            ParseErrorKind::MissingId => f.write_str("a response must have an \"id\""),
+            ParseErrorKind::ParamsInResponse => f.write_str("a response must not have \"params\""),
+            ParseErrorKind::BadErrorObject(what) => write!(f, "invalid \"error\" object: {what}"),
         }
     }
 }
@@ -201,21 +148,17 @@ pub struct ParseError {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Inner {
-    reason: Reason,
+    kind: ParseErrorKind,
     offset: usize,
     id: Option<Id<'static>>,
 }
 
-/// The error of one element of a batch. An element error is always an invalid request
-/// (-32600): a syntax error anywhere in a batch fails the whole batch with a [`ParseError`].
-pub type ElementError = ParseError;
-
 impl ParseError {
     #[cold]
-    pub(crate) fn new(reason: Reason, offset: usize) -> ParseError {
+    pub(crate) fn new(kind: ParseErrorKind, offset: usize) -> ParseError {
         ParseError {
             inner: Box::new(Inner {
-                reason,
+                kind,
                 offset,
                 id: None,
             }),
@@ -231,10 +174,10 @@ impl ParseError {
     ///
     /// ```
     /// let err = rpcwire::parse(b"[]").unwrap_err();
-    /// assert_eq!(*err.reason(), rpcwire::Reason::EmptyBatch);
+    /// assert_eq!(*err.kind(), rpcwire::ParseErrorKind::EmptyBatch);
     /// ```
-    pub fn reason(&self) -> &Reason {
-        &self.inner.reason
+    pub fn kind(&self) -> &ParseErrorKind {
+        &self.inner.kind
     }
 
     /// The byte offset in the input where the problem was found.
@@ -262,7 +205,7 @@ impl ParseError {
     /// assert_eq!(rpcwire::parse(b"{").unwrap_err().code(), rpcwire::ErrorCode::ParseError);
     /// ```
     pub fn code(&self) -> ErrorCode {
-        self.inner.reason.code()
+        self.inner.kind.code()
     }
 
     /// `true` for malformed JSON (-32700).
@@ -271,7 +214,7 @@ impl ParseError {
     /// assert!(rpcwire::parse(b"nul").unwrap_err().is_syntax());
     /// ```
     pub fn is_syntax(&self) -> bool {
-        self.inner.reason.is_syntax()
+        self.inner.kind.is_syntax()
     }
 
     /// The error object a server answers with: the standard code and message, and this
@@ -283,8 +226,9 @@ impl ParseError {
     /// assert_eq!(e.message(), "Invalid Request");
     /// ```
     pub fn to_error_object(&self) -> ErrorObject<'static> {
-        let detail = format!("{} at byte {}", self.inner.reason, self.inner.offset);
-        let data = crate::message::RawJson::from_validated_owned(super::quote_json_str(&detail));
+        let detail = format!("{} at byte {}", self.inner.kind, self.inner.offset);
+        let data =
+            crate::message::RawJson::from_validated_owned(crate::json::escape::quote_json_str(&detail));
         ErrorObject::from_code(self.code()).with_raw_data(data)
     }
 }
@@ -296,8 +240,17 @@ impl fmt::Display for ParseError {
         } else {
             "invalid request"
         };
-        write!(f, "{what} at byte {}: {}", self.inner.offset, self.inner.reason)
+        write!(f, "{what} at byte {}: {}", self.inner.offset, self.inner.kind)
     }
 }
 
 impl std::error::Error for ParseError {}
+
+impl From<SyntaxError> for ParseError {
+    #[cold]
+    #[inline(never)]
+    fn from(error: SyntaxError) -> ParseError {
+        let (kind, offset) = error.into_parts();
+        ParseError::new(ParseErrorKind::Syntax(kind), offset)
+    }
+}

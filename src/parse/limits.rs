@@ -1,23 +1,13 @@
-//! `Limits` and `Parser`: the configurable entry point.
+//! `Limits`: the bounds the parser enforces, checked before the work they bound.
 
-use std::borrow::Cow;
-
-use bytes::Bytes;
-
-use super::batch::{Batch, Slot};
-use super::envelope;
-use super::error::{ParseError, Reason};
-use super::owned::ParsedFrame;
-use super::reader::Reader;
-use super::spans::MessageSpans;
-use super::Parsed;
+use crate::json::DEFAULT_MAX_DEPTH;
 
 /// Bounds the parser enforces before doing the work they bound.
 ///
 /// ```
 /// use rpcwire::{Limits, Parser};
-/// let limits = Limits::default().max_depth(16).max_batch_len(100);
-/// assert_eq!(limits.get_max_size(), 1 << 20);
+/// let limits = Limits::default().with_max_depth(16).with_max_batch_len(100);
+/// assert_eq!(limits.max_size(), 1 << 20);
 /// let parser = Parser::new(limits);
 /// assert!(parser.parse(b"[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]").unwrap_err().is_syntax());
 /// ```
@@ -33,7 +23,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_size: 1 << 20,
-            max_depth: 128,
+            max_depth: DEFAULT_MAX_DEPTH,
             max_batch_len: 1000,
         }
     }
@@ -43,9 +33,9 @@ impl Limits {
     /// The largest input accepted, in bytes (at most `u32::MAX`; larger values are clamped).
     ///
     /// ```
-    /// assert_eq!(rpcwire::Limits::default().max_size(64).get_max_size(), 64);
+    /// assert_eq!(rpcwire::Limits::default().with_max_size(64).max_size(), 64);
     /// ```
-    pub fn max_size(mut self, bytes: usize) -> Limits {
+    pub fn with_max_size(mut self, bytes: usize) -> Limits {
         self.max_size = bytes.min(u32::MAX as usize);
         self
     }
@@ -53,9 +43,9 @@ impl Limits {
     /// The deepest nesting accepted; the message object itself is level 1.
     ///
     /// ```
-    /// assert_eq!(rpcwire::Limits::default().max_depth(8).get_max_depth(), 8);
+    /// assert_eq!(rpcwire::Limits::default().with_max_depth(8).max_depth(), 8);
     /// ```
-    pub fn max_depth(mut self, levels: usize) -> Limits {
+    pub fn with_max_depth(mut self, levels: usize) -> Limits {
         self.max_depth = levels;
         self
     }
@@ -63,9 +53,9 @@ impl Limits {
     /// The most elements a batch may have.
     ///
     /// ```
-    /// assert_eq!(rpcwire::Limits::default().max_batch_len(3).get_max_batch_len(), 3);
+    /// assert_eq!(rpcwire::Limits::default().with_max_batch_len(3).max_batch_len(), 3);
     /// ```
-    pub fn max_batch_len(mut self, elements: usize) -> Limits {
+    pub fn with_max_batch_len(mut self, elements: usize) -> Limits {
         self.max_batch_len = elements;
         self
     }
@@ -73,216 +63,27 @@ impl Limits {
     /// The configured maximum size in bytes.
     ///
     /// ```
-    /// assert_eq!(rpcwire::Limits::default().get_max_size(), 1_048_576);
+    /// assert_eq!(rpcwire::Limits::default().max_size(), 1_048_576);
     /// ```
-    pub fn get_max_size(&self) -> usize {
+    pub fn max_size(&self) -> usize {
         self.max_size
     }
 
     /// The configured maximum nesting depth.
     ///
     /// ```
-    /// assert_eq!(rpcwire::Limits::default().get_max_depth(), 128);
+    /// assert_eq!(rpcwire::Limits::default().max_depth(), 128);
     /// ```
-    pub fn get_max_depth(&self) -> usize {
+    pub fn max_depth(&self) -> usize {
         self.max_depth
     }
 
     /// The configured maximum batch length.
     ///
     /// ```
-    /// assert_eq!(rpcwire::Limits::default().get_max_batch_len(), 1000);
+    /// assert_eq!(rpcwire::Limits::default().max_batch_len(), 1000);
     /// ```
-    pub fn get_max_batch_len(&self) -> usize {
+    pub fn max_batch_len(&self) -> usize {
         self.max_batch_len
-    }
-}
-
-/// Storage for batch elements that is reused from one parse to the next, so that a server
-/// parsing batches in a loop does not allocate for each one.
-///
-/// ```
-/// let parser = rpcwire::Parser::default();
-/// let mut scratch = rpcwire::BatchScratch::default();
-/// for _ in 0..3 {
-///     let parsed = parser.parse_reusing(br#"[{"jsonrpc":"2.0","method":"a"}]"#, &mut scratch).unwrap();
-///     assert_eq!(parsed.batch().unwrap().len(), 1);
-/// }
-/// ```
-#[derive(Debug, Default)]
-pub struct BatchScratch {
-    slots: Vec<Slot>,
-}
-
-/// What the top level of an input turned out to be; batch elements are in the slot vector.
-pub(crate) enum Top {
-    Single(MessageSpans),
-    Batch,
-}
-
-/// A parser with configured [`Limits`]. Cheap to copy; holds no state between parses.
-///
-/// ```
-/// let parser = rpcwire::Parser::new(rpcwire::Limits::default().max_size(16));
-/// let err = parser.parse(br#"{"jsonrpc":"2.0","method":"too_long_for_the_limit"}"#).unwrap_err();
-/// assert_eq!(err.code().code(), -32600);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Parser {
-    limits: Limits,
-}
-
-impl Parser {
-    /// A parser enforcing `limits`.
-    ///
-    /// ```
-    /// let parser = rpcwire::Parser::new(rpcwire::Limits::default());
-    /// assert_eq!(*parser.limits(), rpcwire::Limits::default());
-    /// ```
-    pub fn new(limits: Limits) -> Parser {
-        Parser { limits }
-    }
-
-    /// The limits this parser enforces.
-    ///
-    /// ```
-    /// assert_eq!(rpcwire::Parser::default().limits().get_max_depth(), 128);
-    /// ```
-    pub fn limits(&self) -> &Limits {
-        &self.limits
-    }
-
-    /// Parses one message or batch. A batch's element list is allocated; see
-    /// [`parse_reusing`](Parser::parse_reusing) to avoid that.
-    ///
-    /// ```
-    /// let parsed = rpcwire::Parser::default().parse(br#"{"jsonrpc":"2.0","id":"a","result":[]}"#).unwrap();
-    /// assert!(parsed.single().is_some());
-    /// ```
-    pub fn parse<'a>(&self, input: &'a [u8]) -> Result<Parsed<'a>, ParseError> {
-        let mut slots = Vec::new();
-        Ok(match self.parse_spans(input, &mut slots)? {
-            Top::Single(spans) => Parsed::Single(spans.view(input)),
-            Top::Batch => Parsed::Batch(Batch::new(input, Cow::Owned(slots))),
-        })
-    }
-
-    /// Parses one message or batch, keeping a batch's elements in `scratch`: no allocation
-    /// once `scratch` has grown to the largest batch seen.
-    ///
-    /// ```
-    /// let mut scratch = rpcwire::BatchScratch::default();
-    /// let parsed = rpcwire::Parser::default().parse_reusing(b"[1, 2]", &mut scratch).unwrap();
-    /// assert_eq!(parsed.batch().unwrap().iter().filter(|m| m.is_err()).count(), 2);
-    /// ```
-    pub fn parse_reusing<'a>(
-        &self,
-        input: &'a [u8],
-        scratch: &'a mut BatchScratch,
-    ) -> Result<Parsed<'a>, ParseError> {
-        scratch.slots.clear();
-        Ok(match self.parse_spans(input, &mut scratch.slots)? {
-            Top::Single(spans) => Parsed::Single(spans.view(input)),
-            Top::Batch => Parsed::Batch(Batch::new(input, Cow::Borrowed(&scratch.slots))),
-        })
-    }
-
-    /// Parses `bytes` into an owned, sendable [`ParsedFrame`].
-    ///
-    /// ```
-    /// let frame = rpcwire::Parser::default()
-    ///     .parse_frame(bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"a"}"#))
-    ///     .unwrap();
-    /// assert_eq!(frame.view().single().unwrap().method(), Some("a"));
-    /// ```
-    pub fn parse_frame(&self, bytes: Bytes) -> Result<ParsedFrame, ParseError> {
-        ParsedFrame::parse_with(self, bytes)
-    }
-
-    /// The parse itself: offsets only. Batch elements are pushed onto `slots`.
-    #[inline(always)]
-    pub(crate) fn parse_spans(&self, input: &[u8], slots: &mut Vec<Slot>) -> Result<Top, ParseError> {
-        let limits = &self.limits;
-        if input.len() > limits.max_size {
-            return Err(ParseError::new(
-                Reason::TooLarge {
-                    size: input.len(),
-                    limit: limits.max_size,
-                },
-                limits.max_size,
-            ));
-        }
-        let mut r = Reader::new(input);
-        r.skip_ws();
-        match r.peek() {
-            Some(b'{') => {
-                let outcome = envelope::message(&mut r, 0, limits.max_depth)?;
-                r.finish()?;
-                outcome.map(Top::Single)
-            }
-            Some(b'[') => {
-                self.batch(&mut r, slots)?;
-                r.finish()?;
-                Ok(Top::Batch)
-            }
-            _ => {
-                let at = r.pos;
-                r.value(0, limits.max_depth)?;
-                r.finish()?;
-                Err(ParseError::new(Reason::NotAnObject, at))
-            }
-        }
-    }
-
-    /// The elements of a batch; the reader is at `[`.
-    fn batch(&self, outer: &mut Reader<'_>, slots: &mut Vec<Slot>) -> Result<(), ParseError> {
-        // A local copy of the cursor, so that its position can live in a register.
-        let mut local = Reader::at(outer.buf, outer.pos);
-        let result = self.batch_at(&mut local, slots);
-        outer.pos = local.pos;
-        result
-    }
-
-    #[inline(always)]
-    fn batch_at(&self, r: &mut Reader<'_>, slots: &mut Vec<Slot>) -> Result<(), ParseError> {
-        let limits = &self.limits;
-        let open_at = r.pos;
-        if limits.max_depth == 0 {
-            return Err(r.error(Reason::TooDeep { limit: 0 }));
-        }
-        r.pos += 1;
-        r.skip_ws();
-        if r.peek() == Some(b']') {
-            r.pos += 1;
-            r.finish()?;
-            return Err(ParseError::new(Reason::EmptyBatch, open_at));
-        }
-        loop {
-            if slots.len() == limits.max_batch_len {
-                return Err(r.error(Reason::BatchTooLong {
-                    limit: limits.max_batch_len,
-                }));
-            }
-            let slot = if r.peek() == Some(b'{') {
-                envelope::message(r, 1, limits.max_depth)?
-            } else {
-                let at = r.pos;
-                r.value(1, limits.max_depth)?;
-                Err(ParseError::new(Reason::NotAnObject, at))
-            };
-            slots.push(slot);
-            r.skip_ws();
-            match r.peek() {
-                Some(b',') => {
-                    r.pos += 1;
-                    r.skip_ws();
-                }
-                Some(b']') => {
-                    r.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(r.unexpected("',' or ']'")),
-            }
-        }
     }
 }

@@ -1,40 +1,32 @@
 //! The single-pass strict parser: bytes → [`Parsed`] (one [`Message`] or a [`Batch`]).
 //!
-//! Layers, bottom up (the httparse layout):
+//! The JSON-RPC layer on top of [`json`](crate::json), which does the JSON itself:
 //!
-//! - `scan/`: the byte-scanning kernels (SSE2, AVX2, portable SWAR), the only `unsafe` code;
-//! - `string`, `value`: the JSON grammar as functions from a position to the position after
-//!   a string or a value, validating everything they step over;
-//! - `reader`: a cursor over the input built on them (what the envelope reads with);
-//! - `envelope`: the JSON-RPC 2.0 rules for one message object, producing `spans`
-//!   (offsets into the input, no lifetime); `compact`: its fast path for the layout nearly
-//!   every peer writes, which hands anything else to the general rules;
-//! - `spans`, `batch`, `owned`: turning offsets back into borrowed views.
+//! - `envelope`: the JSON-RPC 2.0 rules for one message object, read member by member
+//!   (`members`, with the `error` object in `error_object`), producing `spans` (offsets into
+//!   the input, no lifetime); `compact`: its fast path for the layout nearly every peer
+//!   writes, which hands anything else to the general rules;
+//! - `parser`: [`Parser`] with its [`Limits`], the top level and the batch loop;
+//! - `spans`, `batch`, `parsed_frame`: turning offsets back into borrowed views;
+//! - `deserialize`: serde's `Deserialize` for the message types, through this parser.
 
 mod batch;
 mod compact;
+mod deserialize;
 mod envelope;
 mod error;
-mod escape;
+mod error_object;
 mod limits;
-mod owned;
-mod reader;
-pub(crate) mod scan;
+mod members;
+mod parsed_frame;
+mod parser;
 mod spans;
-mod string;
-pub(crate) mod unescape;
-mod value;
 
 pub use batch::{Batch, BatchIter};
-pub use error::{ElementError, ParseError, Reason};
-pub use limits::{BatchScratch, Limits, Parser};
-pub use owned::ParsedFrame;
-#[doc(hidden)]
-pub use scan::kernels;
-
-pub(crate) use escape::{escape_json_str, escaped_pieces, quote_json_str};
-pub(crate) use reader::{is_json_number, is_json_whitespace_char, validate_json};
-pub(crate) use reader::{ArrayIter, MemberIter};
+pub use error::{ParseError, ParseErrorKind};
+pub use limits::Limits;
+pub use parsed_frame::ParsedFrame;
+pub use parser::{BatchScratch, Parser};
 
 use crate::message::Message;
 

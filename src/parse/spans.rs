@@ -4,53 +4,9 @@
 //! plain numbers that index the input, turned into a borrowed [`Message`] on demand without
 //! validating anything again.
 
-use std::borrow::Cow;
-
+use crate::json::kernels::Span;
+use crate::json::string::StrSpan;
 use crate::message::{ErrorCode, ErrorObject, Id, Message, Notification, RawJson, Request, Response};
-
-use super::scan::str_from_validated;
-use super::unescape::unescape;
-
-/// A byte range `start..end` of the input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Span {
-    pub(crate) start: u32,
-    pub(crate) end: u32,
-}
-
-impl Span {
-    pub(crate) fn new(start: usize, end: usize) -> Span {
-        // Limits::max_size never exceeds u32::MAX, so the casts are exact.
-        Span {
-            start: start as u32,
-            end: end as u32,
-        }
-    }
-
-    /// The validated text this span covers.
-    pub(crate) fn text(self, input: &[u8]) -> &str {
-        str_from_validated(&input[self.start as usize..self.end as usize])
-    }
-}
-
-/// The content of a JSON string (between its quotes) and whether it holds escapes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct StrSpan {
-    pub(crate) span: Span,
-    pub(crate) escaped: bool,
-}
-
-impl StrSpan {
-    /// The string's value: borrowed when it had no escapes.
-    pub(crate) fn value(self, input: &[u8]) -> Cow<'_, str> {
-        let raw = self.span.text(input);
-        if self.escaped {
-            Cow::Owned(unescape(raw))
-        } else {
-            Cow::Borrowed(raw)
-        }
-    }
-}
 
 /// Where the id is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 
-use super::kernels;
+use super::twins as kernels;
 
 fn check_all(bytes: &[u8]) {
     let expected = kernels::scalar(bytes);

@@ -1,7 +1,8 @@
-//! Byte-scanning kernels. Each answers one narrow question, has a portable version, and is
+//! Byte-scanning kernels: the only `unsafe` code of the crate (the crate denies `unsafe_code`
+//! everywhere else). Each answers one narrow question, has a portable version, and is
 //! checked against the portable version by tests (`tests.rs`) and by the fuzzers.
 //!
-//! The one question so far: *how long is the run of string bytes that need no attention?*
+//! The one question so far: *where is the next string byte that needs attention?*
 //! Inside a JSON string the parser must stop at `"` (end), `\` (escape), a control byte
 //! (`< 0x20`, forbidden) and a non-ASCII byte (`>= 0x80`, start of a UTF-8 sequence to
 //! validate). Everything else is copied over at vector speed.
@@ -10,7 +11,10 @@
 //! present on x86_64) otherwise; the choice is made once and cached (the memchr pattern).
 //! Other targets use the portable SWAR kernel.
 
-pub(crate) mod portable;
+mod attention;
+mod portable;
+mod validated;
+mod window;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -21,6 +25,10 @@ mod sse2;
 
 #[cfg(test)]
 mod tests;
+
+pub(crate) use attention::next_attention;
+pub(crate) use validated::Span;
+pub(crate) use window::Window;
 
 /// Returns the length of the leading run of `bytes` that holds no `"`, no `\`, no byte
 /// below `0x20` and no byte at or above `0x80`: the index of the first byte that needs
@@ -51,21 +59,8 @@ pub(crate) fn attention16(chunk: &[u8; 16]) -> u32 {
     }
 }
 
-/// Views bytes that the parser has validated as UTF-8 as a `&str`.
-///
-/// Every byte range the parser hands out as text is either inside a string whose UTF-8
-/// sequences it checked one by one, or JSON structure, which the grammar restricts to ASCII.
-#[inline]
-pub(crate) fn str_from_validated(bytes: &[u8]) -> &str {
-    debug_assert!(std::str::from_utf8(bytes).is_ok(), "unvalidated text");
-    // SAFETY: callers pass only ranges the parser validated as UTF-8 (see above); the
-    // debug assertion re-checks that in every debug build, including all tests and fuzzing.
-    unsafe { std::str::from_utf8_unchecked(bytes) }
-}
-
-/// The kernels, for tests and benchmarks that compare them with each other.
-#[doc(hidden)]
-pub mod kernels {
+/// The kernels, for tests, benchmarks and fuzzers that compare them with each other.
+pub mod twins {
     /// The portable reference: one byte at a time.
     pub fn scalar(bytes: &[u8]) -> usize {
         super::portable::string_run_scalar(bytes)

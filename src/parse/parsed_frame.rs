@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use super::batch::{Batch, Slot};
 use super::error::ParseError;
-use super::limits::{Parser, Top};
+use super::parser::{Parser, Top};
 use super::spans::MessageSpans;
 use super::Parsed;
 

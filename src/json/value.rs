@@ -5,8 +5,10 @@
 //! Free functions over `(input, position)` returning the position after the value: the walk
 //! keeps its position in a register instead of writing it back to a `Reader` at each step.
 
-use super::error::{ParseError, Reason};
-use super::string::Window;
+use super::error::{SyntaxError, SyntaxErrorKind};
+use super::kernels::{Span, Window};
+use super::number::number_end;
+use super::string::{string_end, string_end_in};
 
 /// One of the three literals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,57 +44,16 @@ pub(crate) fn skip_ws_at(buf: &[u8], mut pos: usize) -> usize {
 
 /// "Unexpected byte" (or "unexpected end") at `pos`.
 #[cold]
-pub(crate) fn unexpected_at(buf: &[u8], pos: usize, expected: &'static str) -> ParseError {
+pub(crate) fn unexpected_at(buf: &[u8], pos: usize, expected: &'static str) -> SyntaxError {
     match buf.get(pos) {
-        None => ParseError::new(Reason::UnexpectedEnd, pos),
-        Some(&byte) => ParseError::new(Reason::UnexpectedByte { byte, expected }, pos),
+        None => SyntaxError::new(SyntaxErrorKind::UnexpectedEnd, pos),
+        Some(&byte) => SyntaxError::new(SyntaxErrorKind::UnexpectedByte { byte, expected }, pos),
     }
-}
-
-/// The position after the number at `start` (`-` or a digit).
-#[inline(always)]
-pub(crate) fn number_end(buf: &[u8], start: usize) -> Result<usize, ParseError> {
-    let mut pos = start;
-    if buf.get(pos) == Some(&b'-') {
-        pos += 1;
-    }
-    match buf.get(pos) {
-        Some(b'0') => pos += 1,
-        Some(b'1'..=b'9') => {
-            pos += 1;
-            while matches!(buf.get(pos), Some(b'0'..=b'9')) {
-                pos += 1;
-            }
-        }
-        _ => return Err(ParseError::new(Reason::InvalidNumber, pos)),
-    }
-    if buf.get(pos) == Some(&b'.') {
-        pos += 1;
-        if !matches!(buf.get(pos), Some(b'0'..=b'9')) {
-            return Err(ParseError::new(Reason::InvalidNumber, pos));
-        }
-        while matches!(buf.get(pos), Some(b'0'..=b'9')) {
-            pos += 1;
-        }
-    }
-    if matches!(buf.get(pos), Some(b'e' | b'E')) {
-        pos += 1;
-        if matches!(buf.get(pos), Some(b'+' | b'-')) {
-            pos += 1;
-        }
-        if !matches!(buf.get(pos), Some(b'0'..=b'9')) {
-            return Err(ParseError::new(Reason::InvalidNumber, pos));
-        }
-        while matches!(buf.get(pos), Some(b'0'..=b'9')) {
-            pos += 1;
-        }
-    }
-    Ok(pos)
 }
 
 /// `true`, `false` or `null` at `pos`, and the position after it.
 #[inline(always)]
-pub(crate) fn literal_end(buf: &[u8], pos: usize) -> Result<(Literal, usize), ParseError> {
+pub(crate) fn literal_end(buf: &[u8], pos: usize) -> Result<(Literal, usize), SyntaxError> {
     // The usual case: one compare of four bytes (and one more byte for `false`).
     if let Some(four) = buf.get(pos..).and_then(<[u8]>::first_chunk::<4>) {
         match four {
@@ -107,7 +68,7 @@ pub(crate) fn literal_end(buf: &[u8], pos: usize) -> Result<(Literal, usize), Pa
 
 /// What is wrong with the literal at `pos`: cut short by the end of the input, or misspelled.
 #[cold]
-fn bad_literal(buf: &[u8], pos: usize) -> ParseError {
+fn bad_literal(buf: &[u8], pos: usize) -> SyntaxError {
     let rest = buf.get(pos..).unwrap_or_default();
     let text: &[u8] = match rest.first() {
         Some(b't') => b"true",
@@ -115,16 +76,16 @@ fn bad_literal(buf: &[u8], pos: usize) -> ParseError {
         _ => b"null",
     };
     if text.starts_with(rest) {
-        ParseError::new(Reason::UnexpectedEnd, buf.len())
+        SyntaxError::new(SyntaxErrorKind::UnexpectedEnd, buf.len())
     } else {
-        ParseError::new(Reason::InvalidLiteral, pos)
+        SyntaxError::new(SyntaxErrorKind::InvalidLiteral, pos)
     }
 }
 
 /// The position after an object member's key and colon (and the whitespace after it);
 /// `pos` is where the key's opening quote must be.
 #[inline(always)]
-fn key_end(buf: &[u8], pos: usize, window: &mut Window) -> Result<usize, ParseError> {
+fn key_end(buf: &[u8], pos: usize, window: &mut Window) -> Result<usize, SyntaxError> {
     if buf.get(pos) != Some(&b'"') {
         return Err(unexpected_at(buf, pos, "a string key"));
     }
@@ -133,9 +94,9 @@ fn key_end(buf: &[u8], pos: usize, window: &mut Window) -> Result<usize, ParseEr
 
 /// [`key_end`] from the key's first byte (its opening quote already checked).
 #[inline(always)]
-fn key_rest(buf: &[u8], start: usize, window: &mut Window) -> Result<usize, ParseError> {
+fn key_rest(buf: &[u8], start: usize, window: &mut Window) -> Result<usize, SyntaxError> {
     let mut escaped = false;
-    let mut pos = window.string_end(buf, start, &mut escaped)?;
+    let mut pos = string_end_in(window, buf, start, &mut escaped)?;
     if buf.get(pos) != Some(&b':') {
         pos = skip_ws_at(buf, pos);
         if buf.get(pos) != Some(&b':') {
@@ -215,7 +176,7 @@ pub(crate) fn value_end(
     pos: usize,
     enclosing: usize,
     max_depth: usize,
-) -> Result<usize, ParseError> {
+) -> Result<usize, SyntaxError> {
     let end = walk(buf, pos, enclosing, max_depth, WordStack { bits: 0, len: 0 })?;
     if end != NO_ROOM {
         return Ok(end);
@@ -223,12 +184,67 @@ pub(crate) fn value_end(
     deep_value_end(buf, pos, enclosing, max_depth)
 }
 
+/// The value at `pos` (whitespace before it already skipped) inside `enclosing` containers:
+/// its span and the position after it.
+#[inline(always)]
+pub(crate) fn value_span(
+    buf: &[u8],
+    pos: usize,
+    enclosing: usize,
+    max_depth: usize,
+) -> Result<(Span, usize), SyntaxError> {
+    let end = value_end(buf, pos, enclosing, max_depth)?;
+    Ok((Span::new(pos, end), end))
+}
+
+/// [`value_span`] with a fast path for the usual shape of positional params: `[` scalars
+/// separated by `,` `]`, no whitespace. Anything else is walked from its start.
+#[inline(always)]
+pub(crate) fn params_span(
+    buf: &[u8],
+    pos: usize,
+    enclosing: usize,
+    max_depth: usize,
+) -> Result<(Span, usize), SyntaxError> {
+    if enclosing < max_depth {
+        if let Some(end) = flat_array_end(buf, pos) {
+            return Ok((Span::new(pos, end), end));
+        }
+    }
+    value_span(buf, pos, enclosing, max_depth)
+}
+
+/// The position after a flat array of scalars at `pos`, or `None` for anything else.
+#[inline(always)]
+fn flat_array_end(buf: &[u8], pos: usize) -> Option<usize> {
+    if buf.get(pos) != Some(&b'[') {
+        return None;
+    }
+    let mut pos = pos + 1;
+    if buf.get(pos) == Some(&b']') {
+        return Some(pos + 1);
+    }
+    loop {
+        pos = match *buf.get(pos)? {
+            b'"' => string_end(buf, pos + 1, &mut false).ok()?,
+            b'-' | b'0'..=b'9' => number_end(buf, pos).ok()?,
+            b't' | b'f' | b'n' => literal_end(buf, pos).ok()?.1,
+            _ => return None,
+        };
+        match *buf.get(pos)? {
+            b',' => pos += 1,
+            b']' => return Some(pos + 1),
+            _ => return None,
+        }
+    }
+}
+
 /// [`value_end`] for a value nested deeper than 64 levels: the walk again from the start,
 /// with its levels on the heap (every byte before the 65th level was valid, so the answer,
 /// and any error, is the one a single walk would give).
 #[cold]
 #[inline(never)]
-fn deep_value_end(buf: &[u8], pos: usize, enclosing: usize, max_depth: usize) -> Result<usize, ParseError> {
+fn deep_value_end(buf: &[u8], pos: usize, enclosing: usize, max_depth: usize) -> Result<usize, SyntaxError> {
     walk(buf, pos, enclosing, max_depth, HeapStack(Vec::new()))
 }
 
@@ -240,7 +256,7 @@ fn walk<S: LevelStack>(
     enclosing: usize,
     max_depth: usize,
     mut stack: S,
-) -> Result<usize, ParseError> {
+) -> Result<usize, SyntaxError> {
     let mut depth = enclosing;
     let mut window = Window::new();
     // The innermost open container's kind, cached out of the stack.
@@ -250,13 +266,16 @@ fn walk<S: LevelStack>(
         match buf.get(pos) {
             Some(b'"') => {
                 let mut escaped = false;
-                pos = window.string_end(buf, pos + 1, &mut escaped)?;
+                pos = string_end_in(&mut window, buf, pos + 1, &mut escaped)?;
             }
             Some(b'-' | b'0'..=b'9') => pos = number_end(buf, pos)?,
             Some(&open @ (b'{' | b'[')) => {
                 depth += 1;
                 if depth > max_depth {
-                    return Err(ParseError::new(Reason::TooDeep { limit: max_depth }, pos));
+                    return Err(SyntaxError::new(
+                        SyntaxErrorKind::TooDeep { limit: max_depth },
+                        pos,
+                    ));
                 }
                 let is_object = open == b'{';
                 pos = skip_ws_at(buf, pos + 1);
@@ -348,7 +367,7 @@ mod tests {
                 let bad = nested(levels, Some(wrong));
                 let e = value_end(&bad, 0, 0, usize::MAX).unwrap_err();
                 assert!(
-                    matches!(e.reason(), Reason::UnexpectedByte { .. }),
+                    matches!(e.kind(), SyntaxErrorKind::UnexpectedByte { .. }),
                     "{levels} {wrong}"
                 );
                 // Found at the wrong closer.

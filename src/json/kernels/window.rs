@@ -1,0 +1,108 @@
+//! `Window`: the bytes needing attention in a 64-byte window of the input, kept while a value
+//! is walked.
+//!
+//! The end of a string inside the window is a shift and a count away, with no vector scan
+//! that has to wait for the previous string's end (the next window's address does not depend
+//! on where strings end, so the core loads and compares it ahead).
+
+use super::attention::{next_attention, past_first_chunk};
+use super::attention16;
+
+/// 64 bytes of attention bits from `base` (bit `i` for byte `base + i`).
+pub(crate) struct Window {
+    base: usize,
+    bits: u64,
+}
+
+impl Window {
+    /// A window that holds nothing yet: placed so far past any input (inputs are at most
+    /// `u32::MAX` bytes) that neither it nor the window after it holds a position.
+    #[inline(always)]
+    pub(crate) fn new() -> Window {
+        Window {
+            base: usize::MAX - 127,
+            bits: 0,
+        }
+    }
+
+    /// Points the window at the 64 bytes from `base`; `false` when the input ends before.
+    #[inline(always)]
+    fn load(&mut self, buf: &[u8], base: usize) -> bool {
+        let Some(block) = buf.get(base..).and_then(<[u8]>::first_chunk::<64>) else {
+            return false;
+        };
+        let mut bits = 0u64;
+        for (i, chunk) in block.chunks_exact(16).enumerate() {
+            let chunk: &[u8; 16] = chunk.try_into().unwrap_or(&[0; 16]);
+            bits |= u64::from(attention16(chunk)) << (16 * i);
+        }
+        self.base = base;
+        self.bits = bits;
+        true
+    }
+
+    /// [`next_attention`] through the window: `start` is inside a string.
+    #[inline(always)]
+    pub(crate) fn next_attention(&mut self, buf: &[u8], start: usize) -> usize {
+        let mut offset = start.wrapping_sub(self.base);
+        if offset >= 64 {
+            // The next window when the string starts in it, else one at the string.
+            let next = self.base.wrapping_add(64);
+            let base = if start.wrapping_sub(next) < 64 {
+                next
+            } else {
+                start
+            };
+            if !self.load(buf, base) {
+                return next_attention(buf, start);
+            }
+            offset = start - base;
+        }
+        let mut from = start;
+        let mut rest = self.bits >> offset;
+        // Clean to the window's end: the string goes on in the next windows (hashes and
+        // addresses end there); past two more, the long-string kernel takes over.
+        for _ in 0..2 {
+            if rest != 0 {
+                break;
+            }
+            let next = self.base + 64;
+            if !self.load(buf, next) {
+                return past_first_chunk(buf, next);
+            }
+            from = next;
+            rest = self.bits;
+        }
+        if rest == 0 {
+            return past_first_chunk(buf, self.base + 64);
+        }
+        from + rest.trailing_zeros() as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Along a walk over strings of every length (inside the window, across its edge, past
+    /// it, near the input's end), the window finds what `next_attention` finds.
+    #[test]
+    fn agrees_with_next_attention_along_a_walk() {
+        let mut input = Vec::new();
+        let mut starts = Vec::new();
+        for len in (0..200).chain((0..200).rev()).step_by(3) {
+            input.push(b'"');
+            starts.push(input.len());
+            input.extend(std::iter::repeat_n(b'x', len));
+            input.extend_from_slice(if len % 5 == 0 { b"\\n\"," } else { b"\"," });
+        }
+        let mut window = Window::new();
+        for &start in &starts {
+            assert_eq!(
+                window.next_attention(&input, start),
+                next_attention(&input, start),
+                "string at {start}"
+            );
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! `Parser`: the configurable entry point, and the top level of an input (one message or a
+//! batch).
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+
+use super::batch::{Batch, Slot};
+use super::envelope;
+use super::error::{ParseError, ParseErrorKind};
+use super::limits::Limits;
+use super::parsed_frame::ParsedFrame;
+use super::spans::MessageSpans;
+use super::Parsed;
+use crate::json::cursor::Cursor;
+use crate::json::{SyntaxError, SyntaxErrorKind};
+
+/// Storage for batch elements that is reused from one parse to the next, so that a server
+/// parsing batches in a loop does not allocate for each one.
+///
+/// ```
+/// let parser = rpcwire::Parser::default();
+/// let mut scratch = rpcwire::BatchScratch::default();
+/// for _ in 0..3 {
+///     let parsed = parser.parse_reusing(br#"[{"jsonrpc":"2.0","method":"a"}]"#, &mut scratch).unwrap();
+///     assert_eq!(parsed.batch().unwrap().len(), 1);
+/// }
+/// ```
+#[derive(Debug, Default)]
+pub struct BatchScratch {
+    slots: Vec<Slot>,
+}
+
+/// What the top level of an input turned out to be; batch elements are in the slot vector.
+pub(crate) enum Top {
+    Single(MessageSpans),
+    Batch,
+}
+
+/// A parser with configured [`Limits`]. Cheap to copy; holds no state between parses.
+///
+/// ```
+/// let parser = rpcwire::Parser::new(rpcwire::Limits::default().with_max_size(16));
+/// let err = parser.parse(br#"{"jsonrpc":"2.0","method":"too_long_for_the_limit"}"#).unwrap_err();
+/// assert_eq!(err.code().code(), -32600);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Parser {
+    limits: Limits,
+}
+
+impl Parser {
+    /// A parser enforcing `limits`.
+    ///
+    /// ```
+    /// let parser = rpcwire::Parser::new(rpcwire::Limits::default());
+    /// assert_eq!(*parser.limits(), rpcwire::Limits::default());
+    /// ```
+    pub fn new(limits: Limits) -> Parser {
+        Parser { limits }
+    }
+
+    /// The limits this parser enforces.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::Parser::default().limits().max_depth(), 128);
+    /// ```
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Parses one message or batch. A batch's element list is allocated; see
+    /// [`parse_reusing`](Parser::parse_reusing) to avoid that.
+    ///
+    /// ```
+    /// let parsed = rpcwire::Parser::default().parse(br#"{"jsonrpc":"2.0","id":"a","result":[]}"#).unwrap();
+    /// assert!(parsed.single().is_some());
+    /// ```
+    pub fn parse<'a>(&self, input: &'a [u8]) -> Result<Parsed<'a>, ParseError> {
+        let mut slots = Vec::new();
+        Ok(match self.parse_spans(input, &mut slots)? {
+            Top::Single(spans) => Parsed::Single(spans.view(input)),
+            Top::Batch => Parsed::Batch(Batch::new(input, Cow::Owned(slots))),
+        })
+    }
+
+    /// Parses one message or batch, keeping a batch's elements in `scratch`: no allocation
+    /// once `scratch` has grown to the largest batch seen.
+    ///
+    /// ```
+    /// let mut scratch = rpcwire::BatchScratch::default();
+    /// let parsed = rpcwire::Parser::default().parse_reusing(b"[1, 2]", &mut scratch).unwrap();
+    /// assert_eq!(parsed.batch().unwrap().iter().filter(|m| m.is_err()).count(), 2);
+    /// ```
+    pub fn parse_reusing<'a>(
+        &self,
+        input: &'a [u8],
+        scratch: &'a mut BatchScratch,
+    ) -> Result<Parsed<'a>, ParseError> {
+        scratch.slots.clear();
+        Ok(match self.parse_spans(input, &mut scratch.slots)? {
+            Top::Single(spans) => Parsed::Single(spans.view(input)),
+            Top::Batch => Parsed::Batch(Batch::new(input, Cow::Borrowed(&scratch.slots))),
+        })
+    }
+
+    /// Parses `bytes` into an owned, sendable [`ParsedFrame`].
+    ///
+    /// ```
+    /// let frame = rpcwire::Parser::default()
+    ///     .parse_frame(bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"a"}"#))
+    ///     .unwrap();
+    /// assert_eq!(frame.view().single().unwrap().method(), Some("a"));
+    /// ```
+    pub fn parse_frame(&self, bytes: Bytes) -> Result<ParsedFrame, ParseError> {
+        ParsedFrame::parse_with(self, bytes)
+    }
+
+    /// The parse itself: offsets only. Batch elements are pushed onto `slots`.
+    #[inline(always)]
+    pub(crate) fn parse_spans(&self, input: &[u8], slots: &mut Vec<Slot>) -> Result<Top, ParseError> {
+        let limits = &self.limits;
+        if input.len() > limits.max_size() {
+            return Err(ParseError::new(
+                ParseErrorKind::TooLarge {
+                    size: input.len(),
+                    limit: limits.max_size(),
+                },
+                limits.max_size(),
+            ));
+        }
+        let mut r = Cursor::new(input);
+        r.skip_ws();
+        match r.peek() {
+            Some(b'{') => {
+                let outcome = envelope::message(&mut r, 0, limits.max_depth())?;
+                r.finish()?;
+                outcome.map(Top::Single)
+            }
+            Some(b'[') => {
+                self.batch(&mut r, slots)??;
+                r.finish()?;
+                Ok(Top::Batch)
+            }
+            _ => {
+                let at = r.pos;
+                r.value(0, limits.max_depth())?;
+                r.finish()?;
+                Err(ParseError::new(ParseErrorKind::NotAnObject, at))
+            }
+        }
+    }
+
+    /// The elements of a batch; the cursor is at `[`. The outer `Result` carries syntax
+    /// errors, the inner one the batch's own problems (empty, too long).
+    fn batch(
+        &self,
+        outer: &mut Cursor<'_>,
+        slots: &mut Vec<Slot>,
+    ) -> Result<Result<(), ParseError>, SyntaxError> {
+        // A local copy of the cursor, so that its position can live in a register.
+        let mut local = Cursor::at(outer.buf, outer.pos);
+        let result = self.batch_at(&mut local, slots);
+        outer.pos = local.pos;
+        result
+    }
+
+    #[inline(always)]
+    fn batch_at(
+        &self,
+        r: &mut Cursor<'_>,
+        slots: &mut Vec<Slot>,
+    ) -> Result<Result<(), ParseError>, SyntaxError> {
+        let limits = &self.limits;
+        let open_at = r.pos;
+        if limits.max_depth() == 0 {
+            return Err(r.error(SyntaxErrorKind::TooDeep { limit: 0 }));
+        }
+        r.pos += 1;
+        r.skip_ws();
+        if r.peek() == Some(b']') {
+            r.pos += 1;
+            r.finish()?;
+            return Ok(Err(ParseError::new(ParseErrorKind::EmptyBatch, open_at)));
+        }
+        loop {
+            if slots.len() == limits.max_batch_len() {
+                let at = r.pos;
+                return Ok(Err(ParseError::new(
+                    ParseErrorKind::BatchTooLong {
+                        limit: limits.max_batch_len(),
+                    },
+                    at,
+                )));
+            }
+            let slot = if r.peek() == Some(b'{') {
+                envelope::message(r, 1, limits.max_depth())?
+            } else {
+                let at = r.pos;
+                r.value(1, limits.max_depth())?;
+                Err(ParseError::new(ParseErrorKind::NotAnObject, at))
+            };
+            slots.push(slot);
+            r.skip_ws();
+            match r.peek() {
+                Some(b',') => {
+                    r.pos += 1;
+                    r.skip_ws();
+                }
+                Some(b']') => {
+                    r.pos += 1;
+                    return Ok(Ok(()));
+                }
+                _ => return Err(r.unexpected("',' or ']'")),
+            }
+        }
+    }
+}
