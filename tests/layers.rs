@@ -1,0 +1,167 @@
+//! The crate's top-level modules depend on each other one way only, in the order of the data
+//! flow: json → message → parse → frame / encode / pool / correlate → dispatch → serve /
+//! transport (see DESIGN.md). Read from the `crate::` paths in the code of `src/`, so that a
+//! back edge, or an edge between two modules of the same layer, fails CI.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Each top-level module's layer: a module may use only modules of lower layers.
+const LAYERS: &[(&str, u32)] = &[
+    ("json", 0),
+    ("sync", 0),
+    ("message", 1),
+    ("parse", 2),
+    ("frame", 3),
+    ("encode", 3),
+    ("pool", 3),
+    ("correlate", 3),
+    ("dispatch", 4),
+    ("serve", 5),
+    ("transport", 5),
+    ("proxy", 6),
+];
+
+fn layer(module: &str) -> Option<u32> {
+    LAYERS
+        .iter()
+        .find(|(name, _)| *name == module)
+        .map(|&(_, layer)| layer)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level module a file of `src/` belongs to (`None` for lib.rs).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let relative = file.strip_prefix(src).ok()?;
+    let first = relative.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (name != "lib").then(|| name.to_owned())
+}
+
+/// The top-level modules named by `crate::…` paths in the code of `text` (comments, where
+/// doc links may point anywhere, are skipped). A `use crate::{a, b}` group names each.
+fn used_modules(text: &str) -> Vec<(usize, String)> {
+    let mut used = Vec::new();
+    let mut in_group: Option<usize> = None;
+    for (number, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let after = &rest[at + "crate::".len()..];
+            if let Some(group) = after.strip_prefix('{') {
+                in_group = Some(number);
+                rest = group;
+                continue;
+            }
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            // `rpcwire::…`-style paths inside `crate::` are not modules of this crate.
+            if !name.is_empty() && name.chars().next().is_some_and(char::is_lowercase) {
+                used.push((number + 1, name));
+            }
+            rest = after;
+        }
+        if in_group.is_some() {
+            // Inside `use crate::{…}`: each item that starts a path is a top-level module.
+            for item in rest.split([',', '{', '}', ';']) {
+                let item = item.trim();
+                let head: String = item
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !head.is_empty()
+                    && head.chars().next().is_some_and(char::is_lowercase)
+                    && (item.contains("::") || layer(&head).is_some())
+                    && head != "self"
+                {
+                    used.push((number + 1, head));
+                }
+            }
+            if code.contains("};") {
+                in_group = None;
+            }
+        }
+    }
+    used
+}
+
+#[test]
+fn top_level_modules_depend_on_lower_layers_only() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let mut edges: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut problems = Vec::new();
+    for file in &files {
+        let Some(from) = module_of(&src, file) else {
+            continue;
+        };
+        let Some(from_layer) = layer(&from) else {
+            problems.push(format!(
+                "{}: module `{from}` has no layer in tests/layers.rs",
+                file.display()
+            ));
+            continue;
+        };
+        let text = fs::read_to_string(file).expect("a readable source file");
+        for (line, to) in used_modules(&text) {
+            if to == from {
+                continue;
+            }
+            let Some(to_layer) = layer(&to) else {
+                problems.push(format!(
+                    "{}:{line}: `crate::{to}` is not a known module",
+                    file.display()
+                ));
+                continue;
+            };
+            edges
+                .entry((from.clone(), to.clone()))
+                .or_insert_with(|| format!("{}:{line}", file.display()));
+            if to_layer >= from_layer {
+                problems.push(format!(
+                    "{}:{line}: `{from}` (layer {from_layer}) uses `crate::{to}` (layer {to_layer})",
+                    file.display()
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
+    // The check sees the edges that exist (so it cannot pass by reading nothing).
+    for edge in [("message", "json"), ("parse", "message"), ("dispatch", "parse")] {
+        assert!(
+            edges.contains_key(&(edge.0.to_owned(), edge.1.to_owned())),
+            "expected an edge {edge:?}; found {:?}",
+            edges.keys().collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn the_reader_finds_every_form_of_crate_path() {
+    let text = "use crate::parse::Parser;\n\
+                use crate::{encode, message::{Id, RawJson}};\n\
+                use crate::{\n    frame::FrameError,\n    pool,\n};\n\
+                let x = crate::json::validate(b\"1\"); // crate::dispatch in a comment\n\
+                /// [`link`](crate::serve)\n";
+    let names: Vec<String> = used_modules(text).into_iter().map(|(_, name)| name).collect();
+    assert_eq!(
+        names,
+        ["parse", "encode", "message", "frame", "pool", "json"],
+        "{names:?}"
+    );
+}
