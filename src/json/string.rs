@@ -49,11 +49,7 @@ pub(crate) fn string_end_in(
     start: usize,
     escaped: &mut bool,
 ) -> Result<usize, SyntaxError> {
-    let at = window.next_attention(buf, start);
-    if buf.get(at) == Some(&b'"') {
-        return Ok(at + 1);
-    }
-    string_rest(buf, at, escaped)
+    window.scan_string(buf, start, |at| string_rest(buf, at, escaped))
 }
 
 /// The string whose content starts at `start` (just after its opening quote): its content

@@ -1,5 +1,5 @@
-//! `next_attention`: from a position inside a string, the next byte the string grammar must
-//! look at, found in tiers sized for JSON-RPC's strings.
+//! `scan_string` and `next_attention`: from a position inside a string, the next byte the
+//! string grammar must look at, found in tiers sized for JSON-RPC's strings.
 //!
 //! - 16 bytes inline: keys, methods, ids and most values end there;
 //! - within 16 bytes of the input's end (the last string of a message): the input's last
@@ -9,6 +9,39 @@
 //!   32-byte hashes in hex: 66 bytes), then the kernel chosen for this CPU.
 
 use super::{attention16, string_run};
+
+/// From `pos` inside a string: `Ok` with the position after the closing quote when the next
+/// byte needing attention is that quote (the usual case, answered inline), else what `rest`
+/// (the grammar) makes of the position of that byte, or of the input's end.
+#[inline(always)]
+pub(crate) fn scan_string<E>(
+    buf: &[u8],
+    pos: usize,
+    rest: impl FnOnce(usize) -> Result<usize, E>,
+) -> Result<usize, E> {
+    if let Some(chunk) = buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) {
+        let bits = attention16(chunk);
+        if bits == 0 {
+            return rest(past_first_chunk(buf, pos + 16));
+        }
+        let first = bits.trailing_zeros() as usize;
+        if chunk[first] == b'"' {
+            return Ok(pos + first + 1);
+        }
+        return rest(pos + first);
+    }
+    // Within 16 bytes of the end: the input's last 16 bytes, shifted so that bit 0 is
+    // `pos`; a bit just past the end stands for "none".
+    if let (Some(last), Some(tail)) = (buf.last_chunk::<16>(), buf.get(pos..)) {
+        let bits = (attention16(last) >> (16 - tail.len())) | (1 << tail.len());
+        let first = bits.trailing_zeros() as usize;
+        if first < tail.len() && tail[first] == b'"' {
+            return Ok(pos + first + 1);
+        }
+        return rest(pos + first);
+    }
+    rest(short_input(buf, pos))
+}
 
 /// The first position at or after `pos` whose byte needs attention inside a string (`"`,
 /// `\`, a control byte or a non-ASCII byte), or `buf.len()` when there is none. `pos` is at
