@@ -6,43 +6,77 @@
 use super::cursor::Cursor;
 use super::error::SyntaxError;
 
-/// The elements of a validated JSON array, as text.
-pub(crate) struct ArrayIter<'a> {
+/// A walk through the items of one container: its text, the cursor, and where it stands.
+struct Items<'a> {
     text: &'a str,
-    reader: Cursor<'a>,
+    cursor: Cursor<'a>,
+    close: u8,
     first: bool,
     done: bool,
 }
 
-impl<'a> ArrayIter<'a> {
-    /// `text` must be a validated JSON array.
-    pub(crate) fn new(text: &'a str) -> ArrayIter<'a> {
-        let mut reader = Cursor::new(text.as_bytes());
-        reader.skip_ws();
-        let done = reader.peek() != Some(b'[');
-        reader.pos += 1;
-        ArrayIter {
+impl<'a> Items<'a> {
+    /// The items of `text`, which must be a validated container opened by `open`.
+    fn new(text: &'a str, open: u8, close: u8) -> Items<'a> {
+        let mut cursor = Cursor::new(text.as_bytes());
+        cursor.skip_ws();
+        let done = cursor.peek() != Some(open);
+        cursor.pos += 1;
+        Items {
             text,
-            reader,
+            cursor,
+            close,
             first: true,
             done,
         }
     }
 
-    fn step(&mut self) -> Result<Option<&'a str>, SyntaxError> {
-        self.reader.skip_ws();
-        match self.reader.peek() {
-            Some(b']') | None => return Ok(None),
+    /// Steps to the next item: `false` at the container's end.
+    fn to_next(&mut self) -> bool {
+        self.cursor.skip_ws();
+        match self.cursor.peek() {
+            Some(byte) if byte == self.close => return false,
+            None => return false,
             Some(b',') if !self.first => {
-                self.reader.pos += 1;
-                self.reader.skip_ws();
+                self.cursor.pos += 1;
+                self.cursor.skip_ws();
             }
             _ => {}
         }
         self.first = false;
-        let start = self.reader.pos;
-        self.reader.value(1, usize::MAX)?;
-        Ok(self.text.get(start..self.reader.pos))
+        true
+    }
+
+    /// The value at the cursor, as text; the cursor is left after it.
+    fn value(&mut self) -> Result<Option<&'a str>, SyntaxError> {
+        let start = self.cursor.pos;
+        self.cursor.value(1, usize::MAX)?;
+        Ok(self.text.get(start..self.cursor.pos))
+    }
+
+    /// Runs `step` for the next item; the walk ends at the first `None` or error (neither
+    /// happens in validated text).
+    fn next_with<T>(&mut self, step: impl FnOnce(&mut Self) -> Result<Option<T>, SyntaxError>) -> Option<T> {
+        if self.done {
+            return None;
+        }
+        let item = if self.to_next() {
+            step(self).ok().flatten()
+        } else {
+            None
+        };
+        self.done = item.is_none();
+        item
+    }
+}
+
+/// The elements of a validated JSON array, as text.
+pub(crate) struct ArrayIter<'a>(Items<'a>);
+
+impl<'a> ArrayIter<'a> {
+    /// `text` must be a validated JSON array.
+    pub(crate) fn new(text: &'a str) -> ArrayIter<'a> {
+        ArrayIter(Items::new(text, b'[', b']'))
     }
 }
 
@@ -50,12 +84,7 @@ impl<'a> Iterator for ArrayIter<'a> {
     type Item = &'a str;
 
     fn next(&mut self) -> Option<&'a str> {
-        if self.done {
-            return None;
-        }
-        let item = self.step().ok().flatten();
-        self.done = item.is_none();
-        item
+        self.0.next_with(Items::value)
     }
 }
 
@@ -63,47 +92,12 @@ impl<'a> Iterator for ArrayIter<'a> {
 pub(crate) type RawMember<'a> = ((&'a str, bool), &'a str);
 
 /// The members of a validated JSON object: key (raw, with escape flag) and value text.
-pub(crate) struct MemberIter<'a> {
-    text: &'a str,
-    reader: Cursor<'a>,
-    first: bool,
-    done: bool,
-}
+pub(crate) struct MemberIter<'a>(Items<'a>);
 
 impl<'a> MemberIter<'a> {
     /// `text` must be a validated JSON object.
     pub(crate) fn new(text: &'a str) -> MemberIter<'a> {
-        let mut reader = Cursor::new(text.as_bytes());
-        reader.skip_ws();
-        let done = reader.peek() != Some(b'{');
-        reader.pos += 1;
-        MemberIter {
-            text,
-            reader,
-            first: true,
-            done,
-        }
-    }
-
-    fn step(&mut self) -> Result<Option<RawMember<'a>>, SyntaxError> {
-        self.reader.skip_ws();
-        match self.reader.peek() {
-            Some(b'}') | None => return Ok(None),
-            Some(b',') if !self.first => {
-                self.reader.pos += 1;
-                self.reader.skip_ws();
-            }
-            _ => {}
-        }
-        self.first = false;
-        let key = self.reader.member_key()?;
-        let start = self.reader.pos;
-        self.reader.value(1, usize::MAX)?;
-        let text = self.text;
-        let key_text = text.get(key.span.start()..key.span.end());
-        Ok(key_text
-            .zip(text.get(start..self.reader.pos))
-            .map(|(key_text, value)| ((key_text, key.escaped), value)))
+        MemberIter(Items::new(text, b'{', b'}'))
     }
 }
 
@@ -112,11 +106,29 @@ impl<'a> Iterator for MemberIter<'a> {
     type Item = RawMember<'a>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
-        let item = self.step().ok().flatten();
-        self.done = item.is_none();
-        item
+        self.0.next_with(|items| {
+            let key = items.cursor.member_key()?;
+            let key_text = items.text.get(key.span.start()..key.span.end());
+            let value = items.value()?;
+            Ok(key_text
+                .zip(value)
+                .map(|(key_text, value)| ((key_text, key.escaped), value)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_and_members_as_text() {
+        let elements: Vec<&str> = ArrayIter::new(r#" [ 1 , "a,b" , {"k":[2]} , null ] "#).collect();
+        assert_eq!(elements, ["1", r#""a,b""#, r#"{"k":[2]}"#, "null"]);
+        assert_eq!(ArrayIter::new("[]").count(), 0);
+        assert_eq!(ArrayIter::new("{}").count(), 0);
+        let members: Vec<RawMember<'_>> = MemberIter::new(r#"{ "a" : 1, "b\u0041" :[true]}"#).collect();
+        assert_eq!(members, [(("a", false), "1"), ((r"b\u0041", true), "[true]")]);
+        assert_eq!(MemberIter::new("[1]").count(), 0);
     }
 }

@@ -4,7 +4,7 @@
 //! through this module, which imports nothing else from the crate. Bottom up:
 //!
 //! - `kernels/`: the byte-scanning kernels (SSE2, AVX2, portable SWAR) and the validated
-//!   [`Span`](kernels::Span) that turns checked bytes into `&str`: the only `unsafe` code of
+//!   `Span` that turns checked bytes into `&str`: the only `unsafe` code of
 //!   the crate, which denies `unsafe_code` everywhere else;
 //! - `string`, `number`, `value`: the grammar as functions from a position to the position
 //!   after a string, a number or a whole value, validating everything they step over;
