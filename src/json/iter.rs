@@ -32,7 +32,7 @@ impl<'a> Items<'a> {
     }
 
     /// Steps to the next item: `false` at the container's end.
-    fn to_next(&mut self) -> bool {
+    fn advance(&mut self) -> bool {
         self.cursor.skip_ws();
         match self.cursor.peek() {
             Some(byte) if byte == self.close => return false,
@@ -60,7 +60,7 @@ impl<'a> Items<'a> {
         if self.done {
             return None;
         }
-        let item = if self.to_next() {
+        let item = if self.advance() {
             step(self).ok().flatten()
         } else {
             None
