@@ -28,11 +28,8 @@ use std::io::{self, Read, Write};
 
 use bytes::BytesMut;
 
-use crate::dispatch::Router;
-use crate::encode;
+use crate::dispatch::{Responder, Router};
 use crate::frame::{FrameDecoder, FrameError, Framing};
-use crate::message::Id;
-use crate::parse::BatchScratch;
 use crate::pool::{BufferPool, PooledBuf};
 
 /// Bytes asked of the reader per read.
@@ -52,7 +49,7 @@ pub struct ConnectionStats {
 }
 
 /// One stream's state for the serving loop: the frame decoder, pooled input and output
-/// buffers, and reused batch storage.
+/// buffers, and the [`Responder`] that turns frames into answers.
 ///
 /// ```
 /// use rpcwire::dispatch::Router;
@@ -82,7 +79,7 @@ pub struct Connection {
     decoder: FrameDecoder,
     input: PooledBuf,
     output: PooledBuf,
-    scratch: BatchScratch,
+    responder: Responder,
     stats: ConnectionStats,
 }
 
@@ -101,7 +98,7 @@ impl Connection {
             decoder: FrameDecoder::new(framing),
             input: pool.get(),
             output: pool.get(),
-            scratch: BatchScratch::default(),
+            responder: Responder::new(),
             stats: ConnectionStats::default(),
         }
     }
@@ -251,7 +248,7 @@ impl Connection {
         let output: &mut BytesMut = &mut self.output;
         let start = output.len();
         let mark = self.framing.begin(output);
-        if router.handle_with(frame, &mut self.scratch, output) {
+        if self.responder.answer(router, frame, output) {
             self.framing.finish(output, mark);
             self.stats.answers += 1;
         } else {
@@ -263,10 +260,9 @@ impl Connection {
     /// for a header or frame that cannot be read.
     fn answer_frame_error(&mut self, error: &FrameError) {
         self.stats.frame_errors += 1;
-        let error = error.to_error_object();
         let output: &mut BytesMut = &mut self.output;
         let mark = self.framing.begin(output);
-        encode::write_error(output, &Id::null(), &error);
+        self.responder.answer_frame_error(error, output);
         self.framing.finish(output, mark);
         self.stats.answers += 1;
     }

@@ -525,7 +525,7 @@ fn touch(result: &Result<Parsed<'_>, ParseError>) -> usize {
     match result {
         Ok(Parsed::Single(message)) => visit(message),
         Ok(Parsed::Batch(batch)) => batch.iter().map(|m| m.map_or(1, |m| visit(&m))).sum(),
-        Err(e) => e.to_string().len() + e.to_error_object().to_string().len(),
+        Err(e) => e.to_string().len() + rpcwire::ErrorObject::from(e).to_string().len(),
     }
 }
 

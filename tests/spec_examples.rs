@@ -203,7 +203,7 @@ fn invalid_json_is_a_parse_error() {
         ),
         "{e:?}"
     );
-    assert_eq!(e.to_error_object().message(), "Parse error");
+    assert_eq!(rpcwire::ErrorObject::from(&e).message(), "Parse error");
 
     let resp =
         response(r#"{"jsonrpc": "2.0", "error": {"code": -32700, "message": "Parse error"}, "id": null}"#);
@@ -225,7 +225,7 @@ fn invalid_request_object() {
     // The first problem found is the method, at its value.
     assert_eq!(*e.kind(), ParseErrorKind::MethodNotString);
     assert_eq!(e.offset(), input.find(": 1").unwrap() + 2);
-    assert_eq!(e.to_error_object().message(), "Invalid Request");
+    assert_eq!(rpcwire::ErrorObject::from(&e).message(), "Invalid Request");
 
     let resp = response(
         r#"{"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid Request"}, "id": null}"#,

@@ -77,7 +77,7 @@ fn check_error_is_explained(input: &[u8], e: &ParseError) {
     );
     assert!(text.len() > what.len() + 15, "{text}");
     assert_eq!(text, format!("{what} at byte {}: {}", e.offset(), e.kind()));
-    let object = e.to_error_object();
+    let object = rpcwire::ErrorObject::from(e);
     assert_eq!(object.code(), e.code());
     let data: String = object.data().unwrap().decode().unwrap();
     assert!(data.contains(&e.offset().to_string()), "{data}");

@@ -58,7 +58,7 @@ fuzz_target!(|data: &[u8]| {
         Err(error) => {
             assert!(error.offset() <= data.len().max(1 << 20));
             let _ = error.to_string();
-            let _ = error.to_error_object();
+            let _ = rpcwire::ErrorObject::from(&error);
         }
     }
 });

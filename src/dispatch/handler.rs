@@ -1,13 +1,20 @@
 //! The handlers a `Router` holds, type-erased, and the glue that decodes params with serde,
-//! serializes results, and turns panics into internal errors.
+//! serializes results, and turns panics into internal errors. A leaf: it knows nothing of the
+//! router that holds the handlers.
 
 use std::any::Any;
+#[cfg(feature = "tokio")]
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+#[cfg(feature = "tokio")]
+use std::pin::Pin;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::reply::{Reply, Written};
+#[cfg(feature = "tokio")]
+use crate::message::RawJson;
 use crate::message::{ErrorObject, Params};
 
 /// A request handler: params in, result written into the reply.
@@ -17,6 +24,20 @@ pub(crate) type MethodFn =
 /// A notification handler: params in, nothing out.
 pub(crate) type NotifyFn = dyn for<'p> Fn(Option<Params<'p>>) + Send + Sync;
 
+/// The result of an async handler, serialized.
+#[cfg(feature = "tokio")]
+pub(crate) type Outcome = Result<RawJson<'static>, ErrorObject<'static>>;
+
+/// A boxed, sendable future of an async handler's outcome.
+#[cfg(feature = "tokio")]
+pub(crate) type BoxOutcome = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// An async handler: decodes its params synchronously (they borrow from the input), then
+/// returns the future that computes the result.
+#[cfg(feature = "tokio")]
+pub(crate) type AsyncFn =
+    dyn for<'p> Fn(Option<Params<'p>>) -> Result<BoxOutcome, ErrorObject<'static>> + Send + Sync;
+
 /// What a method name is bound to.
 pub(crate) enum Handler {
     /// Answers requests; also runs (its result discarded) for notifications.
@@ -25,7 +46,7 @@ pub(crate) enum Handler {
     Notification(Box<NotifyFn>),
     /// An async request handler (`tokio` feature).
     #[cfg(feature = "tokio")]
-    Async(Box<super::async_handler::AsyncFn>),
+    Async(Box<AsyncFn>),
 }
 
 /// Decodes params into `P` with serde; absent params decode as `null`. Failure is -32602
@@ -68,7 +89,7 @@ where
 }
 
 /// The text of a panic payload (`panic!` with a literal or a formatted message).
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> &str {
+fn panic_message(payload: &(dyn Any + Send)) -> &str {
     if let Some(text) = payload.downcast_ref::<&'static str>() {
         text
     } else if let Some(text) = payload.downcast_ref::<String>() {
@@ -91,6 +112,38 @@ pub(crate) fn call_method(
     reply: Reply<'_>,
 ) -> Result<Written, ErrorObject<'static>> {
     catch_unwind(AssertUnwindSafe(|| f(params, reply))).unwrap_or_else(|payload| Err(panicked(&*payload)))
+}
+
+/// Wraps a typed async request handler: params are decoded before the future starts, the
+/// result is serialized when it completes.
+#[cfg(feature = "tokio")]
+pub(crate) fn typed_async<P, R, F, Fut>(f: F) -> Box<AsyncFn>
+where
+    P: DeserializeOwned,
+    R: Serialize,
+    F: Fn(P) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
+{
+    Box::new(
+        move |params: Option<Params<'_>>| -> Result<BoxOutcome, ErrorObject<'static>> {
+            let future = f(decode_params::<P>(params)?);
+            Ok(Box::pin(async move {
+                let result = future.await?;
+                RawJson::from_value(&result).map_err(|error| {
+                    ErrorObject::internal_error(format_args!("result did not serialize: {error}"))
+                })
+            }))
+        },
+    )
+}
+
+/// Runs the synchronous part of an async handler (params decoding), containing panics.
+#[cfg(feature = "tokio")]
+pub(crate) fn start_async(
+    f: &AsyncFn,
+    params: Option<Params<'_>>,
+) -> Result<BoxOutcome, ErrorObject<'static>> {
+    catch_unwind(AssertUnwindSafe(|| f(params))).unwrap_or_else(|payload| Err(panicked(&*payload)))
 }
 
 /// Runs a notification handler; a panic is contained and ignored (there is nobody to tell).

@@ -1,4 +1,9 @@
-//! Router: method name → handler, and the JSON-RPC 2.0 rules for what to answer.
+//! Router: method name → handler, and the JSON-RPC 2.0 rules for what to answer; the
+//! [`Responder`], the one serving core every transport answers frames with.
+//!
+//! Inside, one way: `handler` (the type-erased handlers), `reply`, `target` (where answers
+//! go) and `error_answer` (parse and frame errors as error objects) are leaves; `deferred`
+//! (async handlers) builds on them, `router` on those, `responder` on the router.
 //!
 //! [`Router`] turns one input (a message or a batch) into the exact answer bytes, written
 //! into a caller-provided `BytesMut`, or into nothing. Handlers are typed (params decoded
@@ -32,15 +37,17 @@
 //! ```
 
 #[cfg(feature = "tokio")]
-mod async_handler;
+mod deferred;
+mod error_answer;
 mod handler;
 mod methods;
 mod no_params;
 mod reply;
+mod responder;
 mod router;
+mod target;
 
 pub use no_params::NoParams;
 pub use reply::{Reply, Written};
-#[cfg(feature = "tokio")]
-pub(crate) use router::write_parse_error;
+pub use responder::{Responder, Served};
 pub use router::Router;

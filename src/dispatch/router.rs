@@ -2,17 +2,23 @@
 
 use std::cell::RefCell;
 use std::fmt;
+#[cfg(feature = "tokio")]
+use std::future::Future;
 
 use bytes::BytesMut;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+#[cfg(feature = "tokio")]
+use super::deferred::Deferred;
+use super::error_answer::write_parse_error;
 use super::handler::{self, Handler};
 use super::methods::MethodTable;
 use super::reply::{Reply, Written};
+use super::target::Target;
 use crate::encode::{self, BatchWriter};
-use crate::message::{ErrorObject, Id, Message, Params};
-use crate::parse::{BatchScratch, Limits, ParseError, Parsed, Parser};
+use crate::message::{ErrorObject, Message, Params};
+use crate::parse::{BatchScratch, Limits, Parsed, Parser};
 
 /// Maps method names to handlers and turns one input message or batch into the exact answer
 /// bytes, written at the end of a caller-provided `BytesMut` — or into nothing, when the
@@ -63,6 +69,8 @@ use crate::parse::{BatchScratch, Limits, ParseError, Parsed, Parser};
 pub struct Router {
     methods: MethodTable<Handler>,
     parser: Parser,
+    /// Whether any handler is async (then answering a frame may need an await).
+    has_async: bool,
 }
 
 impl Default for Router {
@@ -84,40 +92,6 @@ thread_local! {
     /// Batch element storage reused by [`Router::handle`] on each thread.
     static SCRATCH: RefCell<BatchScratch> = RefCell::new(BatchScratch::default());
 }
-
-/// Where answers go: straight into the buffer, or as elements of a batch array.
-pub(crate) enum Target<'b> {
-    Single(&'b mut BytesMut),
-    Batch(BatchWriter<'b>),
-}
-
-impl Target<'_> {
-    /// The buffer to write one answer into (after the batch separator, for a batch).
-    pub(crate) fn answer(&mut self) -> &mut BytesMut {
-        match self {
-            Target::Single(dst) => dst,
-            Target::Batch(batch) => batch.element(),
-        }
-    }
-
-    /// The buffer itself, for work whose output is thrown away again.
-    fn scratch(&mut self) -> &mut BytesMut {
-        match self {
-            Target::Single(dst) => dst,
-            Target::Batch(batch) => batch.dst_mut(),
-        }
-    }
-}
-
-/// A request bound to an async handler, to be awaited by `handle_async` (uninhabited
-/// without the `tokio` feature).
-#[cfg(not(feature = "tokio"))]
-pub(crate) enum Deferred<'m> {
-    #[doc(hidden)]
-    _Never(std::convert::Infallible, std::marker::PhantomData<&'m ()>),
-}
-#[cfg(feature = "tokio")]
-pub(crate) use super::async_handler::Deferred;
 
 impl Router {
     /// An empty router with the default [`Limits`].
@@ -142,6 +116,7 @@ impl Router {
         Router {
             methods: MethodTable::default(),
             parser: Parser::new(limits),
+            has_async: false,
         }
     }
 
@@ -174,8 +149,15 @@ impl Router {
         self.methods.len() == 0
     }
 
-    pub(crate) fn register(&mut self, name: &str, handler: Handler) -> &mut Router {
+    fn register(&mut self, name: &str, handler: Handler) -> &mut Router {
         self.methods.insert(name, handler);
+        #[cfg(feature = "tokio")]
+        {
+            self.has_async = self
+                .methods
+                .values()
+                .any(|handler| matches!(handler, Handler::Async(_)));
+        }
         self
     }
 
@@ -271,6 +253,30 @@ impl Router {
         self.register(name, Handler::Notification(Box::new(f)))
     }
 
+    /// Registers an async request handler (`tokio` feature): params are decoded into `P`
+    /// with serde before the future starts, the future's result is serialized when it
+    /// completes. Only [`handle_async`](Router::handle_async) awaits it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method_async("double", |(x,): (i64,)| async move { Ok(x * 2) });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"{"jsonrpc":"2.0","method":"double","params":[21],"id":1}"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":42}"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub fn method_async<P, R, F, Fut>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        P: DeserializeOwned,
+        R: Serialize,
+        F: Fn(P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
+    {
+        self.register(name, Handler::Async(handler::typed_async(f)))
+    }
+
     /// Parses `input` (one message or a batch) and writes the answer at the end of `out`.
     /// Returns `true` when it wrote an answer, `false` when there is none (notifications,
     /// responses). Batches reuse per-thread element storage, so steady-state handling does
@@ -323,27 +329,16 @@ impl Router {
     /// ```
     pub fn answer_parsed(&self, parsed: Parsed<'_>, out: &mut BytesMut) {
         match parsed {
-            Parsed::Single(message) => {
-                let mut target = Target::Single(out);
-                if let Some(deferred) = self.answer(&message, &mut target) {
-                    write_not_async(target.answer(), deferred);
-                }
-            }
+            Parsed::Single(message) => self.answer(&message, &mut Target::Single(out)),
             Parsed::Batch(batch) => {
                 let mut target = Target::Batch(BatchWriter::new(out));
                 for element in &batch {
                     match element {
-                        Ok(message) => {
-                            if let Some(deferred) = self.answer(&message, &mut target) {
-                                write_not_async(target.answer(), deferred);
-                            }
-                        }
+                        Ok(message) => self.answer(&message, &mut target),
                         Err(error) => write_parse_error(target.answer(), error),
                     }
                 }
-                if let Target::Batch(batch) = target {
-                    batch.finish();
-                }
+                target.finish();
             }
         }
     }
@@ -360,34 +355,108 @@ impl Router {
     /// ```
     pub fn answer_message(&self, message: &Message<'_>, out: &mut BytesMut) -> bool {
         let before = out.len();
-        let mut target = Target::Single(out);
-        if let Some(deferred) = self.answer(message, &mut target) {
-            write_not_async(target.answer(), deferred);
+        self.answer(message, &mut Target::Single(out));
+        out.len() > before
+    }
+
+    /// Like [`handle`](Router::handle), awaiting async handlers. Batch elements are
+    /// answered one after another, in order.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method("sync", |_: rpcwire::dispatch::NoParams| Ok(1));
+    /// router.method_async("later", |_: rpcwire::dispatch::NoParams| async { Ok(2) });
+    /// let mut out = bytes::BytesMut::new();
+    /// let input = br#"[{"jsonrpc":"2.0","method":"later","id":1},{"jsonrpc":"2.0","method":"sync","id":2}]"#;
+    /// assert!(router.handle_async(input, &mut out).await);
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":2},{"jsonrpc":"2.0","id":2,"result":1}]"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn handle_async(&self, input: &[u8], out: &mut BytesMut) -> bool {
+        let before = out.len();
+        let mut scratch = BatchScratch::default();
+        match self.parser.parse_reusing(input, &mut scratch) {
+            Ok(parsed) => self.answer_parsed_async(parsed, out).await,
+            Err(error) => write_parse_error(out, &error),
         }
         out.len() > before
     }
 
-    /// The handler registered for `method`.
+    /// [`answer_parsed`](Router::answer_parsed), awaiting async handlers.
     #[cfg(feature = "tokio")]
-    pub(crate) fn methods_get(&self, method: &str) -> Option<&Handler> {
-        self.methods.get(method)
+    pub(crate) async fn answer_parsed_async(&self, parsed: Parsed<'_>, out: &mut BytesMut) {
+        match parsed {
+            Parsed::Single(message) => self.answer_async(&message, &mut Target::Single(out)).await,
+            Parsed::Batch(batch) => {
+                let mut target = Target::Batch(BatchWriter::new(out));
+                for element in &batch {
+                    match element {
+                        Ok(message) => self.answer_async(&message, &mut target).await,
+                        Err(error) => write_parse_error(target.answer(), error),
+                    }
+                }
+                target.finish();
+            }
+        }
     }
 
-    /// Whether any async handler is registered (then frames may need
-    /// [`needs_async`](Router::needs_async)'s look-up; otherwise none does).
-    #[cfg(feature = "tokio")]
-    pub(crate) fn has_async_handlers(&self) -> bool {
-        self.methods
-            .values()
-            .any(|handler| matches!(handler, Handler::Async(_)))
+    /// Whether answering `parsed` runs an async handler (so it has to be awaited);
+    /// responses and unknown methods never do.
+    pub(crate) fn needs_async(&self, parsed: &Parsed<'_>) -> bool {
+        if !self.has_async {
+            return false;
+        }
+        let is_async = |message: &Message<'_>| match message.method() {
+            Some(method) => self.is_async(method),
+            None => false,
+        };
+        match parsed {
+            Parsed::Single(message) => is_async(message),
+            Parsed::Batch(batch) => batch.iter().any(|element| element.is_ok_and(|m| is_async(&m))),
+        }
     }
 
-    /// The answer rules for one message. Async handlers are handed back as [`Deferred`].
-    pub(crate) fn answer<'m>(
-        &self,
-        message: &'m Message<'_>,
-        target: &mut Target<'_>,
-    ) -> Option<Deferred<'m>> {
+    #[cfg(feature = "tokio")]
+    fn is_async(&self, method: &str) -> bool {
+        matches!(self.methods.get(method), Some(Handler::Async(_)))
+    }
+
+    #[cfg(not(feature = "tokio"))]
+    fn is_async(&self, _method: &str) -> bool {
+        false
+    }
+
+    /// One message, awaiting its handler when it is async.
+    #[cfg(feature = "tokio")]
+    async fn answer_async(&self, message: &Message<'_>, target: &mut Target<'_>) {
+        match self.deferred(message) {
+            Some(deferred) => deferred.finish(target).await,
+            None => self.answer(message, target),
+        }
+    }
+
+    /// The request or notification `message`, started on its async handler, when it has one.
+    #[cfg(feature = "tokio")]
+    fn deferred<'m>(&self, message: &'m Message<'_>) -> Option<Deferred<'m>> {
+        match message {
+            Message::Request(request) => match self.methods.get(request.method()) {
+                Some(Handler::Async(f)) => Some(Deferred::start(f, request)),
+                _ => None,
+            },
+            Message::Notification(notification) => match self.methods.get(notification.method()) {
+                Some(Handler::Async(f)) => Some(Deferred::start_notification(f, notification)),
+                _ => None,
+            },
+            Message::Response(_) => None,
+        }
+    }
+
+    /// The answer rules for one message. An async handler cannot be awaited here: a request
+    /// for one is answered -32603, a notification for one runs on the current tokio runtime
+    /// if there is one (`Deferred::refuse`).
+    fn answer(&self, message: &Message<'_>, target: &mut Target<'_>) {
         match message {
             Message::Request(request) => {
                 let id = request.id();
@@ -405,7 +474,7 @@ impl Router {
                         }
                     }
                     #[cfg(feature = "tokio")]
-                    Some(Handler::Async(f)) => return Some(Deferred::start(f, request)),
+                    Some(Handler::Async(f)) => Deferred::start(f, request).refuse(target.answer()),
                     Some(Handler::Notification(_)) | None => {
                         let error = ErrorObject::method_not_found(request.method());
                         encode::write_error(target.answer(), id, &error);
@@ -422,30 +491,12 @@ impl Router {
                 }
                 Some(Handler::Notification(f)) => handler::call_notification(f, notification.params()),
                 #[cfg(feature = "tokio")]
-                Some(Handler::Async(f)) => return Some(Deferred::start_notification(f, notification)),
+                Some(Handler::Async(f)) => {
+                    Deferred::start_notification(f, notification).refuse(target.scratch())
+                }
                 None => {}
             },
             Message::Response(_) => {}
         }
-        None
     }
-}
-
-/// The error answer for input that did not parse (id `null` unless the parser read one).
-pub(crate) fn write_parse_error(dst: &mut BytesMut, error: &ParseError) {
-    let null = Id::null();
-    encode::write_error(dst, error.id().unwrap_or(&null), &error.to_error_object());
-}
-
-/// The sync path met an async handler.
-#[cfg(not(feature = "tokio"))]
-fn write_not_async(_: &mut BytesMut, deferred: Deferred<'_>) {
-    match deferred {
-        Deferred::_Never(never, _) => match never {},
-    }
-}
-
-#[cfg(feature = "tokio")]
-fn write_not_async(dst: &mut BytesMut, deferred: Deferred<'_>) {
-    deferred.refuse(dst);
 }

@@ -2,8 +2,6 @@
 
 use std::fmt;
 
-use crate::message::{ErrorCode, ErrorObject, RawJson};
-
 /// A framing error: the stream could not be cut into a frame here.
 ///
 /// Each variant says where in the stream it happened (`offset`: the number of bytes the
@@ -96,25 +94,6 @@ impl FrameError {
             | FrameError::Truncated { offset, .. } => Some(*offset),
             FrameError::Io(_) => None,
         }
-    }
-
-    /// The JSON-RPC error a server answers this with (id `null`): -32600 Invalid Request for
-    /// a frame over the size limit, -32700 Parse error for a frame that cannot be read. The
-    /// error's text goes into `data`.
-    ///
-    /// ```
-    /// use rpcwire::frame::FrameError;
-    /// use rpcwire::ErrorCode;
-    /// let error = FrameError::TooLarge { len: 9, limit: 8, offset: 0 }.to_error_object();
-    /// assert_eq!(error.code(), ErrorCode::InvalidRequest);
-    /// ```
-    pub fn to_error_object(&self) -> ErrorObject<'static> {
-        let code = match self {
-            FrameError::TooLarge { .. } => ErrorCode::InvalidRequest,
-            _ => ErrorCode::ParseError,
-        };
-        let data = RawJson::from_value(&self.to_string()).expect("a string serializes");
-        ErrorObject::from_code(code).with_raw_data(data)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::json::{SyntaxError, SyntaxErrorKind};
-use crate::message::{ErrorCode, ErrorObject, Id};
+use crate::message::{ErrorCode, Id};
 
 /// What was wrong with the input.
 ///
@@ -215,21 +215,6 @@ impl ParseError {
     /// ```
     pub fn is_syntax(&self) -> bool {
         self.inner.kind.is_syntax()
-    }
-
-    /// The error object a server answers with: the standard code and message, and this
-    /// error's description (reason and offset) as `data`.
-    ///
-    /// ```
-    /// let e = rpcwire::parse(b"[]").unwrap_err().to_error_object();
-    /// assert_eq!(e.code().code(), -32600);
-    /// assert_eq!(e.message(), "Invalid Request");
-    /// ```
-    pub fn to_error_object(&self) -> ErrorObject<'static> {
-        let detail = format!("{} at byte {}", self.inner.kind, self.inner.offset);
-        let data =
-            crate::message::RawJson::from_validated_owned(crate::json::escape::quote_json_str(&detail));
-        ErrorObject::from_code(self.code()).with_raw_data(data)
     }
 }
 

@@ -26,11 +26,9 @@ use super::outgoing::Outgoing;
 use super::shared::{Answer, Shared};
 use super::state::Counters;
 use super::{CloseReason, ConnectionState};
-use crate::dispatch::{write_parse_error, Router};
-use crate::encode;
+use crate::dispatch::{Responder, Router, Served};
 use crate::frame::FrameError;
-use crate::message::{Id, Message, Response, ResponsePayload};
-use crate::parse::{BatchScratch, Parsed};
+use crate::message::{Response, ResponsePayload};
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
 /// How many async handlers may run at once, and how many frames may wait for one.
@@ -81,14 +79,11 @@ pub(super) async fn run<T, F>(
 
     let mut reader = Reader {
         receiver,
-        // The router is immutable from here on: look handlers up per frame only if some
-        // are async.
-        router_has_async: router.has_async_handlers(),
         limit: Arc::new(Semaphore::new(limits.max_concurrent)),
         limits,
         backlog: VecDeque::new(),
         out: BytesMut::new(),
-        scratch: BatchScratch::default(),
+        responder: Responder::new(),
         shared: shared.clone(),
         router,
     };
@@ -129,11 +124,9 @@ struct Reader<R> {
     limits: HandlerLimits,
     /// Frames waiting for a handler permit.
     backlog: VecDeque<Bytes>,
-    /// Whether the router has any async handler.
-    router_has_async: bool,
     /// Answers written on the reader task.
     out: BytesMut,
-    scratch: BatchScratch,
+    responder: Responder,
     shared: Arc<Shared>,
     router: Arc<Router>,
 }
@@ -184,22 +177,13 @@ impl<R: FrameReceiver> Reader<R> {
 
     async fn on_frame(&mut self, frame: Bytes) {
         Counters::bump(&self.shared.counters.frames_received);
-        let needs_async = match self.router.parser().parse_reusing(&frame, &mut self.scratch) {
-            Ok(parsed) => {
-                complete_responses(&self.shared, &parsed, &frame);
-                let needs_async = self.router_has_async && self.router.needs_async(&parsed);
-                if !needs_async {
-                    self.router.answer_parsed(parsed, &mut self.out);
-                }
-                needs_async
-            }
-            Err(error) => {
-                // -32700 or -32600, with the id when the parser read one.
-                write_parse_error(&mut self.out, &error);
-                false
-            }
-        };
-        if !needs_async {
+        let shared = &self.shared;
+        let served = self
+            .responder
+            .serve(&self.router, &frame, &mut self.out, |response| {
+                complete(shared, response, &frame)
+            });
+        if served != Served::NeedsAsync {
             self.send_answer().await;
         } else if !self.backlog.is_empty() {
             self.backlog.push_back(frame);
@@ -216,7 +200,7 @@ impl<R: FrameReceiver> Reader<R> {
         let shared = self.shared.clone();
         tokio::spawn(async move {
             let mut out = BytesMut::new();
-            if router.handle_async(&frame, &mut out).await {
+            if Responder::new().answer_async(&router, &frame, &mut out).await {
                 Counters::bump(&shared.counters.answers_sent);
                 let _ = shared.outgoing.send(Outgoing::Frame(out.freeze())).await;
             }
@@ -237,26 +221,12 @@ impl<R: FrameReceiver> Reader<R> {
 
     async fn answer_frame_error(&mut self, error: &FrameError) {
         Counters::bump(&self.shared.counters.frame_errors);
-        encode::write_error(&mut self.out, &Id::null(), &error.to_error_object());
+        self.responder.answer_frame_error(error, &mut self.out);
         self.send_answer().await;
     }
 }
 
-/// Hands every response in `parsed` to the call waiting for it.
-fn complete_responses(shared: &Arc<Shared>, parsed: &Parsed<'_>, frame: &Bytes) {
-    match parsed {
-        Parsed::Single(Message::Response(response)) => complete(shared, response, frame),
-        Parsed::Single(_) => {}
-        Parsed::Batch(batch) => {
-            for element in batch.iter() {
-                if let Ok(Message::Response(response)) = element {
-                    complete(shared, &response, frame);
-                }
-            }
-        }
-    }
-}
-
+/// Hands a response to the call waiting for it.
 fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
     let answer: Answer = match response.payload() {
         ResponsePayload::Result(result) => Ok(slice_of(frame, result.get().as_bytes())),

@@ -1,0 +1,93 @@
+//! `Deferred` (`tokio` feature): a message bound to an async handler, started by the router
+//! and awaited by whoever can (`Router::handle_async`, the peer's handler tasks).
+
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::BytesMut;
+
+use super::handler::{self, AsyncFn, BoxOutcome, Outcome};
+use super::target::Target;
+use crate::encode;
+use crate::message::{ErrorObject, Id, Notification, Params, Request};
+
+/// A future that turns a panic inside `inner` into -32603, the way the sync path does.
+struct CatchUnwind {
+    inner: BoxOutcome,
+}
+
+impl Future for CatchUnwind {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let inner = &mut self.inner;
+        catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx)))
+            .unwrap_or_else(|payload| Poll::Ready(Err(handler::panicked(&*payload))))
+    }
+}
+
+/// A message bound to an async handler: its id (`None` for a notification) and either the
+/// future computing its result or the error that stopped it before it started.
+pub(crate) struct Deferred<'m> {
+    id: Option<&'m Id<'m>>,
+    started: Result<BoxOutcome, ErrorObject<'static>>,
+}
+
+impl<'m> Deferred<'m> {
+    pub(crate) fn start(f: &AsyncFn, request: &'m Request<'_>) -> Deferred<'m> {
+        Deferred {
+            id: Some(shorten(request.id())),
+            started: call(f, request.params()),
+        }
+    }
+
+    pub(crate) fn start_notification(f: &AsyncFn, notification: &'m Notification<'_>) -> Deferred<'m> {
+        Deferred {
+            id: None,
+            started: call(f, notification.params()),
+        }
+    }
+
+    /// The sync path cannot await: a request gets -32603; a notification runs on the
+    /// current tokio runtime when there is one (nobody waits for it), else it is dropped.
+    pub(crate) fn refuse(self, dst: &mut BytesMut) {
+        match self.id {
+            Some(id) => {
+                let error = ErrorObject::internal_error("an async method needs Router::handle_async");
+                encode::write_error(dst, id, &error);
+            }
+            None => {
+                if let (Ok(future), Ok(runtime)) = (self.started, tokio::runtime::Handle::try_current()) {
+                    runtime.spawn(CatchUnwind { inner: future });
+                }
+            }
+        }
+    }
+
+    /// Awaits the handler and writes its answer (requests only).
+    pub(crate) async fn finish(self, target: &mut Target<'_>) {
+        let outcome = match self.started {
+            Ok(future) => CatchUnwind { inner: future }.await,
+            Err(error) => Err(error),
+        };
+        if let Some(id) = self.id {
+            let dst = target.answer();
+            match outcome {
+                Ok(result) => encode::write_success_raw(dst, id, &result),
+                Err(error) => encode::write_error(dst, id, &error),
+            }
+        }
+    }
+}
+
+/// `Id<'a>` is covariant: a borrowed id can be viewed with the shorter lifetime.
+fn shorten<'m>(id: &'m Id<'_>) -> &'m Id<'m> {
+    id
+}
+
+/// Runs the synchronous part of an async handler (params decoding), containing panics.
+fn call(f: &AsyncFn, params: Option<Params<'_>>) -> Result<BoxOutcome, ErrorObject<'static>> {
+    handler::start_async(f, params)
+}

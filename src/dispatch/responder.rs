@@ -1,0 +1,260 @@
+//! `Responder`: the one serving core. Frame bytes in, answer bytes out, for every transport
+//! (the blocking loop in `serve`, the tokio `Peer`, and whatever carries frames next).
+
+use bytes::BytesMut;
+
+use super::error_answer::{write_frame_error, write_parse_error};
+use super::router::Router;
+use crate::frame::FrameError;
+use crate::message::{Message, Response};
+use crate::parse::{BatchScratch, Parsed};
+
+/// Turns frames into answers through a [`Router`]: it owns the batch element storage reused
+/// from frame to frame (no allocation per frame once warm), and answers parse and framing
+/// errors with the error objects the specification asks for. Answers are appended to a
+/// caller-provided buffer, unframed: the transport frames them.
+///
+/// ```
+/// use rpcwire::dispatch::{NoParams, Responder, Router};
+///
+/// let mut router = Router::new();
+/// router.method("ping", |_: NoParams| Ok("pong"));
+/// let mut responder = Responder::new();
+/// let mut out = bytes::BytesMut::new();
+/// assert!(responder.answer(&router, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &mut out));
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#);
+/// ```
+#[derive(Debug, Default)]
+pub struct Responder {
+    scratch: BatchScratch,
+}
+
+/// What [`Responder::serve`] did with a frame.
+///
+/// ```
+/// use rpcwire::dispatch::{Responder, Router, Served};
+/// let mut out = bytes::BytesMut::new();
+/// let served = Responder::new().serve(&Router::new(), br#"{"jsonrpc":"2.0","method":"n"}"#, &mut out, |_| {});
+/// assert_eq!(served, Served::Silent);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Served {
+    /// An answer was written.
+    Answered,
+    /// Nothing to answer: notifications, responses.
+    Silent,
+    /// The frame runs an async handler: nothing was written; answer it with
+    /// [`Responder::answer_async`] where it can be awaited.
+    NeedsAsync,
+}
+
+impl Responder {
+    /// A responder with empty batch storage.
+    ///
+    /// ```
+    /// let responder = rpcwire::dispatch::Responder::new();
+    /// # let _ = responder;
+    /// ```
+    pub fn new() -> Responder {
+        Responder::default()
+    }
+
+    /// Answers one frame (a message or a batch) through `router`, appending the answer to
+    /// `out`; `true` when there is one. Requests for async handlers are answered -32603 here
+    /// (see [`serve`](Responder::serve) and [`answer_async`](Responder::answer_async)).
+    ///
+    /// ```
+    /// let router = rpcwire::dispatch::Router::new();
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(rpcwire::dispatch::Responder::new().answer(&router, b"{", &mut out));
+    /// assert!(std::str::from_utf8(&out).unwrap().contains("-32700"));
+    /// ```
+    pub fn answer(&mut self, router: &Router, frame: &[u8], out: &mut BytesMut) -> bool {
+        router.handle_with(frame, &mut self.scratch, out)
+    }
+
+    /// Serves one frame for a peer that also makes calls: parses it once, hands every
+    /// response in it (alone or inside a batch) to `on_response`, and answers the rest, or
+    /// reports that the frame needs an async handler (then it writes nothing).
+    ///
+    /// ```
+    /// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
+    ///
+    /// let mut router = Router::new();
+    /// router.method("ping", |_: NoParams| Ok("pong"));
+    /// let frame = br#"[{"jsonrpc":"2.0","id":7,"result":"late"},{"jsonrpc":"2.0","id":1,"method":"ping"}]"#;
+    /// let mut out = bytes::BytesMut::new();
+    /// let mut responses = Vec::new();
+    /// let served = Responder::new().serve(&router, frame, &mut out, |response| {
+    ///     responses.push(response.id().as_u64())
+    /// });
+    /// assert_eq!(served, Served::Answered);
+    /// assert_eq!(responses, [Some(7)]);
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"pong"}]"#);
+    /// ```
+    pub fn serve(
+        &mut self,
+        router: &Router,
+        frame: &[u8],
+        out: &mut BytesMut,
+        mut on_response: impl FnMut(&Response<'_>),
+    ) -> Served {
+        let before = out.len();
+        match router.parser().parse_reusing(frame, &mut self.scratch) {
+            Ok(parsed) => {
+                for_each_response(&parsed, &mut on_response);
+                if router.needs_async(&parsed) {
+                    return Served::NeedsAsync;
+                }
+                router.answer_parsed(parsed, out);
+            }
+            // -32700 or -32600, with the id when the parser read one.
+            Err(error) => write_parse_error(out, &error),
+        }
+        if out.len() > before {
+            Served::Answered
+        } else {
+            Served::Silent
+        }
+    }
+
+    /// Answers one frame, awaiting async handlers (`tokio` feature); `true` when there is an
+    /// answer. Batch elements are answered one after another, in order.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method_async("later", |_: rpcwire::dispatch::NoParams| async { Ok(2) });
+    /// let mut out = bytes::BytesMut::new();
+    /// let frame = br#"{"jsonrpc":"2.0","method":"later","id":1}"#;
+    /// assert!(rpcwire::dispatch::Responder::new().answer_async(&router, frame, &mut out).await);
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":2}"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn answer_async(&mut self, router: &Router, frame: &[u8], out: &mut BytesMut) -> bool {
+        let before = out.len();
+        match router.parser().parse_reusing(frame, &mut self.scratch) {
+            Ok(parsed) => router.answer_parsed_async(parsed, out).await,
+            Err(error) => write_parse_error(out, &error),
+        }
+        out.len() > before
+    }
+
+    /// Answers a framing error (a frame over the size limit: -32600; a header or frame that
+    /// cannot be read: -32700) with id `null`, appending it to `out`.
+    ///
+    /// ```
+    /// use rpcwire::frame::FrameError;
+    /// let mut out = bytes::BytesMut::new();
+    /// let error = FrameError::TooLarge { len: 9, limit: 8, offset: 0 };
+    /// rpcwire::dispatch::Responder::new().answer_frame_error(&error, &mut out);
+    /// assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#));
+    /// ```
+    pub fn answer_frame_error(&mut self, error: &FrameError, out: &mut BytesMut) {
+        write_frame_error(out, error);
+    }
+}
+
+/// Calls `f` with every response in `parsed`.
+fn for_each_response(parsed: &Parsed<'_>, f: &mut impl FnMut(&Response<'_>)) {
+    match parsed {
+        Parsed::Single(Message::Response(response)) => f(response),
+        Parsed::Single(_) => {}
+        Parsed::Batch(batch) => {
+            for element in batch.iter() {
+                if let Ok(Message::Response(response)) = element {
+                    f(&response);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dispatch::NoParams;
+
+    fn router() -> Router {
+        let mut router = Router::new();
+        router.method("ping", |_: NoParams| Ok("pong"));
+        #[cfg(feature = "tokio")]
+        router.method_async("later", |_: NoParams| async { Ok(2) });
+        router
+    }
+
+    #[test]
+    fn responses_go_to_the_caller_and_requests_are_answered() {
+        let frame = br#"[{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}},
+                         {"jsonrpc":"2.0","id":1,"method":"ping"},
+                         {"jsonrpc":"2.0","id":2,"result":null}]"#;
+        let mut out = BytesMut::new();
+        let mut ids = Vec::new();
+        let served = Responder::new().serve(&router(), frame, &mut out, |r| ids.push(r.id().to_string()));
+        assert_eq!(served, Served::Answered);
+        assert_eq!(ids, [r#""a""#, "2"]);
+        assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"pong"}]"#);
+    }
+
+    #[test]
+    fn a_lone_response_is_silent_and_bad_input_is_answered() {
+        let mut responder = Responder::new();
+        let mut out = BytesMut::new();
+        let served = responder.serve(
+            &router(),
+            br#"{"jsonrpc":"2.0","id":3,"result":1}"#,
+            &mut out,
+            |_| {},
+        );
+        assert_eq!((served, out.len()), (Served::Silent, 0));
+        let served = responder.serve(&router(), b"[1,", &mut out, |_| panic!("no response"));
+        assert_eq!(served, Served::Answered);
+        assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#));
+    }
+
+    #[cfg(feature = "tokio")]
+    #[test]
+    fn async_handlers_are_reported_not_answered() {
+        let mut responder = Responder::new();
+        let mut out = BytesMut::new();
+        let frame =
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"later"}]"#;
+        assert_eq!(
+            responder.serve(&router(), frame, &mut out, |_| {}),
+            Served::NeedsAsync
+        );
+        assert!(out.is_empty());
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        assert!(runtime.block_on(responder.answer_async(&router(), frame, &mut out)));
+        assert_eq!(
+            &out[..],
+            br#"[{"jsonrpc":"2.0","id":1,"result":"pong"},{"jsonrpc":"2.0","id":2,"result":2}]"#
+        );
+        // The sync path refuses it instead.
+        out.clear();
+        assert!(responder.answer(
+            &router(),
+            br#"{"jsonrpc":"2.0","id":5,"method":"later"}"#,
+            &mut out
+        ));
+        assert!(std::str::from_utf8(&out).unwrap().contains("-32603"));
+    }
+
+    #[test]
+    fn frame_errors_are_answered_with_a_null_id() {
+        let mut out = BytesMut::new();
+        let error = FrameError::Truncated {
+            expected: Some(10),
+            got: 3,
+            offset: 0,
+        };
+        Responder::new().answer_frame_error(&error, &mut out);
+        let text = std::str::from_utf8(&out).unwrap();
+        assert!(
+            text.starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#),
+            "{text}"
+        );
+        assert!(text.contains("expected 10 body bytes, got 3"), "{text}");
+    }
+}
