@@ -21,9 +21,8 @@
 use bytes::{BufMut, BytesMut};
 use serde::Serialize;
 
-use crate::message::{
-    ErrorObject, Id, IdKind, Message, Notification, RawJson, Request, Response, ResponsePayload,
-};
+use crate::json::decimal;
+use crate::message::{ErrorObject, Id, Message, Notification, RawJson, Request, Response, ResponsePayload};
 
 /// Writes `id` as JSON: numbers and strings exactly as their raw text, `null` as `null`.
 ///
@@ -34,13 +33,8 @@ use crate::message::{
 /// ```
 #[inline]
 pub fn write_id(dst: &mut BytesMut, id: &Id<'_>) {
-    match id.kind() {
-        IdKind::String => {
-            dst.put_u8(b'"');
-            dst.put_slice(id.raw().as_bytes());
-            dst.put_u8(b'"');
-        }
-        IdKind::Number | IdKind::Null => dst.put_slice(id.raw().as_bytes()),
+    for piece in id.json_pieces() {
+        dst.put_slice(piece.as_bytes());
     }
 }
 
@@ -59,21 +53,11 @@ pub fn write_str(dst: &mut BytesMut, text: &str) {
 
 /// Writes an integer in decimal.
 fn write_i64(dst: &mut BytesMut, value: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
     if value < 0 {
         dst.put_u8(b'-');
     }
-    dst.put_slice(&digits[at..]);
+    let mut buf = [0; decimal::MAX_DIGITS];
+    dst.put_slice(decimal::digits(value.unsigned_abs(), &mut buf));
 }
 
 /// Serializes `value` with serde_json straight into `dst`.
@@ -94,9 +78,9 @@ pub fn write_json<T: Serialize + ?Sized>(dst: &mut BytesMut, value: &T) -> Resul
     result
 }
 
-/// The head every response starts with, up to and including the id and the comma after it.
+/// The head every response and request starts with: `{"jsonrpc":"2.0","id":` and the id.
 #[inline]
-fn write_response_head(dst: &mut BytesMut, id: &Id<'_>) {
+fn write_head(dst: &mut BytesMut, id: &Id<'_>) {
     dst.put_slice(br#"{"jsonrpc":"2.0","id":"#);
     write_id(dst, id);
 }
@@ -113,7 +97,7 @@ fn write_response_head(dst: &mut BytesMut, id: &Id<'_>) {
 /// ```
 #[inline]
 pub fn begin_success(dst: &mut BytesMut, id: &Id<'_>) {
-    write_response_head(dst, id);
+    write_head(dst, id);
     dst.put_slice(br#","result":"#);
 }
 
@@ -199,7 +183,7 @@ pub fn write_error_object(dst: &mut BytesMut, error: &ErrorObject<'_>) {
 /// );
 /// ```
 pub fn write_error(dst: &mut BytesMut, id: &Id<'_>, error: &ErrorObject<'_>) {
-    write_response_head(dst, id);
+    write_head(dst, id);
     dst.put_slice(br#","error":"#);
     write_error_object(dst, error);
     dst.put_u8(b'}');
@@ -220,15 +204,103 @@ pub fn write_response(dst: &mut BytesMut, response: &Response<'_>) {
     }
 }
 
-/// Writes `"method":…` and, when present, `,"params":…`.
-fn write_call_body(dst: &mut BytesMut, method: &str, params: Option<&RawJson<'_>>) {
+/// Writes `{"jsonrpc":"2.0",`, the id and a comma when there is one, and `"method":…`.
+fn write_call_head(dst: &mut BytesMut, id: Option<&Id<'_>>, method: &str) {
+    match id {
+        Some(id) => {
+            write_head(dst, id);
+            dst.put_u8(b',');
+        }
+        None => dst.put_slice(br#"{"jsonrpc":"2.0","#),
+    }
     dst.put_slice(br#""method":"#);
     write_str(dst, method);
+}
+
+/// Writes `,"params":…` when there are params, and the closing brace.
+fn write_call_tail(dst: &mut BytesMut, params: Option<&RawJson<'_>>) {
     if let Some(params) = params {
         dst.put_slice(br#","params":"#);
         dst.put_slice(params.get().as_bytes());
     }
     dst.put_u8(b'}');
+}
+
+/// The error for params that are neither an array nor an object.
+fn scalar_params() -> serde_json::Error {
+    serde::ser::Error::custom("params must be an array or an object (or null / () for none)")
+}
+
+/// Writes a request (`id` given) or a notification (`None`) whose params serde serializes
+/// straight into `dst`. Params that serialize as `null` (`()`, `None`) are left out; anything
+/// else must be an array or an object (JSON-RPC 2.0, section 4.2). On error `dst` is left
+/// as it was.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::encode::write_call(&mut out, Some(&rpcwire::Id::from(1u64)), "sum", &[1, 2])?;
+/// rpcwire::encode::write_call(&mut out, None, "ping", &())?;
+/// assert_eq!(
+///     &out[..],
+///     br#"{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,2]}{"jsonrpc":"2.0","method":"ping"}"#
+/// );
+/// assert!(rpcwire::encode::write_call(&mut out, None, "bad", &5).is_err());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn write_call<P: Serialize + ?Sized>(
+    dst: &mut BytesMut,
+    id: Option<&Id<'_>>,
+    method: &str,
+    params: &P,
+) -> Result<(), serde_json::Error> {
+    let mark = dst.len();
+    write_call_head(dst, id, method);
+    let before_params = dst.len();
+    dst.put_slice(br#","params":"#);
+    let start = dst.len();
+    if let Err(error) = write_json(dst, params) {
+        dst.truncate(mark);
+        return Err(error);
+    }
+    match dst[start..].first() {
+        Some(b'[' | b'{') => {}
+        _ if &dst[start..] == b"null" => dst.truncate(before_params),
+        _ => {
+            dst.truncate(mark);
+            return Err(scalar_params());
+        }
+    }
+    dst.put_u8(b'}');
+    Ok(())
+}
+
+/// [`write_call`] with params that are JSON text already (`None` or `null`: no params).
+/// They must be an array or an object; on error `dst` is left as it was.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// let params = rpcwire::RawJson::new(r#"{"k":null}"#).unwrap();
+/// rpcwire::encode::write_call_raw(&mut out, None, "log", Some(&params))?;
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","method":"log","params":{"k":null}}"#);
+/// let scalar = rpcwire::RawJson::new("3").unwrap();
+/// assert!(rpcwire::encode::write_call_raw(&mut out, None, "log", Some(&scalar)).is_err());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn write_call_raw(
+    dst: &mut BytesMut,
+    id: Option<&Id<'_>>,
+    method: &str,
+    params: Option<&RawJson<'_>>,
+) -> Result<(), serde_json::Error> {
+    let params = params.filter(|params| !params.is_null());
+    if let Some(params) = params {
+        if !matches!(params.get().as_bytes().first(), Some(b'[' | b'{')) {
+            return Err(scalar_params());
+        }
+    }
+    write_call_head(dst, id, method);
+    write_call_tail(dst, params);
+    Ok(())
 }
 
 /// Writes a request.
@@ -240,9 +312,8 @@ fn write_call_body(dst: &mut BytesMut, method: &str, params: Option<&RawJson<'_>
 /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"method":"sum","params":[1,2]}"#);
 /// ```
 pub fn write_request(dst: &mut BytesMut, request: &Request<'_>) {
-    write_response_head(dst, request.id());
-    dst.put_u8(b',');
-    write_call_body(dst, request.method(), request.raw_params());
+    write_call_head(dst, Some(request.id()), request.method());
+    write_call_tail(dst, request.raw_params());
 }
 
 /// Writes a notification.
@@ -253,8 +324,8 @@ pub fn write_request(dst: &mut BytesMut, request: &Request<'_>) {
 /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","method":"update"}"#);
 /// ```
 pub fn write_notification(dst: &mut BytesMut, notification: &Notification<'_>) {
-    dst.put_slice(br#"{"jsonrpc":"2.0","#);
-    write_call_body(dst, notification.method(), notification.raw_params());
+    write_call_head(dst, None, notification.method());
+    write_call_tail(dst, notification.raw_params());
 }
 
 /// Writes any message.

@@ -44,6 +44,7 @@ pub mod message;
 pub mod parse;
 pub mod pool;
 pub mod serve;
+mod sync;
 #[cfg(feature = "tokio")]
 pub mod transport;
 

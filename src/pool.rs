@@ -31,6 +31,8 @@ use bytes::BytesMut;
 use crossbeam_queue::ArrayQueue;
 use crossbeam_utils::CachePadded;
 
+use crate::sync::bump;
+
 /// Decides, when a guard is dropped, whether its object goes back to the pool: resets the
 /// object and answers `true` to keep it.
 type Recycle<T> = Box<dyn Fn(&mut T) -> bool + Send + Sync>;
@@ -68,10 +70,6 @@ struct Counters {
     misses: CachePadded<AtomicU64>,
     returns: CachePadded<AtomicU64>,
     discards: CachePadded<AtomicU64>,
-}
-
-fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
 }
 
 /// A snapshot of a pool's counters, from [`Pool::stats`] or [`BufferPool::stats`].

@@ -8,15 +8,15 @@ use std::time::{Duration, Instant};
 
 use proptest::prelude::*;
 use rpcwire::correlate::{
-    CallError, Config, CorrelationTable, IdFormat, PendingCall, Stats, Unmatched, UnmatchedReason,
+    CallError, CorrelationTable, IdFormat, PendingCall, TableConfig, TableStats, Unmatched, UnmatchedReason,
 };
 use rpcwire::{Id, IdKind};
 
 fn new_table<T>(capacity: usize, id_format: IdFormat) -> CorrelationTable<T> {
-    CorrelationTable::new(Config {
+    CorrelationTable::new(TableConfig {
         capacity,
         id_format,
-        ..Config::default()
+        ..TableConfig::default()
     })
 }
 
@@ -25,7 +25,7 @@ fn much_later() -> Instant {
     Instant::now() + Duration::from_secs(3600)
 }
 
-fn assert_balanced(stats: Stats) {
+fn assert_balanced(stats: TableStats) {
     assert_eq!(
         stats.started,
         stats.completed + stats.timed_out + stats.cancelled + stats.dropped,
@@ -363,7 +363,7 @@ fn a_call_with_a_10ms_timeout_times_out_without_expire() {
 
 #[test]
 fn expire_times_out_only_calls_past_their_deadline() {
-    let table = CorrelationTable::<u8>::new(Config {
+    let table = CorrelationTable::<u8>::new(TableConfig {
         capacity: 4,
         timeout: Duration::from_secs(10),
         id_format: IdFormat::Number,
@@ -686,7 +686,7 @@ fn types_are_send_sync_and_debuggable() {
     let call = table.start().unwrap();
     assert!(format!("{table:?}").contains("capacity: 2"));
     assert!(format!("{call:?}").contains("PendingCall"));
-    assert_eq!(Config::default().capacity, 1024);
+    assert_eq!(TableConfig::default().capacity, 1024);
     assert_eq!(IdFormat::default(), IdFormat::Number);
 }
 
@@ -906,7 +906,7 @@ fn soak_random_calls_against_a_model() {
         let stats = table.stats();
         assert_eq!(
             stats,
-            Stats {
+            TableStats {
                 started,
                 completed,
                 timed_out,

@@ -14,7 +14,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use loom::thread;
-use rpcwire::correlate::{CallError, Config, CorrelationTable, Stats, UnmatchedReason};
+use rpcwire::correlate::{CallError, CorrelationTable, TableConfig, TableStats, UnmatchedReason};
 
 /// Wakes a loom thread by unparking it.
 struct Unpark(loom::thread::Thread);
@@ -58,9 +58,9 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 }
 
 fn table(capacity: usize) -> CorrelationTable<u32> {
-    CorrelationTable::new(Config {
+    CorrelationTable::new(TableConfig {
         capacity,
-        ..Config::default()
+        ..TableConfig::default()
     })
 }
 
@@ -70,7 +70,7 @@ fn later() -> Instant {
 }
 
 /// Every started call ended exactly one way.
-fn assert_balanced(stats: Stats) {
+fn assert_balanced(stats: TableStats) {
     assert_eq!(
         stats.started,
         stats.completed + stats.timed_out + stats.cancelled + stats.dropped,

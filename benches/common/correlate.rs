@@ -9,7 +9,7 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Instant;
 
-use rpcwire::correlate::{Config, CorrelationTable};
+use rpcwire::correlate::{CorrelationTable, TableConfig};
 
 /// Wall-clock nanoseconds per call when `threads` threads each run `ops_per_thread` calls on
 /// one shared table: each call is `start` (slot + id), `complete` by the id (decode + CAS +
@@ -19,9 +19,9 @@ use rpcwire::correlate::{Config, CorrelationTable};
 pub fn insert_complete_ns_per_op(threads: usize, ops_per_thread: usize) -> f64 {
     let threads = threads.max(1);
     let ops_per_thread = ops_per_thread.max(1);
-    let table = CorrelationTable::<u64>::new(Config {
+    let table = CorrelationTable::<u64>::new(TableConfig {
         capacity: 1024,
-        ..Config::default()
+        ..TableConfig::default()
     });
     // Warm-up: touch every slot once so the first measured calls do not fault pages in.
     let warm: Vec<_> = (0..table.capacity()).filter_map(|_| table.start().ok()).collect();

@@ -5,8 +5,8 @@ use std::time::Duration;
 /// The form of the ids a table issues.
 ///
 /// ```
-/// use rpcwire::correlate::{Config, CorrelationTable, IdFormat};
-/// let table = CorrelationTable::<()>::new(Config { id_format: IdFormat::String, ..Config::default() });
+/// use rpcwire::correlate::{TableConfig, CorrelationTable, IdFormat};
+/// let table = CorrelationTable::<()>::new(TableConfig { id_format: IdFormat::String, ..TableConfig::default() });
 /// assert_eq!(table.start()?.id().kind(), rpcwire::IdKind::String);
 /// # Ok::<(), rpcwire::correlate::CallError>(())
 /// ```
@@ -24,13 +24,13 @@ pub enum IdFormat {
 ///
 /// ```
 /// use std::time::Duration;
-/// use rpcwire::correlate::{Config, IdFormat};
-/// let config = Config { capacity: 64, timeout: Duration::from_secs(5), ..Config::default() };
+/// use rpcwire::correlate::{TableConfig, IdFormat};
+/// let config = TableConfig { capacity: 64, timeout: Duration::from_secs(5), ..TableConfig::default() };
 /// assert_eq!(config.id_format, IdFormat::Number);
-/// assert_eq!(Config::default().timeout, Duration::from_secs(30));
+/// assert_eq!(TableConfig::default().timeout, Duration::from_secs(30));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Config {
+pub struct TableConfig {
     /// The most calls that may be pending at once (default 1024). A call started when all are
     /// taken fails at once with [`CallError::TooManyPending`](super::CallError::TooManyPending).
     /// Clamped to [`CorrelationTable::MAX_CAPACITY`](super::CorrelationTable::MAX_CAPACITY);
@@ -43,9 +43,9 @@ pub struct Config {
     pub id_format: IdFormat,
 }
 
-impl Default for Config {
-    fn default() -> Config {
-        Config {
+impl Default for TableConfig {
+    fn default() -> TableConfig {
+        TableConfig {
             capacity: 1024,
             timeout: Duration::from_secs(30),
             id_format: IdFormat::Number,

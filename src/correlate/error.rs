@@ -34,8 +34,8 @@ pub enum CallError {
 /// Why a response found no call to deliver to.
 ///
 /// ```
-/// use rpcwire::correlate::{Config, CorrelationTable, UnmatchedReason};
-/// let table = CorrelationTable::<u8>::new(Config::default());
+/// use rpcwire::correlate::{TableConfig, CorrelationTable, UnmatchedReason};
+/// let table = CorrelationTable::<u8>::new(TableConfig::default());
 /// let err = table.complete(&rpcwire::Id::from("nope"), 1).unwrap_err();
 /// assert_eq!(err.reason(), UnmatchedReason::Foreign);
 /// ```
@@ -52,8 +52,8 @@ pub enum UnmatchedReason {
 /// [`complete`](super::CorrelationTable::complete) so the caller can log or reuse it.
 ///
 /// ```
-/// use rpcwire::correlate::{Config, CorrelationTable, UnmatchedReason};
-/// let table = CorrelationTable::<String>::new(Config::default());
+/// use rpcwire::correlate::{TableConfig, CorrelationTable, UnmatchedReason};
+/// let table = CorrelationTable::<String>::new(TableConfig::default());
 /// let call = table.start()?;
 /// let id = call.id().clone();
 /// drop(call);
@@ -77,7 +77,7 @@ impl<T> Unmatched<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// assert_eq!(table.complete(&rpcwire::Id::from(0u64), ()).unwrap_err().reason(), UnmatchedReason::NotPending);
     /// ```
     pub fn reason(&self) -> UnmatchedReason {
@@ -88,7 +88,7 @@ impl<T> Unmatched<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<u32>::new(Config::default());
+    /// let table = CorrelationTable::<u32>::new(TableConfig::default());
     /// assert_eq!(table.complete(&rpcwire::Id::null(), 7).unwrap_err().value(), &7);
     /// ```
     pub fn value(&self) -> &T {
@@ -99,7 +99,7 @@ impl<T> Unmatched<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<u32>::new(Config::default());
+    /// let table = CorrelationTable::<u32>::new(TableConfig::default());
     /// assert_eq!(table.complete(&rpcwire::Id::null(), 7).unwrap_err().into_inner(), 7);
     /// ```
     pub fn into_inner(self) -> T {

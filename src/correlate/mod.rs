@@ -2,7 +2,7 @@
 //! them.
 //!
 //! A [`CorrelationTable`] has a fixed number of slots (one per pending call, configured by
-//! [`Config::capacity`]). [`start`](CorrelationTable::start) takes a free slot and returns a
+//! [`TableConfig::capacity`]). [`start`](CorrelationTable::start) takes a free slot and returns a
 //! [`PendingCall`] whose [`id`](PendingCall::id) goes into the request; when the response
 //! arrives, [`complete`](CorrelationTable::complete) with its id hands the value to the
 //! waiting caller, who gets it by awaiting the `PendingCall` (any executor) or by blocking in
@@ -11,10 +11,10 @@
 //! [`cancel_all`](CorrelationTable::cancel_all) ends every call when the connection closes.
 //!
 //! ```
-//! use rpcwire::correlate::{CallError, Config, CorrelationTable};
+//! use rpcwire::correlate::{CallError, TableConfig, CorrelationTable};
 //! use rpcwire::Id;
 //!
-//! let table = CorrelationTable::<String>::new(Config { capacity: 2, ..Config::default() });
+//! let table = CorrelationTable::<String>::new(TableConfig { capacity: 2, ..TableConfig::default() });
 //! let call = table.start()?;
 //! let wire_id: Id<'static> = call.id().clone(); // written into the outgoing request
 //!
@@ -34,7 +34,7 @@
 //! reused: `generation << slot_bits | slot` ([`IdFormat::Number`], always below 2^53) or
 //! `"r<generation>.<slot>"` ([`IdFormat::String`]). Lookup is O(1), two pending calls never
 //! share an id, and a response for a slot that has been reused since carries an old
-//! generation and is rejected (counted in [`Stats::late_or_unmatched`]). Any id that does not
+//! generation and is rejected (counted in [`TableStats::late_or_unmatched`]). Any id that does not
 //! decode to a live slot and generation — another kind, another format, out of range, with
 //! leading zeros — is rejected the same way, never a panic. (A generation wraps after
 //! 2^(53 − slot_bits) reuses of one slot, at least 2^33: a response would have to arrive that
@@ -99,10 +99,10 @@ use std::time::{Duration, Instant};
 
 use crate::message::Id;
 
-pub use config::{Config, IdFormat};
+pub use config::{IdFormat, TableConfig};
 pub use error::{CallError, Unmatched, UnmatchedReason};
 pub use pending::PendingCall;
-pub use stats::Stats;
+pub use stats::TableStats;
 
 use sync::Arc;
 use table::Shared;
@@ -113,8 +113,8 @@ use table::Shared;
 /// a `Result` of one…). Cloning the table is cheap and gives another handle on the same table.
 ///
 /// ```
-/// use rpcwire::correlate::{CallError, Config, CorrelationTable};
-/// let table = CorrelationTable::<u64>::new(Config { capacity: 1, ..Config::default() });
+/// use rpcwire::correlate::{CallError, TableConfig, CorrelationTable};
+/// let table = CorrelationTable::<u64>::new(TableConfig { capacity: 1, ..TableConfig::default() });
 /// let call = table.start()?;
 /// assert_eq!(table.start().unwrap_err(), CallError::TooManyPending { capacity: 1 });
 /// table.complete(call.id(), 42).unwrap();
@@ -141,11 +141,11 @@ impl<T> CorrelationTable<T> {
     /// Allocates every slot up front; nothing grows later.
     ///
     /// ```
-    /// use rpcwire::correlate::{Config, CorrelationTable};
-    /// let table = CorrelationTable::<()>::new(Config { capacity: 16, ..Config::default() });
+    /// use rpcwire::correlate::{TableConfig, CorrelationTable};
+    /// let table = CorrelationTable::<()>::new(TableConfig { capacity: 16, ..TableConfig::default() });
     /// assert_eq!(table.capacity(), 16);
     /// ```
-    pub fn new(config: Config) -> CorrelationTable<T> {
+    pub fn new(config: TableConfig) -> CorrelationTable<T> {
         let capacity = config.capacity.min(Self::MAX_CAPACITY) as u32;
         CorrelationTable {
             shared: Arc::new(Shared::new(&config, capacity)),
@@ -159,7 +159,7 @@ impl<T> CorrelationTable<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// let call = table.start()?;
     /// assert_eq!(table.pending(), 1);
     /// drop(call);
@@ -175,7 +175,7 @@ impl<T> CorrelationTable<T> {
     /// ```
     /// use std::time::Duration;
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// let call = table.start_with_timeout(Duration::from_millis(10))?;
     /// assert_eq!(call.wait(), Err(CallError::TimedOut { after: Duration::from_millis(10) }));
     /// # Ok::<(), CallError>(())
@@ -189,11 +189,11 @@ impl<T> CorrelationTable<T> {
     ///
     /// Gives the value back in [`Unmatched`] when no call waits for it: an id this table did
     /// not issue, or one whose call already ended (completed, timed out, cancelled, dropped).
-    /// Such responses are counted in [`Stats::late_or_unmatched`].
+    /// Such responses are counted in [`TableStats::late_or_unmatched`].
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<&str>::new(Config::default());
+    /// let table = CorrelationTable::<&str>::new(TableConfig::default());
     /// let call = table.start()?;
     /// // The id as it comes back in a parsed response: borrowed from the input buffer.
     /// let text = call.id().to_string();
@@ -214,7 +214,7 @@ impl<T> CorrelationTable<T> {
     /// ```
     /// use std::time::{Duration, Instant};
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// let call = table.start()?;
     /// assert_eq!(table.expire(Instant::now()), 0);
     /// assert_eq!(table.expire(Instant::now() + Duration::from_secs(31)), 1);
@@ -231,7 +231,7 @@ impl<T> CorrelationTable<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// let call = table.start()?;
     /// assert_eq!(table.cancel_all(), 1);
     /// assert_eq!(call.wait(), Err(CallError::ConnectionClosed));
@@ -246,7 +246,7 @@ impl<T> CorrelationTable<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// assert!(!table.is_closed());
     /// table.cancel_all();
     /// assert!(table.is_closed());
@@ -259,7 +259,7 @@ impl<T> CorrelationTable<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// let _a = table.start()?;
     /// let _b = table.start()?;
     /// assert_eq!(table.pending(), 2);
@@ -273,7 +273,7 @@ impl<T> CorrelationTable<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config { capacity: 3, ..Config::default() });
+    /// let table = CorrelationTable::<()>::new(TableConfig { capacity: 3, ..TableConfig::default() });
     /// assert_eq!(table.capacity(), 3);
     /// ```
     pub fn capacity(&self) -> usize {
@@ -284,11 +284,11 @@ impl<T> CorrelationTable<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config { capacity: 0, ..Config::default() });
+    /// let table = CorrelationTable::<()>::new(TableConfig { capacity: 0, ..TableConfig::default() });
     /// assert!(table.start().is_err());
     /// assert_eq!(table.stats().rejected_full, 1);
     /// ```
-    pub fn stats(&self) -> Stats {
+    pub fn stats(&self) -> TableStats {
         self.shared.counters.snapshot()
     }
 }

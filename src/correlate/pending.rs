@@ -27,8 +27,8 @@ use super::table::{Shared, Started};
 /// it is polled after its deadline; [`wait`](PendingCall::wait) needs no one else to time out.
 ///
 /// ```
-/// use rpcwire::correlate::{Config, CorrelationTable};
-/// let table = CorrelationTable::<&str>::new(Config::default());
+/// use rpcwire::correlate::{TableConfig, CorrelationTable};
+/// let table = CorrelationTable::<&str>::new(TableConfig::default());
 /// let call = table.start()?;
 /// let id = call.id().clone(); // goes into the outgoing request
 /// let responder = {
@@ -65,7 +65,7 @@ impl<T> PendingCall<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// let (a, b) = (table.start()?, table.start()?);
     /// assert_ne!(a.id(), b.id());
     /// # Ok::<(), CallError>(())
@@ -78,7 +78,7 @@ impl<T> PendingCall<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<()>::new(Config::default());
+    /// let table = CorrelationTable::<()>::new(TableConfig::default());
     /// assert!(table.start()?.deadline().unwrap() > std::time::Instant::now());
     /// # Ok::<(), CallError>(())
     /// ```
@@ -93,7 +93,7 @@ impl<T> PendingCall<T> {
     ///
     /// ```
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<u32>::new(Config::default());
+    /// let table = CorrelationTable::<u32>::new(TableConfig::default());
     /// let call = table.start()?;
     /// let id = call.id().clone();
     /// let call = call.try_wait().unwrap_err(); // no response yet
@@ -117,7 +117,7 @@ impl<T> PendingCall<T> {
     /// ```
     /// use std::time::Duration;
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<u32>::new(Config::default());
+    /// let table = CorrelationTable::<u32>::new(TableConfig::default());
     /// let call = table.start_with_timeout(Duration::from_millis(1))?;
     /// assert_eq!(call.wait(), Err(CallError::TimedOut { after: Duration::from_millis(1) }));
     /// # Ok::<(), CallError>(())
@@ -136,7 +136,7 @@ impl<T> PendingCall<T> {
     /// ```
     /// use std::time::Duration;
     /// # use rpcwire::correlate::*;
-    /// let table = CorrelationTable::<u32>::new(Config::default());
+    /// let table = CorrelationTable::<u32>::new(TableConfig::default());
     /// let call = table.start()?;
     /// let call = call.wait_timeout(Duration::from_millis(1)).unwrap_err();
     /// table.complete(&call.id().clone(), 9).unwrap();

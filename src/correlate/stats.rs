@@ -12,8 +12,8 @@ use crossbeam_utils::CachePadded;
 /// on the table, the fields are read one by one and need not add up.
 ///
 /// ```
-/// use rpcwire::correlate::{Config, CorrelationTable};
-/// let table = CorrelationTable::<u8>::new(Config::default());
+/// use rpcwire::correlate::{TableConfig, CorrelationTable};
+/// let table = CorrelationTable::<u8>::new(TableConfig::default());
 /// let call = table.start()?;
 /// table.complete(call.id(), 1).unwrap();
 /// assert_eq!(call.wait(), Ok(1));
@@ -22,7 +22,7 @@ use crossbeam_utils::CachePadded;
 /// # Ok::<(), rpcwire::correlate::CallError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Stats {
+pub struct TableStats {
     /// Calls started: every successful [`start`](super::CorrelationTable::start), plus the rare
     /// call that was started at the very moment `cancel_all` closed the table (its `start`
     /// fails with `ConnectionClosed`, and it is counted as started and cancelled).
@@ -56,15 +56,10 @@ pub(crate) struct Counters {
     pub(crate) rejected_closed: CachePadded<AtomicU64>,
 }
 
-/// Adds one to a counter.
-pub(crate) fn bump(counter: &AtomicU64) {
-    counter.fetch_add(1, Ordering::Relaxed);
-}
-
 impl Counters {
-    pub(crate) fn snapshot(&self) -> Stats {
+    pub(crate) fn snapshot(&self) -> TableStats {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        Stats {
+        TableStats {
             started: get(&self.started),
             completed: get(&self.completed),
             timed_out: get(&self.timed_out),

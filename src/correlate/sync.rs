@@ -15,7 +15,7 @@ pub(crate) use loom::thread::{current, park, Thread};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
+pub(crate) use std::sync::{Arc, Mutex};
 #[cfg(not(loom))]
 pub(crate) use std::thread::{current, park, Thread};
 
@@ -38,6 +38,11 @@ pub(crate) fn park_timeout(_timeout: std::time::Duration) {
 
 /// Locks `mutex`, ignoring poisoning: the data behind every lock in this module is a pair of
 /// `Option`s that is valid whatever panicked while it was held.
+#[cfg(not(loom))]
+pub(crate) use crate::sync::lock_unpoisoned as lock;
+
+/// The same for loom's `Mutex` (a type of its own, so the shared helper cannot take it).
+#[cfg(loom)]
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -8,7 +8,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::message::Id;
 
-use super::config::Config;
+use super::config::TableConfig;
 use super::error::{CallError, Unmatched, UnmatchedReason};
 use super::free_list::FreeList;
 use super::id_codec::IdCodec;
@@ -16,8 +16,9 @@ use super::slot::{
     gen_of, pack, saturating_nanos, state_of, Slot, CANCELLED, COMPLETED, FREE, OWNER_DONE, RESOLVER_DONE,
     TIMED_OUT, WAITING,
 };
-use super::stats::{bump, Counters};
+use super::stats::Counters;
 use super::sync::{lock, AtomicBool, Ordering};
+use crate::sync::bump;
 
 pub(crate) struct Shared<T> {
     slots: Box<[CachePadded<Slot<T>>]>,
@@ -38,7 +39,7 @@ pub(crate) struct Started {
 
 impl<T> Shared<T> {
     /// `capacity` is already clamped to at most 2^20.
-    pub(crate) fn new(config: &Config, capacity: u32) -> Shared<T> {
+    pub(crate) fn new(config: &TableConfig, capacity: u32) -> Shared<T> {
         Shared {
             slots: (0..capacity).map(|_| CachePadded::new(Slot::new())).collect(),
             free: FreeList::full(capacity),

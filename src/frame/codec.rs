@@ -11,10 +11,11 @@ use bytes::{Bytes, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
 
 use super::content_length::ContentLengthDecoder;
-use super::decoder::{FrameDecoder, Framing};
-use super::encode::{encode_content_length, encode_ndjson};
+use super::decoder::FrameDecoder;
 use super::error::FrameError;
+use super::framing::Framing;
 use super::ndjson::NdjsonDecoder;
+use super::write::{encode_content_length, encode_ndjson};
 
 macro_rules! codec {
     (

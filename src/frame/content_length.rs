@@ -3,6 +3,7 @@
 use bytes::{Buf, Bytes, BytesMut};
 
 use super::error::{FrameError, HeaderError};
+use super::line_scan::LineScan;
 use super::{DEFAULT_MAX_FRAME, DEFAULT_MAX_HEADER};
 
 /// Cuts a `Content-Length` framed stream (LSP base protocol) into frames over partial reads.
@@ -60,8 +61,8 @@ enum State {
 struct Header {
     /// Header bytes consumed so far (complete lines).
     len: usize,
-    /// How many bytes at the front of the buffer are known to hold no `\n`.
-    scanned: usize,
+    /// The search for the line's `\n`, resumed across reads.
+    scan: LineScan,
     content_length: Option<usize>,
 }
 
@@ -268,20 +269,12 @@ impl ContentLengthDecoder {
         let too_long = HeaderError::TooLong {
             limit: self.max_header,
         };
-        // A buffer shorter than the mark is not the one scanned: start over.
-        let from = if header.scanned <= buf.len() {
-            header.scanned
-        } else {
-            0
-        };
-        let Some(found) = memchr::memchr(b'\n', &buf[from..]) else {
-            header.scanned = buf.len();
+        let Some(end) = header.scan.find(buf) else {
             if header.len.saturating_add(buf.len()) > self.max_header {
                 return Err(too_long);
             }
             return Ok(Line::Partial);
         };
-        let end = from + found;
         if header.len.saturating_add(end + 1) > self.max_header {
             return Err(too_long);
         }
@@ -289,7 +282,7 @@ impl ContentLengthDecoder {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         let outcome = parse_line(line, header)?;
         header.len += end + 1;
-        header.scanned = 0;
+        header.scan.reset();
         self.consume(buf, end + 1);
         Ok(outcome)
     }

@@ -1,90 +1,11 @@
-//! `Framing`, the choice of framing, and `FrameDecoder`, a decoder for either.
-
-use std::fmt;
-use std::str::FromStr;
+//! `FrameDecoder`: a decoder for the framing chosen at run time.
 
 use bytes::{Bytes, BytesMut};
 
 use super::content_length::ContentLengthDecoder;
 use super::error::FrameError;
+use super::framing::Framing;
 use super::ndjson::NdjsonDecoder;
-
-/// How messages are delimited on the wire.
-///
-/// Parses from (and displays as) `"ndjson"` or `"content-length"`, so it can come from a
-/// command line flag or a config file.
-///
-/// ```
-/// use rpcwire::frame::Framing;
-/// assert_eq!("ndjson".parse::<Framing>()?, Framing::Ndjson);
-/// assert_eq!("Content-Length".parse::<Framing>()?, Framing::ContentLength);
-/// assert_eq!(Framing::ContentLength.to_string(), "content-length");
-/// assert!("lines".parse::<Framing>().is_err());
-/// # Ok::<(), rpcwire::frame::ParseFramingError>(())
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Framing {
-    /// Newline-delimited JSON: one message per line.
-    Ndjson,
-    /// `Content-Length: N` header, empty line, `N` bytes (LSP base protocol).
-    ContentLength,
-}
-
-impl Framing {
-    /// A decoder for this framing with the default limits.
-    ///
-    /// ```
-    /// use rpcwire::frame::Framing;
-    /// assert_eq!(Framing::Ndjson.decoder().framing(), Framing::Ndjson);
-    /// ```
-    pub fn decoder(self) -> FrameDecoder {
-        FrameDecoder::new(self)
-    }
-
-    /// The name this framing parses from: `"ndjson"` or `"content-length"`.
-    ///
-    /// ```
-    /// assert_eq!(rpcwire::frame::Framing::Ndjson.as_str(), "ndjson");
-    /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Framing::Ndjson => "ndjson",
-            Framing::ContentLength => "content-length",
-        }
-    }
-}
-
-impl fmt::Display for Framing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Framing {
-    type Err = ParseFramingError;
-
-    /// `"ndjson"` or `"content-length"`, in any case.
-    fn from_str(s: &str) -> Result<Framing, ParseFramingError> {
-        if s.eq_ignore_ascii_case("ndjson") {
-            Ok(Framing::Ndjson)
-        } else if s.eq_ignore_ascii_case("content-length") {
-            Ok(Framing::ContentLength)
-        } else {
-            Err(ParseFramingError)
-        }
-    }
-}
-
-/// The error from parsing a [`Framing`] out of something other than `"ndjson"` or
-/// `"content-length"`.
-///
-/// ```
-/// let error = "http".parse::<rpcwire::frame::Framing>().unwrap_err();
-/// assert_eq!(error.to_string(), "unknown framing, expected `ndjson` or `content-length`");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown framing, expected `ndjson` or `content-length`")]
-pub struct ParseFramingError;
 
 /// A decoder for the framing chosen at run time: an [`NdjsonDecoder`] or a
 /// [`ContentLengthDecoder`] behind one type.

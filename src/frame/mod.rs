@@ -34,9 +34,11 @@
 
 mod content_length;
 mod decoder;
-mod encode;
 mod error;
+mod framing;
+mod line_scan;
 mod ndjson;
+mod write;
 
 #[cfg(feature = "tokio")]
 mod codec;
@@ -44,10 +46,11 @@ mod codec;
 #[cfg(feature = "tokio")]
 pub use codec::{ContentLengthCodec, FrameCodec, NdjsonCodec};
 pub use content_length::ContentLengthDecoder;
-pub use decoder::{FrameDecoder, Framing, ParseFramingError};
-pub use encode::{encode_content_length, encode_ndjson, FrameMark};
+pub use decoder::FrameDecoder;
 pub use error::{FrameError, HeaderError};
+pub use framing::{FrameMark, Framing, ParseFramingError};
 pub use ndjson::NdjsonDecoder;
+pub use write::{encode_content_length, encode_ndjson};
 
 /// The default maximum frame: 1 MiB.
 ///

@@ -3,6 +3,7 @@
 use bytes::{Buf, Bytes, BytesMut};
 
 use super::error::FrameError;
+use super::line_scan::LineScan;
 use super::DEFAULT_MAX_FRAME;
 
 /// Cuts newline-delimited JSON into frames, one per line, over partial reads.
@@ -32,8 +33,8 @@ use super::DEFAULT_MAX_FRAME;
 #[derive(Clone, Debug)]
 pub struct NdjsonDecoder {
     max_frame: usize,
-    /// How many bytes at the front of the buffer are known to hold no `\n`.
-    scanned: usize,
+    /// The search for the line's `\n`, resumed across reads.
+    scan: LineScan,
     /// Set while the rest of an oversized line is being dropped.
     discard: Option<Discard>,
     /// Stream offset of the buffer's first byte: everything consumed so far.
@@ -84,7 +85,7 @@ impl NdjsonDecoder {
     pub fn new() -> NdjsonDecoder {
         NdjsonDecoder {
             max_frame: DEFAULT_MAX_FRAME,
-            scanned: 0,
+            scan: LineScan::default(),
             discard: None,
             consumed: 0,
         }
@@ -156,15 +157,8 @@ impl NdjsonDecoder {
                     }
                 };
             }
-            // A buffer shorter than the mark is not the one scanned: start over.
-            let from = if self.scanned <= buf.len() {
-                self.scanned
-            } else {
-                0
-            };
-            match memchr::memchr(b'\n', &buf[from..]) {
-                Some(found) => {
-                    let end = from + found;
+            match self.scan.find(buf) {
+                Some(end) => {
                     if let Some(frame) = self.take_line(buf, end, end + 1)? {
                         return Ok(Some(frame));
                     }
@@ -177,12 +171,9 @@ impl NdjsonDecoder {
                         last: 0,
                         offset: self.consumed,
                     });
-                    self.scanned = 0;
+                    self.scan.reset();
                 }
-                None => {
-                    self.scanned = buf.len();
-                    return Ok(None);
-                }
+                None => return Ok(None),
             }
         }
     }
@@ -221,7 +212,7 @@ impl NdjsonDecoder {
         end: usize,
         next: usize,
     ) -> Result<Option<Bytes>, FrameError> {
-        self.scanned = 0;
+        self.scan.reset();
         let line = &buf[..end];
         let len = match line.last() {
             Some(b'\r') => end - 1,
@@ -263,11 +254,11 @@ mod tests {
         for _ in 0..100 {
             buf.extend_from_slice(b"xxxxxxxxxx");
             assert_eq!(decoder.decode(&mut buf).unwrap(), None);
-            assert_eq!(decoder.scanned, buf.len());
+            assert_eq!(decoder.scan.searched(), buf.len());
         }
         buf.extend_from_slice(b"\n");
         assert_eq!(decoder.decode(&mut buf).unwrap().unwrap().len(), 1000);
-        assert_eq!(decoder.scanned, 0);
+        assert_eq!(decoder.scan.searched(), 0);
     }
 
     #[test]

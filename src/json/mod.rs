@@ -19,6 +19,7 @@
 //! ```
 
 pub(crate) mod cursor;
+pub(crate) mod decimal;
 mod error;
 pub(crate) mod escape;
 pub(crate) mod iter;

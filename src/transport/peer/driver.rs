@@ -24,11 +24,11 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use super::outgoing::Outgoing;
 use super::shared::{Answer, Shared};
-use super::state::Counters;
 use super::{CloseReason, ConnectionState};
 use crate::dispatch::{Responder, Router, Served};
 use crate::frame::FrameError;
 use crate::message::{Response, ResponsePayload};
+use crate::sync::bump;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
 /// How many async handlers may run at once, and how many frames may wait for one.
@@ -176,7 +176,7 @@ impl<R: FrameReceiver> Reader<R> {
     }
 
     async fn on_frame(&mut self, frame: Bytes) {
-        Counters::bump(&self.shared.counters.frames_received);
+        bump(&self.shared.counters.frames_received);
         let shared = &self.shared;
         let served = self
             .responder
@@ -201,7 +201,7 @@ impl<R: FrameReceiver> Reader<R> {
         tokio::spawn(async move {
             let mut out = BytesMut::new();
             if Responder::new().answer_async(&router, &frame, &mut out).await {
-                Counters::bump(&shared.counters.answers_sent);
+                bump(&shared.counters.answers_sent);
                 let _ = shared.outgoing.send(Outgoing::Frame(out.freeze())).await;
             }
             drop(permit);
@@ -213,14 +213,14 @@ impl<R: FrameReceiver> Reader<R> {
         if self.out.is_empty() {
             return;
         }
-        Counters::bump(&self.shared.counters.answers_sent);
+        bump(&self.shared.counters.answers_sent);
         let answer = self.out.split().freeze();
         // If the writer is gone the connection is closing already; the reader hears of it.
         let _ = self.shared.outgoing.send(Outgoing::Frame(answer)).await;
     }
 
     async fn answer_frame_error(&mut self, error: &FrameError) {
-        Counters::bump(&self.shared.counters.frame_errors);
+        bump(&self.shared.counters.frame_errors);
         self.responder.answer_frame_error(error, &mut self.out);
         self.send_answer().await;
     }
@@ -233,7 +233,7 @@ fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
         ResponsePayload::Error(error) => Err(error.clone().into_owned()),
     };
     if shared.table.complete(response.id(), answer).is_err() {
-        Counters::bump(&shared.counters.unmatched_responses);
+        bump(&shared.counters.unmatched_responses);
     }
 }
 

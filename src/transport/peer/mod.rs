@@ -21,13 +21,13 @@ use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
 use super::Transport;
-use crate::correlate::{Config, CorrelationTable, IdFormat};
+use crate::correlate::{CorrelationTable, IdFormat, TableConfig};
 use crate::dispatch::Router;
 use crate::message::RawJson;
+use crate::sync::bump;
 use driver::HandlerLimits;
 use outgoing::OutgoingParams;
 use shared::Shared;
-use state::Counters;
 
 /// One JSON-RPC connection over a [`Transport`] that serves and calls at the same time.
 ///
@@ -192,7 +192,7 @@ impl Peer {
         let mut body = BytesMut::with_capacity(64 + method.len());
         outgoing::write_call(&mut body, Some(pending.id()), method, params)?;
         shared.send(body.freeze()).await?;
-        Counters::bump(&shared.counters.calls);
+        bump(&shared.counters.calls);
         let outcome = match pending.deadline() {
             Some(deadline) => tokio::select! {
                 biased;
@@ -231,7 +231,7 @@ impl Peer {
         let mut body = BytesMut::with_capacity(64 + method.len());
         outgoing::write_call(&mut body, None, method, OutgoingParams::Serde(&params))?;
         shared.send(body.freeze()).await?;
-        Counters::bump(&shared.counters.notifications);
+        bump(&shared.counters.notifications);
         Ok(())
     }
 
@@ -366,7 +366,7 @@ impl fmt::Debug for Peer {
 /// ```
 #[derive(Clone, Debug)]
 pub struct PeerBuilder {
-    calls: Config,
+    calls: TableConfig,
     limits: HandlerLimits,
     outgoing_queue: usize,
 }
@@ -388,7 +388,7 @@ impl PeerBuilder {
     /// ```
     pub fn new() -> PeerBuilder {
         PeerBuilder {
-            calls: Config::default(),
+            calls: TableConfig::default(),
             limits: HandlerLimits {
                 max_concurrent: 64,
                 max_queued: 1024,

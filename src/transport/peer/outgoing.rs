@@ -1,6 +1,6 @@
 //! Writing outgoing calls and notifications, and the queue items the writer task takes.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 
 use super::PeerError;
@@ -32,33 +32,11 @@ pub(super) fn write_call<P: Serialize + ?Sized>(
     method: &str,
     params: OutgoingParams<'_, P>,
 ) -> Result<(), PeerError> {
-    dst.put_slice(br#"{"jsonrpc":"2.0","#);
-    if let Some(id) = id {
-        dst.put_slice(br#""id":"#);
-        encode::write_id(dst, id);
-        dst.put_u8(b',');
-    }
-    dst.put_slice(br#""method":"#);
-    encode::write_str(dst, method);
-    let before_params = dst.len();
-    dst.put_slice(br#","params":"#);
-    let start = dst.len();
     match params {
-        OutgoingParams::Serde(params) => encode::write_json(dst, params).map_err(PeerError::Params)?,
-        OutgoingParams::Raw(Some(params)) => dst.put_slice(params.get().as_bytes()),
-        OutgoingParams::Raw(None) => dst.put_slice(b"null"),
+        OutgoingParams::Serde(params) => encode::write_call(dst, id, method, params),
+        OutgoingParams::Raw(params) => encode::write_call_raw(dst, id, method, params),
     }
-    match dst[start..].first() {
-        Some(b'[' | b'{') => {}
-        _ if &dst[start..] == b"null" => dst.truncate(before_params),
-        _ => {
-            return Err(PeerError::Params(serde::ser::Error::custom(
-                "params must be an array or an object (or null / () for none)",
-            )))
-        }
-    }
-    dst.put_u8(b'}');
-    Ok(())
+    .map_err(PeerError::Params)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ use super::state::Counters;
 use super::{CloseReason, ConnectionState, PeerError};
 use crate::correlate::CorrelationTable;
 use crate::message::ErrorObject;
+use crate::sync::lock_unpoisoned;
 
 /// What a pending call receives: the raw result (a slice of the response's frame) or the
 /// error object.
@@ -86,8 +87,6 @@ impl Shared {
 
     fn lock_reason(&self) -> std::sync::MutexGuard<'_, Option<CloseReason>> {
         // Nothing panics while holding it; recover the value if something ever did.
-        self.reason
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock_unpoisoned(&self.reason)
     }
 }

@@ -119,10 +119,6 @@ pub(super) struct Counters {
 }
 
 impl Counters {
-    pub(super) fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Relaxed);
-    }
-
     pub(super) fn snapshot(&self) -> PeerStats {
         PeerStats {
             frames_received: self.frames_received.load(Relaxed),

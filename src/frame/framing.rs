@@ -1,94 +1,58 @@
-//! Writing frames: a finished body, or a body produced in place.
+//! `Framing`: how messages are delimited on the wire, chosen at run time; its decoder, and
+//! writing frames with it (around a finished body, or around a body produced in place).
+
+use std::fmt;
+use std::str::FromStr;
 
 use bytes::{Buf, BufMut, BytesMut};
 
-use super::decoder::Framing;
+use super::decoder::FrameDecoder;
+use super::write::{encode_content_length, encode_ndjson, header, MAX_HEADER};
 
-const PREFIX: &[u8] = b"Content-Length: ";
-const END: &[u8] = b"\r\n\r\n";
-/// `usize::MAX` has 20 decimal digits.
-const MAX_DIGITS: usize = 20;
-/// The longest header [`encode_content_length`] writes.
-const MAX_HEADER: usize = PREFIX.len() + MAX_DIGITS + END.len();
-
-/// `Content-Length: {len}\r\n\r\n` on the stack, without `fmt`: the bytes and their count.
-fn header(len: usize) -> ([u8; MAX_HEADER], usize) {
-    let mut digits = [0u8; MAX_DIGITS];
-    let mut at = MAX_DIGITS;
-    let mut n = len;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    let digits = &digits[at..];
-    let mut out = [0u8; MAX_HEADER];
-    let total = PREFIX.len() + digits.len() + END.len();
-    out[..PREFIX.len()].copy_from_slice(PREFIX);
-    out[PREFIX.len()..PREFIX.len() + digits.len()].copy_from_slice(digits);
-    out[PREFIX.len() + digits.len()..total].copy_from_slice(END);
-    (out, total)
-}
-
-/// Appends `body` and a `\n` to `dst`.
+/// How messages are delimited on the wire.
 ///
-/// `body` must not contain a `\n` (compact JSON never does: a newline inside a string is
-/// written `\n` escaped). Reserves room for the whole frame at once; allocates nothing when
-/// `dst` already has it.
-///
-/// ```
-/// let mut dst = bytes::BytesMut::new();
-/// rpcwire::frame::encode_ndjson(br#"{"jsonrpc":"2.0","id":1,"result":0}"#, &mut dst);
-/// assert_eq!(&dst[..], b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":0}\n");
-/// ```
-pub fn encode_ndjson(body: &[u8], dst: &mut BytesMut) {
-    dst.reserve(body.len() + 1);
-    dst.put_slice(body);
-    dst.put_u8(b'\n');
-}
-
-/// Appends `Content-Length: {body.len()}\r\n\r\n` and `body` to `dst`: the header
-/// vscode-jsonrpc writes, which every LSP peer reads. The length counts bytes.
-///
-/// Reserves room for the whole frame at once; allocates nothing when `dst` already has it.
-///
-/// ```
-/// let mut dst = bytes::BytesMut::new();
-/// rpcwire::frame::encode_content_length("{\"é\":1}".as_bytes(), &mut dst);
-/// assert_eq!(&dst[..], "Content-Length: 8\r\n\r\n{\"é\":1}".as_bytes());
-/// ```
-pub fn encode_content_length(body: &[u8], dst: &mut BytesMut) {
-    let (header, len) = header(body.len());
-    dst.reserve(len + body.len());
-    dst.put_slice(&header[..len]);
-    dst.put_slice(body);
-}
-
-/// Where a frame being written in place began: returned by [`Framing::begin`], consumed by
-/// [`Framing::finish`].
+/// Parses from (and displays as) `"ndjson"` or `"content-length"`, so it can come from a
+/// command line flag or a config file.
 ///
 /// ```
 /// use rpcwire::frame::Framing;
-/// let mut dst = bytes::BytesMut::new();
-/// let mark = Framing::Ndjson.begin(&mut dst);
-/// dst.extend_from_slice(b"[]");
-/// Framing::Ndjson.finish(&mut dst, mark);
-/// assert_eq!(&dst[..], b"[]\n");
+/// assert_eq!("ndjson".parse::<Framing>()?, Framing::Ndjson);
+/// assert_eq!("Content-Length".parse::<Framing>()?, Framing::ContentLength);
+/// assert_eq!(Framing::ContentLength.to_string(), "content-length");
+/// assert!("lines".parse::<Framing>().is_err());
+/// # Ok::<(), rpcwire::frame::ParseFramingError>(())
 /// ```
-#[derive(Debug)]
-#[must_use = "a frame begun must be finished with `Framing::finish`"]
-pub struct FrameMark {
-    framing: Framing,
-    /// Where the frame starts in `dst`.
-    start: usize,
-    /// Where the body starts in `dst` (after the reserved header gap).
-    body: usize,
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Framing {
+    /// Newline-delimited JSON: one message per line.
+    Ndjson,
+    /// `Content-Length: N` header, empty line, `N` bytes (LSP base protocol).
+    ContentLength,
 }
 
 impl Framing {
+    /// A decoder for this framing with the default limits.
+    ///
+    /// ```
+    /// use rpcwire::frame::Framing;
+    /// assert_eq!(Framing::Ndjson.decoder().framing(), Framing::Ndjson);
+    /// ```
+    pub fn decoder(self) -> FrameDecoder {
+        FrameDecoder::new(self)
+    }
+
+    /// The name this framing parses from: `"ndjson"` or `"content-length"`.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::frame::Framing::Ndjson.as_str(), "ndjson");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Framing::Ndjson => "ndjson",
+            Framing::ContentLength => "content-length",
+        }
+    }
+
     /// Appends one frame with `body` to `dst`: [`encode_ndjson`] or
     /// [`encode_content_length`].
     ///
@@ -193,24 +157,62 @@ impl Framing {
     }
 }
 
+impl fmt::Display for Framing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Framing {
+    type Err = ParseFramingError;
+
+    /// `"ndjson"` or `"content-length"`, in any case.
+    fn from_str(s: &str) -> Result<Framing, ParseFramingError> {
+        if s.eq_ignore_ascii_case("ndjson") {
+            Ok(Framing::Ndjson)
+        } else if s.eq_ignore_ascii_case("content-length") {
+            Ok(Framing::ContentLength)
+        } else {
+            Err(ParseFramingError)
+        }
+    }
+}
+
+/// The error from parsing a [`Framing`] out of something other than `"ndjson"` or
+/// `"content-length"`.
+///
+/// ```
+/// let error = "http".parse::<rpcwire::frame::Framing>().unwrap_err();
+/// assert_eq!(error.to_string(), "unknown framing, expected `ndjson` or `content-length`");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown framing, expected `ndjson` or `content-length`")]
+pub struct ParseFramingError;
+
+/// Where a frame being written in place began: returned by [`Framing::begin`], consumed by
+/// [`Framing::finish`].
+///
+/// ```
+/// use rpcwire::frame::Framing;
+/// let mut dst = bytes::BytesMut::new();
+/// let mark = Framing::Ndjson.begin(&mut dst);
+/// dst.extend_from_slice(b"[]");
+/// Framing::Ndjson.finish(&mut dst, mark);
+/// assert_eq!(&dst[..], b"[]\n");
+/// ```
+#[derive(Debug)]
+#[must_use = "a frame begun must be finished with `Framing::finish`"]
+pub struct FrameMark {
+    framing: Framing,
+    /// Where the frame starts in `dst`.
+    start: usize,
+    /// Where the body starts in `dst` (after the reserved header gap).
+    body: usize,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn headers() {
-        for (len, text) in [
-            (0, "Content-Length: 0\r\n\r\n"),
-            (9, "Content-Length: 9\r\n\r\n"),
-            (10, "Content-Length: 10\r\n\r\n"),
-            (1234567, "Content-Length: 1234567\r\n\r\n"),
-            (usize::MAX, "Content-Length: 18446744073709551615\r\n\r\n"),
-        ] {
-            let (bytes, n) = header(len);
-            assert_eq!(&bytes[..n], text.as_bytes());
-        }
-        assert_eq!(header(usize::MAX).1, MAX_HEADER);
-    }
 
     #[test]
     fn both_ways_of_closing_the_gap() {
