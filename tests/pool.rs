@@ -1,6 +1,6 @@
 //! `Pool` and `BufferPool`: reuse, bounds, counters, buffer shrinking, concurrent use, and
 //! zero heap allocations per get/drop cycle in steady state (counted by a global allocator,
-//! as in `tests/no_alloc.rs`).
+//! as in `tests/zero_alloc/`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,6 +10,9 @@ use rpcwire::pool::{BufferPool, Pool, PoolStats, Pooled};
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
+
+#[global_allocator]
+static GLOBAL: counting_alloc::Counting<std::alloc::System> = counting_alloc::Counting(std::alloc::System);
 
 use counting_alloc::allocations;
 

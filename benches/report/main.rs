@@ -42,7 +42,7 @@ use crate::{
 };
 
 #[global_allocator]
-static GLOBAL: common::alloc::Counting = common::alloc::Counting;
+static GLOBAL: common::alloc::Counting = common::alloc::COUNTING;
 
 // ---------------------------------------------------------------------------------------
 // Main

@@ -3,7 +3,7 @@
 Usage: python py_client.py [--calls N] [--seed S] [--timeout SECONDS] -- <command> [args...]
 (the `--` is optional when the command does not start with `-`).
 
-The command (rpcwire's `spec_server --framing content-length` in tests/interop_pylsp.rs)
+The command (rpcwire's `spec_server --framing content-length` in tests/example_interop_pylsp.rs)
 is run as a child; pylsp_jsonrpc's JsonRpcStreamWriter/JsonRpcStreamReader speak
 Content-Length framing over its stdin/stdout and an Endpoint correlates the answers.
 Checks: `subtract` (positional and named params, varied numbers, one round trip at a time

@@ -7,7 +7,7 @@ binary stdin/stdout; an Endpoint dispatches. One method, as in the JSON-RPC 2.0
 specification: `subtract` with `[minuend, subtrahend]` or
 `{"minuend": a, "subtrahend": b}` returns minuend - subtrahend; other params are -32602,
 other methods -32601 (the Endpoint's own answer). Exits 0 when stdin closes. Run by
-tests/interop_pylsp.rs as the server that rpcwire's `stdio_client` example calls.
+tests/example_interop_pylsp.rs as the server that rpcwire's `stdio_client` example calls.
 """
 
 import logging

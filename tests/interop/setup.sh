@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Python peer of the interop tests (tests/interop_pylsp.rs): a venv at
+# Installs the Python peer of the interop tests (tests/example_interop_pylsp.rs): a venv at
 # <target dir>/interop-venv (CARGO_TARGET_DIR if set, else target/ in the crate) with the
 # pinned packages of tests/interop/requirements.txt. Idempotent: a stamp file in the venv
 # holds the requirements' sha256, and nothing is done while it matches and the packages

@@ -1,5 +1,5 @@
 //! Locates an example's binary for the tests that run it as a child process
-//! (`#[path]`-included by `tests/spec_server.rs` and `tests/interop_pylsp.rs`).
+//! (`#[path]`-included by `tests/example_spec_server.rs` and `tests/example_interop_pylsp.rs`).
 
 use std::collections::HashMap;
 use std::path::PathBuf;

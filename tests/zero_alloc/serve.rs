@@ -4,22 +4,16 @@
 //! messages, in both framings. Counted by a per-thread counting global allocator over more
 //! than 10,000 messages.
 
-#[path = "../examples/common/spec_methods.rs"]
-mod spec_methods;
-
 use rpcwire::dispatch::Router;
 use rpcwire::frame::Framing;
 use rpcwire::pool::BufferPool;
 use rpcwire::serve::Connection;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
-use counting_alloc::{allocations, allocations_and};
+use crate::counting_alloc::{allocations, allocations_and};
 
 fn router() -> Router {
     let mut router = Router::new();
-    spec_methods::register(&mut router);
+    crate::spec_methods::register(&mut router);
     router
 }
 

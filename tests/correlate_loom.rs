@@ -1,6 +1,6 @@
 //! Model checks of the correlation table's races with loom.
 //!
-//! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test --release --test loom_correlate`).
+//! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test --release --test correlate_loom`).
 //! Under `cfg(loom)` the table's atomics, slot cells, `Arc`s and thread parking are loom's, and
 //! its free list is a Treiber stack built on them, so these models cover the whole hot path:
 //! the slot state machine, the free list, the owner/resolver hand-off and the wake-ups.

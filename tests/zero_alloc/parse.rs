@@ -8,10 +8,7 @@
 use bytes::Bytes;
 use rpcwire::{BatchScratch, Message, Parsed, ParsedFrame, Parser};
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
-use counting_alloc::allocations;
+use crate::counting_alloc::allocations;
 
 const W1_REQUEST: &[u8] = br#"{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#;
 const NAMED_REQUEST: &[u8] =
@@ -212,16 +209,13 @@ fn an_owned_frame_of_one_message_allocates_nothing() {
     );
 }
 
-#[path = "../examples/common/spec_methods.rs"]
-mod spec_methods;
-
 /// Requests with varying ids through the router's typed path end to end (parse → route →
 /// serde decode → handler → encode), singles and batches with notifications: nothing is
 /// allocated once the output buffer and the per-thread batch storage have grown.
 #[test]
 fn routing_requests_allocates_nothing_in_steady_state() {
     let mut router = rpcwire::dispatch::Router::new();
-    spec_methods::register(&mut router);
+    crate::spec_methods::register(&mut router);
     let inputs: Vec<Vec<u8>> = (0..64)
         .map(|i| match i % 3 {
             0 => format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"subtract","params":[{},23]}}"#, i * 7).into_bytes(),

@@ -1,16 +1,13 @@
 //! Zero heap allocations per frame in steady state (DESIGN.md, principle 6), for both
 //! framings: decoding from a reused `BytesMut` (frames dropped before the next read) and
 //! encoding into a reused `BytesMut`. Counted by a global allocator, as in
-//! `tests/no_alloc.rs`.
+//! `tests/zero_alloc/parse.rs`.
 
 use bytes::{Bytes, BytesMut};
 use rpcwire::frame::{encode_content_length, encode_ndjson, FrameDecoder, Framing};
 use rpcwire::pool::BufferPool;
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-
-use counting_alloc::allocations;
+use crate::counting_alloc::allocations;
 
 const MESSAGES: [&[u8]; 5] = [
     br#"{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#,
