@@ -1,4 +1,5 @@
-//! The SIMD string-scanning kernels agree with the byte-at-a-time reference.
+//! The SIMD string-scanning kernels, and the tiered search built on them, agree with the
+//! byte-at-a-time reference.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -12,4 +13,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(found, expected);
     }
     assert_eq!(kernels::selected(data), expected);
+    // The tiers the string grammar searches through, from a few starting points.
+    for pos in [0, 1, 15, 16, 17, data.len() / 2, data.len().saturating_sub(3)] {
+        let (tiered, reference) = kernels::next_attention(data, pos);
+        assert_eq!(tiered, reference, "from {pos}");
+    }
 });

@@ -109,4 +109,15 @@ pub mod twins {
     pub fn selected(bytes: &[u8]) -> usize {
         super::string_run(bytes)
     }
+
+    /// The tiered search the string grammar uses from `pos` (at most `bytes.len()`), and the
+    /// position the reference finds: the first byte at or after `pos` that needs attention,
+    /// or `bytes.len()`.
+    pub fn next_attention(bytes: &[u8], pos: usize) -> (usize, usize) {
+        let pos = pos.min(bytes.len());
+        (
+            super::next_attention(bytes, pos),
+            pos + scalar(&bytes[pos..]),
+        )
+    }
 }
