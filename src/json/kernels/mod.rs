@@ -10,6 +10,12 @@
 //! On x86_64 the AVX2 kernel is chosen at run time when the CPU has it, SSE2 (always
 //! present on x86_64) otherwise; the choice is made once and cached (the memchr pattern).
 //! Other targets use the portable SWAR kernel.
+//!
+//! Built on them, and kept here so that the string grammar above reads as grammar:
+//! `attention` (the tiers of the search from a position inside a string: 16 bytes inline,
+//! the input's last 16 bytes, up to 64 more, then the cached kernel), `window` (64 bytes of
+//! attention bits computed ahead while a whole value is walked), and `validated` (the
+//! `Span` that only the grammar builds, where checked bytes become `&str`).
 
 mod attention;
 mod portable;
