@@ -38,6 +38,8 @@
 //! ```
 
 mod error;
+#[cfg(feature = "http")]
+pub mod http;
 mod peer;
 mod stream;
 

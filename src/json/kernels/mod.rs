@@ -121,9 +121,6 @@ pub mod twins {
     /// or `bytes.len()`.
     pub fn next_attention(bytes: &[u8], pos: usize) -> (usize, usize) {
         let pos = pos.min(bytes.len());
-        (
-            super::next_attention(bytes, pos),
-            pos + scalar(&bytes[pos..]),
-        )
+        (super::next_attention(bytes, pos), pos + scalar(&bytes[pos..]))
     }
 }

@@ -1,0 +1,165 @@
+//! `HttpServer`: an [`HttpService`] served on a TCP listener with hyper (HTTP/1.1 with
+//! keep-alive and pipelining, and HTTP/2), one task per connection.
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+
+use super::service::HttpService;
+use crate::dispatch::Router;
+
+/// How long the request head may take to arrive by default (slow-header protection).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves JSON-RPC over HTTP on a listener: the [`HttpService`] behind hyper's connection
+/// builder, HTTP/1.1 (keep-alive, pipelining) and HTTP/2 (prior knowledge) on one port,
+/// with a timeout on reading request heads.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use rpcwire::transport::http::HttpServer;
+///
+/// let mut router = rpcwire::dispatch::Router::new();
+/// router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8545").await?;
+/// HttpServer::new(router).with_max_body(1 << 20).serve(listener).await
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct HttpServer {
+    service: HttpService,
+    header_timeout: Duration,
+}
+
+impl HttpServer {
+    /// A server answering through `router`, with the default limits.
+    ///
+    /// ```
+    /// let server = rpcwire::transport::http::HttpServer::new(rpcwire::dispatch::Router::new());
+    /// assert_eq!(server.service().max_body(), 1 << 20);
+    /// ```
+    pub fn new(router: impl Into<Arc<Router>>) -> HttpServer {
+        HttpServer::from_service(HttpService::new(router))
+    }
+
+    /// A server for an already configured service.
+    ///
+    /// ```
+    /// use rpcwire::transport::http::{HttpServer, HttpService};
+    /// let service = HttpService::new(rpcwire::dispatch::Router::new()).with_max_body(512);
+    /// assert_eq!(HttpServer::from_service(service).service().max_body(), 512);
+    /// ```
+    pub fn from_service(service: HttpService) -> HttpServer {
+        HttpServer {
+            service,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+        }
+    }
+
+    /// Sets the largest request body accepted (see [`HttpService::with_max_body`]).
+    ///
+    /// ```
+    /// let server = rpcwire::transport::http::HttpServer::new(rpcwire::dispatch::Router::new())
+    ///     .with_max_body(64);
+    /// assert_eq!(server.service().max_body(), 64);
+    /// ```
+    pub fn with_max_body(mut self, bytes: usize) -> HttpServer {
+        self.service = self.service.with_max_body(bytes);
+        self
+    }
+
+    /// Sets how long a request head may take to arrive; a slower client is disconnected.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = rpcwire::transport::http::HttpServer::new(rpcwire::dispatch::Router::new())
+    ///     .with_header_timeout(Duration::from_secs(2));
+    /// # let _ = server;
+    /// ```
+    pub fn with_header_timeout(mut self, timeout: Duration) -> HttpServer {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// The service each connection is served with.
+    ///
+    /// ```
+    /// let server = rpcwire::transport::http::HttpServer::new(rpcwire::dispatch::Router::new());
+    /// let service: rpcwire::transport::http::HttpService = server.service().clone();
+    /// # let _ = service;
+    /// ```
+    pub fn service(&self) -> &HttpService {
+        &self.service
+    }
+
+    /// Accepts and serves connections until accepting fails.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// rpcwire::transport::http::HttpServer::new(rpcwire::dispatch::Router::new()).serve(listener).await
+    /// # }
+    /// ```
+    pub async fn serve(self, listener: TcpListener) -> io::Result<()> {
+        self.serve_until(listener, std::future::pending()).await
+    }
+
+    /// Accepts and serves connections until `shutdown` completes (connections already
+    /// accepted are served to their end on their own tasks) or accepting fails.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let server = rpcwire::transport::http::HttpServer::new(rpcwire::dispatch::Router::new());
+    /// server.serve_until(listener, async {}).await.unwrap();
+    /// # });
+    /// ```
+    pub async fn serve_until(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()> {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.header_timeout)
+            .keep_alive(true)
+            .pipeline_flush(true);
+        let builder = Arc::new(builder);
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, _) = tokio::select! {
+                biased;
+                () = &mut shutdown => return Ok(()),
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    // The connection went away before it was accepted: keep serving.
+                    Err(error) if is_per_connection(&error) => continue,
+                    Err(error) => return Err(error),
+                },
+            };
+            let _ = stream.set_nodelay(true);
+            let builder = builder.clone();
+            let service = TowerToHyperService::new(self.service.clone());
+            tokio::spawn(async move {
+                // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
+                let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    }
+}
+
+/// Accept errors that concern one incoming connection, not the listener.
+fn is_per_connection(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset | io::ErrorKind::Interrupted
+    )
+}

@@ -1,0 +1,237 @@
+//! `HttpService`: JSON-RPC over HTTP as a `tower::Service`, answering through the
+//! [`Responder`] like every other transport.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{HeaderValue, ALLOW, CONTENT_LENGTH, CONTENT_TYPE};
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+
+use crate::dispatch::{Responder, Router};
+
+/// The largest request body accepted by default: 1 MiB, the parser's default message size.
+pub const DEFAULT_MAX_BODY: usize = 1 << 20;
+
+/// How long a request body may take to arrive by default.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// JSON-RPC 2.0 over HTTP, as a [`tower_service::Service`] for `http::Request`s: mount it
+/// in axum (`Router::route_service`), wrap it in tower layers, or hand it to hyper (see
+/// [`HttpServer`](super::HttpServer), which does).
+///
+/// - `POST` with `Content-Type: application/json` (parameters such as a charset allowed):
+///   `200` with the answer (a response, or the array of a batch), `204 No Content` with an
+///   empty body when there is nothing to answer (notifications only). Malformed JSON is a
+///   `200` with the -32700 answer, as the specification asks.
+/// - A body over the limit: `413`, decided from `Content-Length` before reading anything,
+///   and while reading a body without one (chunked): never more than the limit is buffered.
+/// - Another method: `405` with `Allow: POST`; another content type: `415`; a body that does
+///   not arrive in time: `408`.
+///
+/// It runs on a tokio runtime with its time driver enabled (for the body timeout), as every
+/// hyper and axum server does.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::transport::http::HttpService;
+/// use tower_service::Service;
+///
+/// let mut router = rpcwire::dispatch::Router::new();
+/// router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+/// let mut service = HttpService::new(router);
+/// let request = http::Request::post("/")
+///     .header("content-type", "application/json")
+///     .body(http_body_util::Full::new(bytes::Bytes::from_static(
+///         br#"{"jsonrpc":"2.0","id":1,"method":"subtract","params":[42,23]}"#,
+///     )))
+///     .unwrap();
+/// let response = service.call(request).await.unwrap();
+/// assert_eq!(response.status(), 200);
+/// # });
+/// ```
+#[derive(Clone, Debug)]
+pub struct HttpService {
+    router: Arc<Router>,
+    max_body: usize,
+    body_timeout: Duration,
+}
+
+impl HttpService {
+    /// A service answering through `router` (a `Router` or an `Arc<Router>` shared with
+    /// other transports), with the default limits.
+    ///
+    /// ```
+    /// let service = rpcwire::transport::http::HttpService::new(rpcwire::dispatch::Router::new());
+    /// assert_eq!(service.max_body(), 1 << 20);
+    /// ```
+    pub fn new(router: impl Into<Arc<Router>>) -> HttpService {
+        HttpService {
+            router: router.into(),
+            max_body: DEFAULT_MAX_BODY,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+        }
+    }
+
+    /// Sets the largest request body accepted, in bytes (a larger one is answered `413`).
+    ///
+    /// ```
+    /// let service = rpcwire::transport::http::HttpService::new(rpcwire::dispatch::Router::new())
+    ///     .with_max_body(4096);
+    /// assert_eq!(service.max_body(), 4096);
+    /// ```
+    pub fn with_max_body(mut self, bytes: usize) -> HttpService {
+        self.max_body = bytes;
+        self
+    }
+
+    /// Sets how long a request body may take to arrive (then `408`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let service = rpcwire::transport::http::HttpService::new(rpcwire::dispatch::Router::new())
+    ///     .with_body_timeout(Duration::from_secs(5));
+    /// assert_eq!(service.body_timeout(), Duration::from_secs(5));
+    /// ```
+    pub fn with_body_timeout(mut self, timeout: Duration) -> HttpService {
+        self.body_timeout = timeout;
+        self
+    }
+
+    /// The largest request body accepted, in bytes.
+    ///
+    /// ```
+    /// # let service = rpcwire::transport::http::HttpService::new(rpcwire::dispatch::Router::new());
+    /// assert_eq!(service.max_body(), rpcwire::transport::http::DEFAULT_MAX_BODY);
+    /// ```
+    pub fn max_body(&self) -> usize {
+        self.max_body
+    }
+
+    /// How long a request body may take to arrive.
+    ///
+    /// ```
+    /// # let service = rpcwire::transport::http::HttpService::new(rpcwire::dispatch::Router::new());
+    /// assert_eq!(service.body_timeout(), rpcwire::transport::http::DEFAULT_BODY_TIMEOUT);
+    /// ```
+    pub fn body_timeout(&self) -> Duration {
+        self.body_timeout
+    }
+
+    /// Answers one request.
+    async fn answer<B>(self, request: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: Body,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        if request.method() != Method::POST {
+            let mut response = status(StatusCode::METHOD_NOT_ALLOWED);
+            response
+                .headers_mut()
+                .insert(ALLOW, HeaderValue::from_static("POST"));
+            return response;
+        }
+        if !is_json(request.headers().get(CONTENT_TYPE)) {
+            return status(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+        }
+        if declared_length(request.headers().get(CONTENT_LENGTH))
+            .is_some_and(|len| len > self.max_body as u64)
+        {
+            return status(StatusCode::PAYLOAD_TOO_LARGE);
+        }
+        let body = Limited::new(request.into_body(), self.max_body);
+        let bytes = match tokio::time::timeout(self.body_timeout, body.collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(error)) if error.is::<LengthLimitError>() => return status(StatusCode::PAYLOAD_TOO_LARGE),
+            Ok(Err(_)) => return status(StatusCode::BAD_REQUEST),
+            Err(_elapsed) => return status(StatusCode::REQUEST_TIMEOUT),
+        };
+        let mut out = BytesMut::new();
+        if Responder::new()
+            .answer_async(&self.router, &bytes, &mut out)
+            .await
+        {
+            let mut response = Response::new(Full::new(out.freeze()));
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        } else {
+            status(StatusCode::NO_CONTENT)
+        }
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for HttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.answer(request).await) })
+    }
+}
+
+/// A response with `code` and an empty body.
+fn status(code: StatusCode) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::new()));
+    *response.status_mut() = code;
+    response
+}
+
+/// `true` for `application/json`, with or without parameters (`; charset=utf-8`).
+fn is_json(content_type: Option<&HeaderValue>) -> bool {
+    let Some(value) = content_type.and_then(|value| value.to_str().ok()) else {
+        return false;
+    };
+    let essence = value.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json")
+}
+
+/// The declared body length, when the header holds one number.
+fn declared_length(value: Option<&HeaderValue>) -> Option<u64> {
+    value?.to_str().ok()?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_content_types() {
+        for good in [
+            "application/json",
+            "Application/JSON",
+            "application/json; charset=utf-8",
+        ] {
+            assert!(is_json(Some(&HeaderValue::from_static(good))), "{good}");
+        }
+        for bad in ["text/plain", "application/jsonx", "application/json-rpc", ""] {
+            assert!(!is_json(Some(&HeaderValue::from_static(bad))), "{bad}");
+        }
+        assert!(!is_json(None));
+    }
+
+    #[test]
+    fn declared_lengths() {
+        assert_eq!(declared_length(Some(&HeaderValue::from_static("12"))), Some(12));
+        assert_eq!(declared_length(Some(&HeaderValue::from_static("x"))), None);
+        assert_eq!(declared_length(None), None);
+    }
+}

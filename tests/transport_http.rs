@@ -1,0 +1,259 @@
+//! JSON-RPC over HTTP (`http` feature): `HttpServer` on 127.0.0.1, called by hyper's own
+//! client and, for what a client library will not send (oversized and endless bodies, slow
+//! heads, pipelining), by a plain socket. Every test is bounded in time.
+
+#![cfg(feature = "http")]
+
+#[path = "../examples/common/spec_methods.rs"]
+mod spec_methods;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use rpcwire::dispatch::Router;
+use rpcwire::transport::http::{HttpServer, HttpService};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// A running server and what stops it.
+struct Running {
+    address: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn start(server: impl FnOnce(Router) -> HttpServer) -> Running {
+    let mut router = Router::new();
+    spec_methods::register(&mut router);
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(server(router).serve_until(listener, async move {
+        let _ = stopped.await;
+    }));
+    Running {
+        address,
+        stop: Some(stop),
+    }
+}
+
+/// POSTs `body` with hyper's client; the status, the content type and the body.
+async fn post(address: SocketAddr, content_type: &str, body: &'static str) -> (u16, Option<String>, String) {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let request = http::Request::post(format!("http://{address}/"))
+        .header("content-type", content_type)
+        .body(Full::new(Bytes::from_static(body.as_bytes())))
+        .unwrap();
+    let response = tokio::time::timeout(Duration::from_secs(10), client.request(request))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let status = response.status().as_u16();
+    let kind = response
+        .headers()
+        .get("content-type")
+        .map(|value| value.to_str().unwrap().to_owned());
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, kind, String::from_utf8(body.to_vec()).unwrap())
+}
+
+/// Writes `request` on a fresh socket and reads until the server closes it or `limit` passes.
+async fn raw(address: SocketAddr, request: &[u8], limit: Duration) -> String {
+    let mut socket = TcpStream::connect(address).await.unwrap();
+    socket.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(limit, socket.read_to_end(&mut answer)).await;
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn requests_batches_and_notifications() {
+    let server = start(HttpServer::new).await;
+    let (status, kind, body) = post(
+        server.address,
+        "application/json",
+        r#"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}"#,
+    )
+    .await;
+    assert_eq!((status, kind.as_deref()), (200, Some("application/json")));
+    assert_eq!(body, r#"{"jsonrpc":"2.0","id":1,"result":19}"#);
+
+    let (status, _, body) = post(
+        server.address,
+        "application/json; charset=utf-8",
+        r#"[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(body, r#"[{"jsonrpc":"2.0","id":"1","result":7}]"#);
+
+    // Only notifications: nothing to answer.
+    let (status, _, body) = post(
+        server.address,
+        "application/json",
+        r#"[{"jsonrpc":"2.0","method":"notify_sum","params":[1,2,4]},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#,
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (204, ""));
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_200_with_the_parse_error() {
+    let server = start(HttpServer::new).await;
+    let (status, _, body) = post(
+        server.address,
+        "application/json",
+        r#"{"jsonrpc":"2.0","method":"foobar,"params":"bar","baz]"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(
+        body.starts_with(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn other_methods_and_content_types_are_refused() {
+    let server = start(HttpServer::new).await;
+    let (status, _, _) = post(server.address, "text/plain", "{}").await;
+    assert_eq!(status, 415);
+    let answer = raw(
+        server.address,
+        b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("\r\nallow: post\r\n"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_declared_body_over_the_limit_is_refused_before_it_is_read() {
+    let server = start(|router| HttpServer::new(router).with_max_body(64)).await;
+    // The head promises a gigabyte; none of it is sent, and none is waited for.
+    let answer = raw(
+        server.address,
+        b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000000000\r\n\r\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
+
+#[tokio::test]
+async fn an_endless_chunked_body_is_cut_at_the_limit() {
+    let server = start(|router| HttpServer::new(router).with_max_body(64)).await;
+    let mut socket = TcpStream::connect(server.address).await.unwrap();
+    socket
+        .write_all(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n")
+        .await
+        .unwrap();
+    // Chunks keep coming; the server answers once the limit is passed.
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 1024];
+    for _ in 0..200 {
+        // 0x20 = 32 bytes of JSON each.
+        let chunk = b"20\r\n[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1\r\n";
+        if socket.write_all(chunk).await.is_err() {
+            break;
+        }
+        if let Ok(Ok(n)) = tokio::time::timeout(Duration::from_millis(20), socket.read(&mut buf)).await {
+            if n == 0 {
+                break;
+            }
+            answer.extend_from_slice(&buf[..n]);
+            break;
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
+
+#[tokio::test]
+async fn pipelined_requests_on_one_connection_are_answered_in_order() {
+    let server = start(HttpServer::new).await;
+    let one = r#"{"jsonrpc":"2.0","method":"subtract","params":[5,3],"id":1}"#;
+    let two = r#"{"jsonrpc":"2.0","method":"subtract","params":[9,3],"id":2}"#;
+    let request = format!(
+        "POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{one}\
+         POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{two}",
+        one.len(),
+        two.len()
+    );
+    let answer = raw(server.address, request.as_bytes(), Duration::from_secs(10)).await;
+    let first = answer.find(r#""id":1,"result":2"#).expect("the first answer");
+    let second = answer.find(r#""id":2,"result":6"#).expect("the second answer");
+    assert!(first < second, "{answer}");
+    assert_eq!(answer.matches("HTTP/1.1 200 OK").count(), 2, "{answer}");
+}
+
+#[tokio::test]
+async fn a_slow_head_is_cut_off_and_the_server_keeps_serving() {
+    let server =
+        start(|router| HttpServer::new(router).with_header_timeout(Duration::from_millis(300))).await;
+    let mut socket = TcpStream::connect(server.address).await.unwrap();
+    socket.write_all(b"POST / HTTP/1.1\r\nho").await.unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer)).await;
+    assert!(
+        read.is_ok(),
+        "the server closes the connection after its header timeout"
+    );
+    let (status, _, _) = post(
+        server.address,
+        "application/json",
+        r#"{"jsonrpc":"2.0","method":"subtract","params":[1,1],"id":1}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_times_out() {
+    let server = start(|router| {
+        HttpServer::from_service(HttpService::new(router).with_body_timeout(Duration::from_millis(300)))
+    })
+    .await;
+    let answer = raw(
+        server.address,
+        b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\"",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
+async fn many_connections_opened_and_dropped_leave_it_serving() {
+    let server = start(HttpServer::new).await;
+    for _ in 0..300 {
+        let socket = TcpStream::connect(server.address).await.unwrap();
+        drop(socket);
+    }
+    let (status, _, body) = post(
+        server.address,
+        "application/json",
+        r#"{"jsonrpc":"2.0","method":"subtract","params":[2,1],"id":9}"#,
+    )
+    .await;
+    assert_eq!(
+        (status, body.as_str()),
+        (200, r#"{"jsonrpc":"2.0","id":9,"result":1}"#)
+    );
+}
