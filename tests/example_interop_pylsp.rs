@@ -17,136 +17,14 @@
 
 #[path = "support/example_binary.rs"]
 mod example_binary;
+#[path = "support/python_peer.rs"]
+mod python_peer;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::sync::{Once, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use example_binary::example_binary;
-
-/// A child (with its own children) still running after this is killed, and the test fails.
-const CHILD_TIMEOUT: Duration = Duration::from_secs(120);
-/// Creating the venv downloads two small packages; pip retries, then gives up.
-const SETUP_TIMEOUT: Duration = Duration::from_secs(300);
-
-fn interop_dir() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop"))
-}
-
-struct Finished {
-    status: Option<ExitStatus>, // None: killed at the timeout
-    stdout: String,
-    stderr: String,
-}
-
-impl Finished {
-    fn success(&self) -> bool {
-        self.status.is_some_and(|status| status.success())
-    }
-
-    fn describe(&self, what: &str) -> String {
-        let status = match self.status {
-            Some(status) => status.to_string(),
-            None => "killed after the timeout".to_owned(),
-        };
-        format!(
-            "{what}: {status}\n--- stdout\n{}\n--- stderr\n{}",
-            self.stdout, self.stderr
-        )
-    }
-}
-
-/// Runs `command` with no stdin and captured output; after `timeout` its whole process
-/// group (the child and what it spawned) is killed.
-fn run(command: &mut Command, timeout: Duration) -> std::io::Result<Finished> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
-    let collect = |mut pipe: Box<dyn Read + Send>| {
-        let (sender, receiver) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let _ = pipe.read_to_end(&mut bytes);
-            let _ = sender.send(String::from_utf8_lossy(&bytes).into_owned());
-        });
-        receiver
-    };
-    let stdout = collect(Box::new(child.stdout.take().expect("stdout")));
-    let stderr = collect(Box::new(child.stderr.take().expect("stderr")));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if Instant::now() >= deadline {
-            // The group's id is the child's pid (process_group(0)): its children go too.
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // A grandchild that outlived the child may still hold the pipes: wait a little only.
-    let read = |receiver: mpsc::Receiver<String>| {
-        receiver
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|_| "(output still open 10 s after the child ended)".to_owned())
-    };
-    Ok(Finished {
-        status,
-        stdout: read(stdout),
-        stderr: read(stderr),
-    })
-}
-
-/// The interop venv's python, from `tests/interop/setup.sh`; `None` (after saying
-/// "skipped") when the setup failed outside CI. With `CI` set, a failed setup panics.
-fn python() -> Option<PathBuf> {
-    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match PYTHON.get_or_init(setup) {
-        Ok(python) => Some(python.clone()),
-        Err(why) if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) => {
-            panic!("the Python interop peer could not be installed (CI is set, so this fails):\n{why}")
-        }
-        Err(why) => {
-            // Once, and past the test harness's capture of eprintln!, so that it is seen.
-            static SAID: Once = Once::new();
-            SAID.call_once(|| {
-                let _ = writeln!(
-                    std::io::stderr(),
-                    "skipped: the interop tests with python-lsp-jsonrpc, whose setup failed \
-                     (with CI set this is a failure):\n{why}"
-                );
-            });
-            None
-        }
-    }
-}
-
-fn setup() -> Result<PathBuf, String> {
-    let script = interop_dir().join("setup.sh");
-    let finished = run(Command::new("bash").arg(&script), SETUP_TIMEOUT)
-        .map_err(|e| format!("cannot run bash {}: {e}", script.display()))?;
-    if !finished.success() {
-        return Err(finished.describe("bash tests/interop/setup.sh"));
-    }
-    let python = PathBuf::from(finished.stdout.lines().last().unwrap_or_default());
-    if !python.is_file() {
-        return Err(finished.describe("setup.sh's last line is not the venv's python"));
-    }
-    Ok(python)
-}
+use python_peer::{interop_dir, python, run, Finished, CHILD_TIMEOUT};
 
 /// The `key=value` fields of the first stdout line starting with `prefix`.
 fn summary<'a>(stdout: &'a str, prefix: &str, finished: &Finished) -> HashMap<&'a str, &'a str> {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Python peer of the interop tests (tests/example_interop_pylsp.rs): a venv at
+# Installs the Python peers of the interop tests (tests/example_*.rs): a venv at
 # <target dir>/interop-venv (CARGO_TARGET_DIR if set, else target/ in the crate) with the
 # pinned packages of tests/interop/requirements.txt. Idempotent: a stamp file in the venv
 # holds the requirements' sha256, and nothing is done while it matches and the packages
@@ -24,7 +24,7 @@ want="$(sha256sum "$requirements" | cut -d' ' -f1)"
 
 installed() {
   [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-    "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson' 2>/dev/null
+    "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson, requests' 2>/dev/null
 }
 
 mkdir -p "$target"
@@ -46,7 +46,7 @@ else
   "$base_python" -m venv "$venv"
   "$python" -m pip install --disable-pip-version-check --no-input --quiet \
     --retries 2 --timeout 20 -r "$requirements"
-  "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson'
+  "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson, requests'
   echo "$want" >"$stamp"
   echo "interop venv: installed $(grep -v '^#' "$requirements" | tr '\n' ' ')"
 fi

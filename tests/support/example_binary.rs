@@ -1,5 +1,5 @@
 //! Locates an example's binary for the tests that run it as a child process
-//! (`#[path]`-included by `tests/example_spec_server.rs` and `tests/example_interop_pylsp.rs`).
+//! (`#[path]`-included by the `tests/example_*.rs` tests).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -41,8 +41,15 @@ pub fn example_binary(name: &str) -> PathBuf {
         if profile_dir.ends_with("release") {
             build.arg("--release");
         }
-        if cfg!(feature = "tokio") {
-            build.args(["--features", "tokio"]);
+        let features: Vec<&str> = [
+            ("tokio", cfg!(feature = "tokio")),
+            ("http", cfg!(feature = "http")),
+        ]
+        .into_iter()
+        .filter_map(|(name, on)| on.then_some(name))
+        .collect();
+        if !features.is_empty() {
+            build.args(["--features", &features.join(",")]);
         }
         let status = build
             .status()

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::header::{HeaderValue, ALLOW, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Full};
 
 use crate::dispatch::{Responder, Router};
 
@@ -31,7 +31,8 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 ///   empty body when there is nothing to answer (notifications only). Malformed JSON is a
 ///   `200` with the -32700 answer, as the specification asks.
 /// - A body over the limit: `413`, decided from `Content-Length` before reading anything,
-///   and while reading a body without one (chunked): never more than the limit is buffered.
+///   and while reading a body without one (chunked): never more than the limit is buffered
+///   (a little more is read and dropped, so that a client still sending gets the answer).
 /// - Another method: `405` with `Allow: POST`; another content type: `415`; a body that does
 ///   not arrive in time: `408`.
 ///
@@ -127,7 +128,8 @@ impl HttpService {
     /// Answers one request.
     async fn answer<B>(self, request: Request<B>) -> Response<Full<Bytes>>
     where
-        B: Body,
+        B: Body + Send + 'static,
+        B::Data: Send,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         if request.method() != Method::POST {
@@ -140,16 +142,16 @@ impl HttpService {
         if !is_json(request.headers().get(CONTENT_TYPE)) {
             return status(StatusCode::UNSUPPORTED_MEDIA_TYPE);
         }
-        if declared_length(request.headers().get(CONTENT_LENGTH))
-            .is_some_and(|len| len > self.max_body as u64)
-        {
+        let declared = declared_length(request.headers().get(CONTENT_LENGTH));
+        if declared.is_some_and(|len| len > (self.max_body + LINGER) as u64) {
+            // Far over the limit: refuse at once, reading none of it (the connection closes).
             return status(StatusCode::PAYLOAD_TOO_LARGE);
         }
-        let body = Limited::new(request.into_body(), self.max_body);
-        let bytes = match tokio::time::timeout(self.body_timeout, body.collect()).await {
-            Ok(Ok(collected)) => collected.to_bytes(),
-            Ok(Err(error)) if error.is::<LengthLimitError>() => return status(StatusCode::PAYLOAD_TOO_LARGE),
-            Ok(Err(_)) => return status(StatusCode::BAD_REQUEST),
+        let read = read_body(request.into_body(), self.max_body);
+        let bytes = match tokio::time::timeout(self.body_timeout, read).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(BodyProblem::TooLarge)) => return status(StatusCode::PAYLOAD_TOO_LARGE),
+            Ok(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
             Err(_elapsed) => return status(StatusCode::REQUEST_TIMEOUT),
         };
         let mut out = BytesMut::new();
@@ -186,6 +188,58 @@ where
         let service = self.clone();
         Box::pin(async move { Ok(service.answer(request).await) })
     }
+}
+
+/// How many bytes past the limit are read and dropped after answering 413, so that a client
+/// still sending its body reads the answer instead of a reset connection (a "lingering"
+/// read, as web servers do); a body declared larger than the limit plus this is refused
+/// without reading any of it.
+const LINGER: usize = 256 << 10;
+
+/// How long the bytes past the limit are read and dropped at most.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+
+/// Why a body was not read.
+enum BodyProblem {
+    /// More than the limit.
+    TooLarge,
+    /// The body failed (the connection broke, or its framing was invalid).
+    Broken,
+}
+
+/// Reads `body` into one buffer, never holding more than `max` bytes: the length is checked
+/// before each piece is appended. Past the limit, the rest of the body is read and dropped
+/// on a task of its own (up to [`LINGER`] bytes, for at most [`LINGER_TIME`]) while the
+/// `413` goes out.
+async fn read_body<B>(body: B, max: usize) -> Result<Bytes, BodyProblem>
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+{
+    let mut body = Box::pin(body);
+    let mut buffer = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(|_| BodyProblem::Broken)?.into_data() else {
+            continue; // trailers
+        };
+        if buffer.len() + data.remaining() > max {
+            tokio::spawn(async move {
+                let drain = async {
+                    let mut dropped = 0;
+                    while dropped <= LINGER {
+                        match body.frame().await {
+                            Some(Ok(frame)) => dropped += frame.data_ref().map_or(0, Buf::remaining),
+                            _ => break,
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(LINGER_TIME, drain).await;
+            });
+            return Err(BodyProblem::TooLarge);
+        }
+        buffer.put(data);
+    }
+    Ok(buffer.freeze())
 }
 
 /// A response with `code` and an empty body.
