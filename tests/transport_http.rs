@@ -255,3 +255,41 @@ async fn many_connections_opened_and_dropped_leave_it_serving() {
         (200, r#"{"jsonrpc":"2.0","id":9,"result":1}"#)
     );
 }
+
+#[tokio::test]
+async fn the_service_mounts_in_axum_beside_other_routes() {
+    let mut router = Router::new();
+    spec_methods::register(&mut router);
+    let app = axum::Router::new()
+        .route("/health", axum::routing::get(|| async { "ok" }))
+        .route_service("/rpc", HttpService::new(router));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    let body = r#"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}"#;
+    let request = format!(
+        "POST /rpc HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = raw(address, request.as_bytes(), Duration::from_secs(10)).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.ends_with(r#"{"jsonrpc":"2.0","id":1,"result":19}"#),
+        "{answer}"
+    );
+    let health = raw(
+        address,
+        b"GET /health HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        Duration::from_secs(10),
+    )
+    .await;
+    assert!(health.ends_with("ok"), "{health}");
+    let _ = stop.send(());
+}
