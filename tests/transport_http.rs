@@ -293,3 +293,68 @@ async fn the_service_mounts_in_axum_beside_other_routes() {
     assert!(health.ends_with("ok"), "{health}");
     let _ = stop.send(());
 }
+
+/// `Peer` over `HttpClientTransport`: calls, raw calls and notifications reach rpcwire's
+/// server as POSTs and their answers come back; remote errors keep their code.
+#[tokio::test]
+async fn a_peer_calls_the_server_over_http() {
+    use rpcwire::transport::http::HttpClientTransport;
+    use rpcwire::transport::{Peer, PeerError};
+
+    let server = start(HttpServer::new).await;
+    let url = format!("http://{}/", server.address).parse().unwrap();
+    let client = Peer::new(HttpClientTransport::new(url), Router::new());
+    let difference: i64 = client.call("subtract", (42, 23)).await.unwrap();
+    assert_eq!(difference, 19);
+    let raw = rpcwire::RawJson::new(r#"{"minuend":1,"subtrahend":3}"#).unwrap();
+    let bytes = client.call_raw("subtract", Some(&raw)).await.unwrap();
+    assert_eq!(&bytes[..], b"-2");
+    client.notify("update", [1, 2, 3]).await.unwrap();
+    match client.call::<_, i64>("nope", ()).await {
+        Err(PeerError::Remote(error)) => assert_eq!(error.code().code(), -32601),
+        other => panic!("{other:?}"),
+    }
+    // Many calls in flight at once, each its own exchange on the pooled connections.
+    let calls = (0..50).map(|i| client.call::<_, i64>("subtract", (i, 1)));
+    let results = futures::future::join_all(calls).await;
+    for (i, result) in results.into_iter().enumerate() {
+        assert_eq!(result.unwrap(), i as i64 - 1);
+    }
+    client.close().await;
+}
+
+/// A failed exchange (a status the server refuses with, a server that is not there) ends the
+/// calls it carried with an error instead of leaving them waiting.
+#[tokio::test]
+async fn failed_exchanges_end_their_calls() {
+    use rpcwire::transport::http::{HttpClientTransport, HTTP_FAILURE_CODE};
+    use rpcwire::transport::{Peer, PeerError};
+
+    let server = start(|router| HttpServer::new(router).with_max_body(64)).await;
+    let url = format!("http://{}/", server.address).parse().unwrap();
+    let client = Peer::new(HttpClientTransport::new(url), Router::new());
+    let long = "x".repeat(200);
+    match client.call::<_, serde_json::Value>("echo", [long]).await {
+        Err(PeerError::Remote(error)) => {
+            assert_eq!(error.code().code(), HTTP_FAILURE_CODE);
+            assert!(error.message().contains("413"), "{}", error.message());
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Nothing listens on a port just released.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let url = format!("http://{port}/").parse().unwrap();
+    let nobody = Peer::new(
+        HttpClientTransport::new(url).with_timeout(Duration::from_secs(5)),
+        Router::new(),
+    );
+    match nobody.call::<_, i64>("subtract", (1, 1)).await {
+        Err(PeerError::Remote(error)) => assert_eq!(error.code().code(), HTTP_FAILURE_CODE),
+        other => panic!("{other:?}"),
+    }
+}

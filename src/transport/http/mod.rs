@@ -3,7 +3,9 @@
 //! [`HttpService`] is a `tower::Service` for `http::Request`s that answers through a
 //! [`Router`](crate::dispatch::Router) with the same serving core as every other transport
 //! (it mounts in axum with `Router::route_service`); [`HttpServer`] serves it on a TCP
-//! listener with hyper, HTTP/1.1 and HTTP/2 on one port.
+//! listener with hyper, HTTP/1.1 and HTTP/2 on one port. [`HttpClientTransport`] goes the
+//! other way: a [`Transport`](crate::transport::Transport) whose frames are POSTs, so that a
+//! [`Peer`](crate::transport::Peer) calls HTTP servers.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -37,8 +39,10 @@
 //! # });
 //! ```
 
+mod client;
 mod server;
 mod service;
 
+pub use client::{HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_REQUEST_TIMEOUT, HTTP_FAILURE_CODE};
 pub use server::{HttpServer, DEFAULT_HEADER_TIMEOUT};
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};

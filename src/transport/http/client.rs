@@ -1,0 +1,232 @@
+//! `HttpClientTransport`: a [`Transport`] whose frames go out as HTTP POSTs (hyper's pooled
+//! client, keep-alive) and whose incoming frames are the response bodies, so that a
+//! [`Peer`](crate::transport::Peer) calls an HTTP JSON-RPC server as it calls over a stream.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{HeaderValue, CONTENT_TYPE};
+use http::{Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio::sync::mpsc;
+
+use crate::encode;
+use crate::message::{ErrorObject, Id, Message};
+use crate::parse::Parsed;
+use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
+
+/// How long one HTTP exchange may take by default.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The JSON-RPC server error code a call gets when its HTTP exchange fails (a status other
+/// than 200/204, a refused connection, a timeout): in the range the specification leaves to
+/// implementations.
+pub const HTTP_FAILURE_CODE: i64 = -32000;
+
+/// A [`Transport`] over HTTP: each frame sent is POSTed to one URL as
+/// `application/json` (on hyper's pooled keep-alive client, exchanges in parallel), and each
+/// answer body is a frame received. A `204` (notifications only) yields nothing. When an
+/// exchange fails, the requests it carried are answered locally with error responses
+/// ([`HTTP_FAILURE_CODE`], the reason as the message), so that every call ends. Closing
+/// waits for the exchanges under way, then the receiver reports the end of input.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::transport::http::{HttpClientTransport, HttpServer};
+/// use rpcwire::transport::Peer;
+///
+/// let mut router = rpcwire::dispatch::Router::new();
+/// router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let url = format!("http://{}/", listener.local_addr().unwrap());
+/// tokio::spawn(HttpServer::new(router).serve(listener));
+///
+/// let transport = HttpClientTransport::new(url.parse().unwrap());
+/// let client = Peer::new(transport, rpcwire::dispatch::Router::new());
+/// let difference: i64 = client.call("subtract", (42, 23)).await.unwrap();
+/// assert_eq!(difference, 19);
+/// # });
+/// ```
+#[derive(Clone, Debug)]
+pub struct HttpClientTransport {
+    url: Uri,
+    timeout: Duration,
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl HttpClientTransport {
+    /// A transport POSTing to `url` (`http://host:port/path`).
+    ///
+    /// ```
+    /// let transport = rpcwire::transport::http::HttpClientTransport::new("http://127.0.0.1:8545/".parse().unwrap());
+    /// # let _ = transport;
+    /// ```
+    pub fn new(url: Uri) -> HttpClientTransport {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        HttpClientTransport {
+            url,
+            timeout: DEFAULT_REQUEST_TIMEOUT,
+            client: Client::builder(TokioExecutor::new()).build(connector),
+        }
+    }
+
+    /// Sets how long one exchange may take (then its calls fail with a timeout error).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let transport = rpcwire::transport::http::HttpClientTransport::new("http://127.0.0.1:8545/".parse().unwrap())
+    ///     .with_timeout(Duration::from_secs(5));
+    /// # let _ = transport;
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> HttpClientTransport {
+        self.timeout = timeout;
+        self
+    }
+}
+
+impl Transport for HttpClientTransport {
+    type Receiver = HttpReceiver;
+    type Sender = HttpSender;
+
+    fn split(self) -> (HttpReceiver, HttpSender) {
+        let (frames, receiver) = mpsc::unbounded_channel();
+        (
+            HttpReceiver { frames: receiver },
+            HttpSender {
+                transport: self,
+                frames: Some(frames),
+            },
+        )
+    }
+}
+
+/// The read half of an [`HttpClientTransport`]: the answer bodies, in the order they arrive.
+#[derive(Debug)]
+pub struct HttpReceiver {
+    frames: mpsc::UnboundedReceiver<Bytes>,
+}
+
+impl FrameReceiver for HttpReceiver {
+    async fn receive(&mut self) -> Result<Option<Bytes>, TransportError> {
+        Ok(self.frames.recv().await)
+    }
+}
+
+/// The write half of an [`HttpClientTransport`]: each frame is one POST.
+#[derive(Debug)]
+pub struct HttpSender {
+    transport: HttpClientTransport,
+    /// Where answers go; each exchange holds a clone until it ends, so that the receiver
+    /// sees the end of input only once the sender is closed and every exchange is over.
+    frames: Option<mpsc::UnboundedSender<Bytes>>,
+}
+
+impl FrameSender for HttpSender {
+    async fn send(&mut self, body: &[u8]) -> Result<(), TransportError> {
+        let Some(frames) = self.frames.clone() else {
+            return Err(TransportError::Closed);
+        };
+        let transport = self.transport.clone();
+        let body = Bytes::copy_from_slice(body);
+        tokio::spawn(async move {
+            let answer =
+                match tokio::time::timeout(transport.timeout, exchange(&transport, body.clone())).await {
+                    Ok(Ok(answer)) => answer,
+                    Ok(Err(reason)) => failure_answer(&body, &reason),
+                    Err(_elapsed) => failure_answer(&body, "HTTP request timed out"),
+                };
+            if let Some(answer) = answer {
+                let _ = frames.send(answer);
+            }
+        });
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), TransportError> {
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        self.frames = None;
+        Ok(())
+    }
+}
+
+/// One POST: the answer body (`None` for 204), or why there is none.
+async fn exchange(transport: &HttpClientTransport, body: Bytes) -> Result<Option<Bytes>, String> {
+    let mut request = Request::post(transport.url.clone())
+        .body(Full::new(body))
+        .map_err(|error| format!("HTTP request not built: {error}"))?;
+    request
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let response = transport
+        .client
+        .request(request)
+        .await
+        .map_err(|error| format!("HTTP request failed: {error}"))?;
+    let status = response.status();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|error| format!("HTTP response body failed: {error}"))?
+        .to_bytes();
+    match status {
+        StatusCode::OK => Ok(Some(bytes)),
+        StatusCode::NO_CONTENT => Ok(None),
+        status => Err(format!("HTTP status {status}")),
+    }
+}
+
+/// Error responses, answered locally, for the requests in `sent` (one, or a batch array of
+/// them); `None` when it held only notifications.
+fn failure_answer(sent: &[u8], reason: &str) -> Option<Bytes> {
+    let error = ErrorObject::new(HTTP_FAILURE_CODE, reason.to_owned());
+    let mut out = BytesMut::new();
+    let answer = |id: &Id<'_>, out: &mut BytesMut| encode::write_error(out, id, &error);
+    match crate::parse(sent) {
+        Ok(Parsed::Single(Message::Request(request))) => answer(request.id(), &mut out),
+        Ok(Parsed::Batch(batch)) => {
+            let mut writer = encode::BatchWriter::new(&mut out);
+            for element in &batch {
+                if let Ok(Message::Request(request)) = element {
+                    answer(request.id(), writer.element());
+                }
+            }
+            writer.finish();
+        }
+        _ => {}
+    }
+    (!out.is_empty()).then(|| out.freeze())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_answer_every_request_they_carried() {
+        let single = failure_answer(br#"{"jsonrpc":"2.0","id":7,"method":"m"}"#, "HTTP status 502").unwrap();
+        assert_eq!(
+            &single[..],
+            br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"HTTP status 502"}}"#
+        );
+        let batch = failure_answer(
+            br#"[{"jsonrpc":"2.0","id":"a","method":"m"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"m"}]"#,
+            "down",
+        )
+        .unwrap();
+        let text = std::str::from_utf8(&batch).unwrap();
+        assert!(
+            text.starts_with(r#"[{"jsonrpc":"2.0","id":"a","error""#),
+            "{text}"
+        );
+        assert!(text.contains(r#"{"jsonrpc":"2.0","id":2,"error""#), "{text}");
+        assert!(failure_answer(br#"{"jsonrpc":"2.0","method":"n"}"#, "down").is_none());
+    }
+}
