@@ -1,5 +1,6 @@
 //! The JSON-RPC 2.0 specification's example methods served over HTTP (`http` feature):
-//! POST a message or a batch to `/` with `Content-Type: application/json`.
+//! POST a message or a batch to `/` with `Content-Type: application/json`, or open a
+//! WebSocket at `/` on the same port (one message or batch per text message).
 //!
 //! ```sh
 //! cargo run --release --features http --example http_server -- [--listen 127.0.0.1:8545] [--max-body BYTES]

@@ -1,11 +1,13 @@
-//! JSON-RPC over HTTP (`http` feature), on hyper 1 and tower.
+//! JSON-RPC over HTTP and WebSocket (`http` feature), on hyper 1, tower and tokio-tungstenite.
 //!
 //! [`HttpService`] is a `tower::Service` for `http::Request`s that answers through a
 //! [`Router`](crate::dispatch::Router) with the same serving core as every other transport
 //! (it mounts in axum with `Router::route_service`); [`HttpServer`] serves it on a TCP
-//! listener with hyper, HTTP/1.1 and HTTP/2 on one port. [`HttpClientTransport`] goes the
-//! other way: a [`Transport`](crate::transport::Transport) whose frames are POSTs, so that a
-//! [`Peer`](crate::transport::Peer) calls HTTP servers.
+//! listener with hyper, HTTP/1.1 and HTTP/2 on one port, and WebSocket on the same port (a
+//! `GET` upgrade, served by a [`Peer`](crate::transport::Peer) per connection over a
+//! [`WebSocketTransport`]). The clients go the other way: [`HttpClientTransport`] (frames
+//! are POSTs) and [`WebSocketTransport::connect`], so that a `Peer` calls HTTP and
+//! WebSocket servers.
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -42,7 +44,9 @@
 mod client;
 mod server;
 mod service;
+mod websocket;
 
 pub use client::{HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_REQUEST_TIMEOUT, HTTP_FAILURE_CODE};
 pub use server::{HttpServer, DEFAULT_HEADER_TIMEOUT};
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};
+pub use websocket::{WebSocketReceiver, WebSocketSender, WebSocketTransport};

@@ -150,7 +150,9 @@ impl HttpServer {
             let service = TowerToHyperService::new(self.service.clone());
             tokio::spawn(async move {
                 // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
-                let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                let _ = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .await;
             });
         }
     }

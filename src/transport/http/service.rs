@@ -9,12 +9,22 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use http::header::{HeaderValue, ALLOW, CONTENT_LENGTH, CONTENT_TYPE};
+use http::header::{
+    HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, SEC_WEBSOCKET_ACCEPT,
+    SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE,
+};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Full};
 
+use hyper_util::rt::TokioIo;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::WebSocketStream;
+
+use super::websocket::{config, WebSocketTransport};
 use crate::dispatch::{Responder, Router};
+use crate::transport::Peer;
 
 /// The largest request body accepted by default: 1 MiB, the parser's default message size.
 pub const DEFAULT_MAX_BODY: usize = 1 << 20;
@@ -33,6 +43,11 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// - A body over the limit: `413`, decided from `Content-Length` before reading anything,
 ///   and while reading a body without one (chunked): never more than the limit is buffered
 ///   (a little more is read and dropped, so that a client still sending gets the answer).
+/// - `GET` with a WebSocket upgrade (RFC 6455): the connection switches to WebSocket and is
+///   served by a [`Peer`] on its own task — each text message one JSON-RPC message or batch,
+///   answered like over HTTP, and the server can push notifications and call the client (see
+///   [`on_websocket`](HttpService::on_websocket)). A binary message closes it with 1003, a
+///   message over the body limit with 1009 before it is buffered.
 /// - Another method: `405` with `Allow: POST`; another content type: `415`; a body that does
 ///   not arrive in time: `408`.
 ///
@@ -57,11 +72,26 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// assert_eq!(response.status(), 200);
 /// # });
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct HttpService {
     router: Arc<Router>,
     max_body: usize,
     body_timeout: Duration,
+    on_websocket: Option<Arc<WebSocketHook>>,
+}
+
+/// What is called with the [`Peer`] of each WebSocket connection.
+type WebSocketHook = dyn Fn(Peer) + Send + Sync;
+
+impl std::fmt::Debug for HttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpService")
+            .field("router", &self.router)
+            .field("max_body", &self.max_body)
+            .field("body_timeout", &self.body_timeout)
+            .field("on_websocket", &self.on_websocket.is_some())
+            .finish()
+    }
 }
 
 impl HttpService {
@@ -77,7 +107,24 @@ impl HttpService {
             router: router.into(),
             max_body: DEFAULT_MAX_BODY,
             body_timeout: DEFAULT_BODY_TIMEOUT,
+            on_websocket: None,
         }
+    }
+
+    /// Calls `hook` with the [`Peer`] of each WebSocket connection once it is upgraded: keep
+    /// a clone to push notifications (subscriptions) or to call the client. The connection
+    /// lives until either side closes it, whether a clone is kept or not.
+    ///
+    /// ```
+    /// use rpcwire::transport::http::HttpService;
+    /// let service = HttpService::new(rpcwire::dispatch::Router::new()).on_websocket(|peer| {
+    ///     tokio::spawn(async move { let _ = peer.notify("welcome", ()).await; });
+    /// });
+    /// # let _ = service;
+    /// ```
+    pub fn on_websocket(mut self, hook: impl Fn(Peer) + Send + Sync + 'static) -> HttpService {
+        self.on_websocket = Some(Arc::new(hook));
+        self
     }
 
     /// Sets the largest request body accepted, in bytes (a larger one is answered `413`).
@@ -125,6 +172,56 @@ impl HttpService {
         self.body_timeout
     }
 
+    /// Switches to the WebSocket protocol (RFC 6455) and serves the connection with a
+    /// [`Peer`] on its own task, each text message one JSON-RPC message or batch.
+    fn upgrade<B>(&self, mut request: Request<B>) -> Response<Full<Bytes>> {
+        if request
+            .headers()
+            .get(SEC_WEBSOCKET_VERSION)
+            .map(HeaderValue::as_bytes)
+            != Some(b"13")
+        {
+            let mut response = status(StatusCode::UPGRADE_REQUIRED);
+            response
+                .headers_mut()
+                .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+            return response;
+        }
+        let Some(key) = request.headers().get(SEC_WEBSOCKET_KEY) else {
+            return status(StatusCode::BAD_REQUEST);
+        };
+        let accept = derive_accept_key(key.as_bytes());
+        let Ok(accept) = HeaderValue::from_str(&accept) else {
+            return status(StatusCode::BAD_REQUEST);
+        };
+        let upgrading = hyper::upgrade::on(&mut request);
+        let router = self.router.clone();
+        let max_message = self.max_body;
+        let hook = self.on_websocket.clone();
+        tokio::spawn(async move {
+            let Ok(upgraded) = upgrading.await else {
+                return;
+            };
+            let socket = WebSocketStream::from_raw_socket(
+                TokioIo::new(upgraded),
+                Role::Server,
+                Some(config(max_message)),
+            )
+            .await;
+            let peer = Peer::new(WebSocketTransport::new(socket), router);
+            if let Some(hook) = hook {
+                hook(peer.clone());
+            }
+            peer.closed().await;
+        });
+        let mut response = status(StatusCode::SWITCHING_PROTOCOLS);
+        let headers = response.headers_mut();
+        headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
+        headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+        headers.insert(SEC_WEBSOCKET_ACCEPT, accept);
+        response
+    }
+
     /// Answers one request.
     async fn answer<B>(self, request: Request<B>) -> Response<Full<Bytes>>
     where
@@ -132,6 +229,9 @@ impl HttpService {
         B::Data: Send,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
+        if request.method() == Method::GET && is_websocket_upgrade(request.headers()) {
+            return self.upgrade(request);
+        }
         if request.method() != Method::POST {
             let mut response = status(StatusCode::METHOD_NOT_ALLOWED);
             response
@@ -247,6 +347,20 @@ fn status(code: StatusCode) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = code;
     response
+}
+
+/// `true` for a WebSocket opening handshake: `Connection: upgrade` (among other tokens) and
+/// `Upgrade: websocket`.
+fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
+    let has_token = |name, token: &str| {
+        headers.get_all(name).iter().any(|value| {
+            value.to_str().is_ok_and(|text| {
+                text.split(',')
+                    .any(|part| part.trim().eq_ignore_ascii_case(token))
+            })
+        })
+    };
+    has_token(CONNECTION, "upgrade") && has_token(UPGRADE, "websocket")
 }
 
 /// `true` for `application/json`, with or without parameters (`; charset=utf-8`).

@@ -1,0 +1,201 @@
+//! JSON-RPC over WebSocket on the HTTP server's port (`http` feature): `Peer` on both ends
+//! (calls, batches, server-pushed notifications, the server calling the client), and
+//! tokio-tungstenite's own client for what `Peer` never sends (binary messages, a message
+//! over the limit, pings). On 127.0.0.1, every wait bounded.
+
+#![cfg(feature = "http")]
+
+#[path = "../examples/common/spec_methods.rs"]
+mod spec_methods;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::{SinkExt, StreamExt};
+use rpcwire::dispatch::{NoParams, Router};
+use rpcwire::transport::http::{HttpServer, HttpService, WebSocketTransport};
+use rpcwire::transport::Peer;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::Message;
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// Starts a server with `service`; stops when the returned sender is dropped.
+async fn start(service: HttpService) -> (SocketAddr, oneshot::Sender<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(
+        HttpServer::from_service(service).serve_until(listener, async move {
+            let _ = stopped.await;
+        }),
+    );
+    (address, stop)
+}
+
+fn spec_router() -> Router {
+    let mut router = Router::new();
+    spec_methods::register(&mut router);
+    router
+}
+
+#[tokio::test]
+async fn a_peer_calls_over_websocket_and_the_server_pushes_and_calls_back() {
+    // Each connection's server-side peer is handed out: it notifies the client at once, and
+    // the test uses it to call the client.
+    let server_peers: Arc<Mutex<Vec<Peer>>> = Arc::default();
+    let seen = server_peers.clone();
+    let service = HttpService::new(spec_router()).on_websocket(move |peer| {
+        let greeter = peer.clone();
+        tokio::spawn(async move {
+            let _ = greeter.notify("subscription", ("newHeads", 1)).await;
+        });
+        seen.lock().unwrap().push(peer);
+    });
+    let (address, _stop) = start(service).await;
+
+    let (pushed, pushed_rx) = oneshot::channel::<(String, i64)>();
+    let pushed = Mutex::new(Some(pushed));
+    let mut client_router = Router::new();
+    client_router
+        .notification("subscription", move |(topic, n): (String, i64)| {
+            if let Some(pushed) = pushed.lock().unwrap().take() {
+                let _ = pushed.send((topic, n));
+            }
+        })
+        .method("client_version", |_: NoParams| Ok("rpcwire-test/1"));
+    let transport = WebSocketTransport::connect(&format!("ws://{address}/"))
+        .await
+        .unwrap();
+    let client = Peer::new(transport, client_router);
+
+    let difference: i64 = tokio::time::timeout(LIMIT, client.call("subtract", (42, 23)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(difference, 19);
+    let raw = rpcwire::RawJson::new("[1,2,4]").unwrap();
+    assert_eq!(&client.call_raw("sum", Some(&raw)).await.unwrap()[..], b"7");
+    client.notify("update", [1]).await.unwrap();
+
+    let (topic, n) = tokio::time::timeout(LIMIT, pushed_rx).await.unwrap().unwrap();
+    assert_eq!((topic.as_str(), n), ("newHeads", 1));
+
+    let server_side = server_peers
+        .lock()
+        .unwrap()
+        .first()
+        .cloned()
+        .expect("the server's peer");
+    let version: String = tokio::time::timeout(LIMIT, server_side.call("client_version", ()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(version, "rpcwire-test/1");
+    client.close().await;
+    tokio::time::timeout(LIMIT, server_side.closed()).await.unwrap();
+}
+
+#[tokio::test]
+async fn batches_and_parse_errors_over_a_raw_websocket() {
+    let (address, _stop) = start(HttpService::new(spec_router())).await;
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{address}/"))
+        .await
+        .unwrap();
+    socket
+        .send(Message::text(
+            r#"[{"jsonrpc":"2.0","method":"sum","params":[1,2,4],"id":"1"},{"jsonrpc":"2.0","method":"notify_hello","params":[7]}]"#,
+        ))
+        .await
+        .unwrap();
+    let answer = tokio::time::timeout(LIMIT, socket.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        answer,
+        Message::text(r#"[{"jsonrpc":"2.0","id":"1","result":7}]"#)
+    );
+    socket.send(Message::text("{nope")).await.unwrap();
+    let answer = tokio::time::timeout(LIMIT, socket.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(
+        answer.to_text().unwrap().contains(r#""code":-32700"#),
+        "{answer:?}"
+    );
+    // A ping is answered with a pong carrying the same payload.
+    socket
+        .send(Message::Ping(b"are you there".to_vec().into()))
+        .await
+        .unwrap();
+    let answer = tokio::time::timeout(LIMIT, socket.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer, Message::Pong(b"are you there".to_vec().into()));
+}
+
+/// The close frame a raw client gets after sending `message`.
+async fn close_code_after(service: HttpService, message: Message) -> Option<CloseCode> {
+    let (address, _stop) = start(service).await;
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{address}/"))
+        .await
+        .unwrap();
+    let _ = socket.send(message).await;
+    loop {
+        match tokio::time::timeout(LIMIT, socket.next())
+            .await
+            .expect("the server answers in time")
+        {
+            Some(Ok(Message::Close(frame))) => return frame.map(|frame| frame.code),
+            Some(Ok(_)) => continue,
+            Some(Err(_)) | None => return None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_binary_message_closes_with_1003() {
+    let code = close_code_after(
+        HttpService::new(spec_router()),
+        Message::Binary(vec![1, 2, 3].into()),
+    )
+    .await;
+    assert_eq!(code, Some(CloseCode::Unsupported));
+}
+
+#[tokio::test]
+async fn a_message_over_the_limit_closes_with_1009() {
+    let service = HttpService::new(spec_router()).with_max_body(1024);
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"echo","params":["{}"],"id":1}}"#,
+        "x".repeat(4096)
+    );
+    let code = close_code_after(service, Message::text(big)).await;
+    assert_eq!(code, Some(CloseCode::Size));
+}
+
+#[tokio::test]
+async fn a_plain_get_is_still_405() {
+    let (address, _stop) = start(HttpService::new(spec_router())).await;
+    let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    socket
+        .write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = String::new();
+    tokio::time::timeout(LIMIT, socket.read_to_string(&mut answer))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+}
