@@ -358,3 +358,24 @@ async fn failed_exchanges_end_their_calls() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A program that reads its upstream's address from its configuration: `http://…` and
+/// `ws://…` open the matching transport, and a `Peer` calls through either the same way.
+#[tokio::test]
+async fn any_transport_is_chosen_from_the_address() {
+    use rpcwire::frame::Framing;
+    use rpcwire::transport::{AnyTransport, Peer};
+
+    let server = start(HttpServer::new).await;
+    for scheme in ["http", "ws"] {
+        let address = format!("{scheme}://{}/", server.address);
+        let transport = AnyTransport::open(&address, Framing::Ndjson).await.unwrap();
+        let client = Peer::new(transport, Router::new());
+        let sum: i64 = tokio::time::timeout(Duration::from_secs(10), client.call("sum", [1, 2, 3]))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(sum, 6, "{address}");
+        client.close().await;
+    }
+}

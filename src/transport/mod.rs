@@ -37,12 +37,14 @@
 //! # }
 //! ```
 
+mod any;
 mod error;
 #[cfg(feature = "http")]
 pub mod http;
 mod peer;
 mod stream;
 
+pub use any::{AnyReceiver, AnySender, AnyTransport};
 pub use error::TransportError;
 pub use peer::{CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerStats};
 pub use stream::{stdio, StreamReceiver, StreamSender, StreamTransport};

@@ -1,0 +1,230 @@
+//! `AnyTransport`: the transport a program picks at run time from its configuration (stdio,
+//! TCP, and with the `http` feature HTTP or WebSocket), as one type a [`Peer`] takes.
+//!
+//! [`Peer`]: crate::transport::Peer
+
+use std::fmt;
+use std::io;
+use std::pin::Pin;
+
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::stream::{StreamReceiver, StreamSender, StreamTransport};
+use super::{FrameReceiver, FrameSender, Transport, TransportError};
+use crate::frame::Framing;
+
+/// Any reader, boxed.
+type BoxReader = Pin<Box<dyn AsyncRead + Send>>;
+/// Any writer, boxed.
+type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// One of the transports, chosen at run time:
+///
+/// | address | transport |
+/// | --- | --- |
+/// | `stdio` | this process's stdin and stdout, in the given framing |
+/// | `tcp://HOST:PORT` | a TCP connection, in the given framing |
+/// | `http://…` (`http` feature) | [`HttpClientTransport`](super::http::HttpClientTransport): a POST per frame |
+/// | `ws://…` (`http` feature) | [`WebSocketTransport`](super::http::WebSocketTransport) |
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::frame::Framing;
+/// use rpcwire::transport::{AnyTransport, Peer, StreamTransport};
+///
+/// // A server on TCP, and a client that found "tcp://…" in its configuration.
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let address = format!("tcp://{}", listener.local_addr().unwrap());
+/// tokio::spawn(async move {
+///     let (socket, _) = listener.accept().await.unwrap();
+///     let mut router = rpcwire::dispatch::Router::new();
+///     router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+///     Peer::new(StreamTransport::from_io(socket, Framing::Ndjson), router).closed().await;
+/// });
+/// let transport = AnyTransport::open(&address, Framing::Ndjson).await.unwrap();
+/// let client = Peer::new(transport, rpcwire::dispatch::Router::new());
+/// assert_eq!(client.call::<_, i64>("subtract", (42, 23)).await.unwrap(), 19);
+/// # });
+/// ```
+pub enum AnyTransport {
+    /// A byte stream (stdio, TCP, a pipe) in a framing.
+    Stream(StreamTransport<BoxReader, BoxWriter>),
+    /// HTTP: a POST per frame.
+    #[cfg(feature = "http")]
+    Http(super::http::HttpClientTransport),
+    /// WebSocket: a text message per frame.
+    #[cfg(feature = "http")]
+    WebSocket(super::http::WebSocketTransport<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+}
+
+impl fmt::Debug for AnyTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self {
+            AnyTransport::Stream(_) => "Stream",
+            #[cfg(feature = "http")]
+            AnyTransport::Http(_) => "Http",
+            #[cfg(feature = "http")]
+            AnyTransport::WebSocket(_) => "WebSocket",
+        };
+        f.debug_tuple("AnyTransport").field(&kind).finish()
+    }
+}
+
+impl AnyTransport {
+    /// A stream transport over any reader and writer, boxed.
+    ///
+    /// ```
+    /// use rpcwire::frame::Framing;
+    /// let (a, _b) = tokio::io::duplex(64);
+    /// let (read, write) = tokio::io::split(a);
+    /// let transport = rpcwire::transport::AnyTransport::stream(read, write, Framing::Ndjson);
+    /// # let _ = transport;
+    /// ```
+    pub fn stream(
+        reader: impl AsyncRead + Send + 'static,
+        writer: impl AsyncWrite + Send + 'static,
+        framing: Framing,
+    ) -> AnyTransport {
+        AnyTransport::Stream(StreamTransport::new(Box::pin(reader), Box::pin(writer), framing))
+    }
+
+    /// Opens the transport `address` names (see the table above); `framing` applies to
+    /// `stdio` and `tcp://`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::transport::AnyTransport;
+    /// let error = AnyTransport::open("carrier-pigeon://home", rpcwire::frame::Framing::Ndjson).await.unwrap_err();
+    /// assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    /// # });
+    /// ```
+    pub async fn open(address: &str, framing: Framing) -> io::Result<AnyTransport> {
+        if address == "stdio" {
+            return Ok(AnyTransport::stream(
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+                framing,
+            ));
+        }
+        if let Some(host) = address.strip_prefix("tcp://") {
+            let socket = tokio::net::TcpStream::connect(host).await?;
+            socket.set_nodelay(true)?;
+            let (read, write) = socket.into_split();
+            return Ok(AnyTransport::stream(read, write, framing));
+        }
+        #[cfg(feature = "http")]
+        if address.starts_with("http://") {
+            let url = address
+                .parse()
+                .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
+            return Ok(AnyTransport::Http(super::http::HttpClientTransport::new(url)));
+        }
+        #[cfg(feature = "http")]
+        if address.starts_with("ws://") {
+            return Ok(AnyTransport::WebSocket(
+                super::http::WebSocketTransport::connect(address).await?,
+            ));
+        }
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "unknown transport address {address:?}: expected stdio, tcp://HOST:PORT, http://… or ws://…"
+            ),
+        ))
+    }
+}
+
+/// The read half of an [`AnyTransport`].
+#[allow(missing_debug_implementations)]
+pub enum AnyReceiver {
+    /// A byte stream's.
+    Stream(StreamReceiver<BoxReader>),
+    /// HTTP's.
+    #[cfg(feature = "http")]
+    Http(super::http::HttpReceiver),
+    /// WebSocket's.
+    #[cfg(feature = "http")]
+    WebSocket(super::http::WebSocketReceiver<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+}
+
+/// The write half of an [`AnyTransport`].
+#[allow(missing_debug_implementations)]
+pub enum AnySender {
+    /// A byte stream's.
+    Stream(StreamSender<BoxWriter>),
+    /// HTTP's (boxed: it holds the pooled client).
+    #[cfg(feature = "http")]
+    Http(Box<super::http::HttpSender>),
+    /// WebSocket's.
+    #[cfg(feature = "http")]
+    WebSocket(super::http::WebSocketSender<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+}
+
+impl Transport for AnyTransport {
+    type Receiver = AnyReceiver;
+    type Sender = AnySender;
+
+    fn split(self) -> (AnyReceiver, AnySender) {
+        match self {
+            AnyTransport::Stream(transport) => {
+                let (receiver, sender) = transport.split();
+                (AnyReceiver::Stream(receiver), AnySender::Stream(sender))
+            }
+            #[cfg(feature = "http")]
+            AnyTransport::Http(transport) => {
+                let (receiver, sender) = transport.split();
+                (AnyReceiver::Http(receiver), AnySender::Http(Box::new(sender)))
+            }
+            #[cfg(feature = "http")]
+            AnyTransport::WebSocket(transport) => {
+                let (receiver, sender) = transport.split();
+                (AnyReceiver::WebSocket(receiver), AnySender::WebSocket(sender))
+            }
+        }
+    }
+}
+
+impl FrameReceiver for AnyReceiver {
+    async fn receive(&mut self) -> Result<Option<Bytes>, TransportError> {
+        match self {
+            AnyReceiver::Stream(receiver) => receiver.receive().await,
+            #[cfg(feature = "http")]
+            AnyReceiver::Http(receiver) => receiver.receive().await,
+            #[cfg(feature = "http")]
+            AnyReceiver::WebSocket(receiver) => receiver.receive().await,
+        }
+    }
+}
+
+impl FrameSender for AnySender {
+    async fn send(&mut self, body: &[u8]) -> Result<(), TransportError> {
+        match self {
+            AnySender::Stream(sender) => sender.send(body).await,
+            #[cfg(feature = "http")]
+            AnySender::Http(sender) => sender.send(body).await,
+            #[cfg(feature = "http")]
+            AnySender::WebSocket(sender) => sender.send(body).await,
+        }
+    }
+
+    async fn flush(&mut self) -> Result<(), TransportError> {
+        match self {
+            AnySender::Stream(sender) => sender.flush().await,
+            #[cfg(feature = "http")]
+            AnySender::Http(sender) => sender.flush().await,
+            #[cfg(feature = "http")]
+            AnySender::WebSocket(sender) => sender.flush().await,
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        match self {
+            AnySender::Stream(sender) => sender.close().await,
+            #[cfg(feature = "http")]
+            AnySender::Http(sender) => sender.close().await,
+            #[cfg(feature = "http")]
+            AnySender::WebSocket(sender) => sender.close().await,
+        }
+    }
+}
