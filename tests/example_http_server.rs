@@ -5,6 +5,10 @@
 //! a body over `--max-body` with and without Content-Length (413), a wrong content type (415),
 //! GET (405), and that it keeps serving after all of it.
 //!
+//! The same server's WebSocket endpoint is called by Python's `websockets`
+//! (`tests/interop/py_ws_client.py`): a call, a batch, a parse error, a ping, and the close
+//! codes for a message over the limit (1009) and a binary message (1003).
+//!
 //! The Python packages come from `tests/interop/setup.sh`, as for the python-lsp-jsonrpc
 //! interop; without them the test says "skipped", or fails when `CI` is set.
 #![cfg(all(unix, feature = "http"))]
@@ -86,4 +90,29 @@ fn python_requests_calls_the_http_server() {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("{}", finished.describe("py_http_client.py")));
     assert_eq!(checks, 16, "{}", finished.stdout);
+}
+
+#[test]
+fn python_websockets_calls_the_websocket_endpoint() {
+    let Some(python) = python() else {
+        return;
+    };
+    let server = start_server();
+    let url = format!("ws://{}/", server.address);
+    let finished = run(
+        Command::new(python)
+            .arg(interop_dir().join("py_ws_client.py"))
+            .arg(&url)
+            .arg(MAX_BODY.to_string()),
+        CHILD_TIMEOUT,
+    )
+    .expect("run py_ws_client.py");
+    assert!(finished.success(), "{}", finished.describe("py_ws_client.py"));
+    let checks: usize = finished
+        .stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("ws_client: checks="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{}", finished.describe("py_ws_client.py")));
+    assert_eq!(checks, 6, "{}", finished.stdout);
 }

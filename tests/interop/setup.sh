@@ -24,7 +24,7 @@ want="$(sha256sum "$requirements" | cut -d' ' -f1)"
 
 installed() {
   [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-    "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson, requests' 2>/dev/null
+    "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson, requests, websockets' 2>/dev/null
 }
 
 mkdir -p "$target"
@@ -46,7 +46,7 @@ else
   "$base_python" -m venv "$venv"
   "$python" -m pip install --disable-pip-version-check --no-input --quiet \
     --retries 2 --timeout 20 -r "$requirements"
-  "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson, requests'
+  "$python" -c 'import pylsp_jsonrpc.endpoint, pylsp_jsonrpc.streams, ujson, requests, websockets'
   echo "$want" >"$stamp"
   echo "interop venv: installed $(grep -v '^#' "$requirements" | tr '\n' ' ')"
 fi
