@@ -1,12 +1,12 @@
 //! Model checks of the correlation table's races with loom.
 //!
-//! Run with `.ci/loom` (`RUSTFLAGS="--cfg loom" cargo test --release --test correlate_loom`).
-//! Under `cfg(loom)` the table's atomics, slot cells, `Arc`s and thread parking are loom's, and
+//! Run with `.ci/loom` (`RUSTFLAGS="--cfg rpcwire_loom" cargo test --release --test correlate_loom`).
+//! Under `cfg(rpcwire_loom)` the table's atomics, slot cells, `Arc`s and thread parking are loom's, and
 //! its free list is a Treiber stack built on them, so these models cover the whole hot path:
 //! the slot state machine, the free list, the owner/resolver hand-off and the wake-ups.
 //! (Statistics counters stay plain std atomics; timeouts never fire by the clock here, expiry
 //! is driven by `expire` with an instant far in the future.)
-#![cfg(loom)]
+#![cfg(rpcwire_loom)]
 
 use std::future::Future;
 use std::pin::pin;

@@ -82,7 +82,7 @@
 //! # Model checking
 //!
 //! The atomics, the cell lock and parking go through a small `sync` shim that becomes loom's
-//! under `--cfg loom`; `tests/correlate_loom.rs` checks the races (see `.ci/loom`).
+//! under `--cfg rpcwire_loom`; `tests/correlate_loom.rs` checks the races (see `.ci/loom`).
 
 mod config;
 mod error;
