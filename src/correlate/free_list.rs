@@ -85,7 +85,7 @@ fn tagged(head: u64, index: u32) -> u64 {
     tag << 32 | u64::from(index)
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(rpcwire_loom)))]
 mod tests {
     use super::*;
 

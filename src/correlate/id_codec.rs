@@ -85,7 +85,7 @@ fn canonical_decimal(text: &str) -> Option<u64> {
     Some(bytes.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0')))
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(rpcwire_loom)))]
 mod tests {
     use super::*;
 

@@ -110,7 +110,7 @@ pub(crate) fn saturating_nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(rpcwire_loom)))]
 mod tests {
     use super::*;
 
