@@ -383,3 +383,43 @@ async fn any_transport_is_chosen_from_the_address() {
         client.close().await;
     }
 }
+
+/// `tcp://` opens a byte stream in the framing given, and an address of no known kind is a
+/// clear error.
+#[tokio::test]
+async fn any_transport_opens_tcp_and_refuses_unknown_addresses() {
+    use rpcwire::frame::Framing;
+    use rpcwire::transport::{AnyTransport, Peer, StreamTransport};
+
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("tcp://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        let mut router = Router::new();
+        spec_methods::register(&mut router);
+        Peer::new(StreamTransport::from_io(socket, Framing::ContentLength), router)
+            .closed()
+            .await;
+    });
+    let transport = AnyTransport::open(&address, Framing::ContentLength)
+        .await
+        .unwrap();
+    assert_eq!(format!("{transport:?}"), r#"AnyTransport("Stream")"#);
+    let client = Peer::new(transport, Router::new());
+    let difference: i64 = tokio::time::timeout(Duration::from_secs(10), client.call("subtract", (5, 8)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(difference, -3);
+    client.notify("update", [1]).await.unwrap();
+    client.close().await;
+
+    let error = AnyTransport::open("gopher://x", Framing::Ndjson)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(error.to_string().contains("tcp://HOST:PORT"), "{error}");
+    assert!(AnyTransport::open("tcp://127.0.0.1:1", Framing::Ndjson)
+        .await
+        .is_err());
+}
