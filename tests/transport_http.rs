@@ -318,6 +318,15 @@ async fn a_peer_calls_the_server_over_http() {
         Err(PeerError::Remote(error)) => assert_eq!(error.code().code(), -32601),
         other => panic!("{other:?}"),
     }
+    // A batch is one POST; its answers come back as one array and reach each call.
+    let one = rpcwire::RawJson::new("[10,4]").unwrap();
+    let answers = client
+        .call_batch_raw(&[("subtract", Some(&one)), ("nope", None), ("get_data", None)])
+        .await
+        .unwrap();
+    assert_eq!(&answers[0].as_ref().unwrap()[..], b"6");
+    assert!(matches!(&answers[1], Err(PeerError::Remote(e)) if e.code().code() == -32601));
+    assert_eq!(&answers[2].as_ref().unwrap()[..], br#"["hello",5]"#);
     // Many calls in flight at once, each its own exchange on the pooled connections.
     let calls = (0..50).map(|i| client.call::<_, i64>("subtract", (i, 1)));
     let results = futures::future::join_all(calls).await;
