@@ -563,4 +563,23 @@ mod async_handlers {
             None
         );
     }
+
+    #[tokio::test]
+    async fn serve_asks_for_an_await_only_while_an_async_handler_is_registered() {
+        use rpcwire::dispatch::{Responder, Served};
+        let frame = br#"{"jsonrpc":"2.0","method":"m","id":1}"#;
+        let served = |router: &Router| {
+            let mut out = BytesMut::new();
+            Responder::new().serve(router, frame, &mut out, |_| {})
+        };
+        let mut router = Router::new();
+        router.method("m", |_: NoParams| Ok(1));
+        assert_eq!(served(&router), Served::Answered);
+        router.method_async("m", |_: NoParams| async { Ok(2) });
+        assert_eq!(served(&router), Served::NeedsAsync);
+        router.method_async("m", |_: NoParams| async { Ok(3) }); // replaced by another async one
+        assert_eq!(served(&router), Served::NeedsAsync);
+        router.method("m", |_: NoParams| Ok(4)); // the async handler is gone
+        assert_eq!(served(&router), Served::Answered);
+    }
 }

@@ -4,8 +4,8 @@
 
 #![cfg(feature = "http")]
 
-#[path = "../examples/common/spec_methods.rs"]
-mod spec_methods;
+#[path = "support/http_server.rs"]
+mod http_server;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -16,38 +16,10 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use rpcwire::dispatch::Router;
 use rpcwire::transport::http::{HttpServer, HttpService};
+
+use http_server::{spec_router, start};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::oneshot;
-
-/// A running server and what stops it.
-struct Running {
-    address: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-async fn start(server: impl FnOnce(Router) -> HttpServer) -> Running {
-    let mut router = Router::new();
-    spec_methods::register(&mut router);
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server(router).serve_until(listener, async move {
-        let _ = stopped.await;
-    }));
-    Running {
-        address,
-        stop: Some(stop),
-    }
-}
 
 /// POSTs `body` with hyper's client; the status, the content type and the body.
 async fn post(address: SocketAddr, content_type: &str, body: &'static str) -> (u16, Option<String>, String) {
@@ -80,7 +52,7 @@ async fn raw(address: SocketAddr, request: &[u8], limit: Duration) -> String {
 
 #[tokio::test]
 async fn requests_batches_and_notifications() {
-    let server = start(HttpServer::new).await;
+    let server = start(HttpServer::new(spec_router())).await;
     let (status, kind, body) = post(
         server.address,
         "application/json",
@@ -111,7 +83,7 @@ async fn requests_batches_and_notifications() {
 
 #[tokio::test]
 async fn malformed_json_is_a_200_with_the_parse_error() {
-    let server = start(HttpServer::new).await;
+    let server = start(HttpServer::new(spec_router())).await;
     let (status, _, body) = post(
         server.address,
         "application/json",
@@ -127,7 +99,7 @@ async fn malformed_json_is_a_200_with_the_parse_error() {
 
 #[tokio::test]
 async fn other_methods_and_content_types_are_refused() {
-    let server = start(HttpServer::new).await;
+    let server = start(HttpServer::new(spec_router())).await;
     let (status, _, _) = post(server.address, "text/plain", "{}").await;
     assert_eq!(status, 415);
     let answer = raw(
@@ -145,7 +117,7 @@ async fn other_methods_and_content_types_are_refused() {
 
 #[tokio::test]
 async fn a_declared_body_over_the_limit_is_refused_before_it_is_read() {
-    let server = start(|router| HttpServer::new(router).with_max_body(64)).await;
+    let server = start(HttpServer::new(spec_router()).with_max_body(64)).await;
     // The head promises a gigabyte; none of it is sent, and none is waited for.
     let answer = raw(
         server.address,
@@ -158,7 +130,7 @@ async fn a_declared_body_over_the_limit_is_refused_before_it_is_read() {
 
 #[tokio::test]
 async fn an_endless_chunked_body_is_cut_at_the_limit() {
-    let server = start(|router| HttpServer::new(router).with_max_body(64)).await;
+    let server = start(HttpServer::new(spec_router()).with_max_body(64)).await;
     let socket = TcpStream::connect(server.address).await.unwrap();
     let (mut reader, mut writer) = socket.into_split();
     writer
@@ -184,8 +156,69 @@ async fn an_endless_chunked_body_is_cut_at_the_limit() {
 }
 
 #[tokio::test]
+async fn a_chunked_body_in_pieces_is_answered_whole() {
+    let server = start(HttpServer::new(spec_router()).with_max_body(64)).await;
+    let mut socket = TcpStream::connect(server.address).await.unwrap();
+    socket
+        .write_all(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    // 60 bytes in three chunks, each written apart so that the server reads them apart.
+    let body = r#"{"jsonrpc":"2.0","method":"subtract","params":[50,8],"id":"c"}"#;
+    for piece in [&body[..20], &body[20..41], &body[41..]] {
+        let chunk = format!("{:x}\r\n{piece}\r\n", piece.len());
+        socket.write_all(chunk.as_bytes()).await.unwrap();
+        socket.flush().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    socket.write_all(b"0\r\n\r\n").await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.ends_with(r#"{"jsonrpc":"2.0","id":"c","result":42}"#),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn http2_with_prior_knowledge_is_served_too() {
+    let server = start(HttpServer::new(spec_router())).await;
+    let client = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<Full<Bytes>>();
+    // Several requests at once on the one HTTP/2 connection.
+    let calls = (0..8).map(|i| {
+        let request = http::Request::post(format!("http://{}/", server.address))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","method":"subtract","params":[{i},1],"id":{i}}}"#
+            ))))
+            .unwrap();
+        let client = client.clone();
+        async move {
+            let response = client.request(request).await.unwrap();
+            assert_eq!(response.version(), http::Version::HTTP_2);
+            assert_eq!(response.status(), 200);
+            response.into_body().collect().await.unwrap().to_bytes()
+        }
+    });
+    let answers = tokio::time::timeout(Duration::from_secs(10), futures::future::join_all(calls))
+        .await
+        .expect("answers in time");
+    for (i, answer) in answers.iter().enumerate() {
+        let expected = format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{}}}"#, i as i64 - 1);
+        assert_eq!(answer, expected.as_bytes());
+    }
+}
+
+#[tokio::test]
 async fn pipelined_requests_on_one_connection_are_answered_in_order() {
-    let server = start(HttpServer::new).await;
+    let server = start(HttpServer::new(spec_router())).await;
     let one = r#"{"jsonrpc":"2.0","method":"subtract","params":[5,3],"id":1}"#;
     let two = r#"{"jsonrpc":"2.0","method":"subtract","params":[9,3],"id":2}"#;
     let request = format!(
@@ -203,8 +236,7 @@ async fn pipelined_requests_on_one_connection_are_answered_in_order() {
 
 #[tokio::test]
 async fn a_slow_head_is_cut_off_and_the_server_keeps_serving() {
-    let server =
-        start(|router| HttpServer::new(router).with_header_timeout(Duration::from_millis(300))).await;
+    let server = start(HttpServer::new(spec_router()).with_header_timeout(Duration::from_millis(300))).await;
     let mut socket = TcpStream::connect(server.address).await.unwrap();
     socket.write_all(b"POST / HTTP/1.1\r\nho").await.unwrap();
     let mut answer = Vec::new();
@@ -224,10 +256,8 @@ async fn a_slow_head_is_cut_off_and_the_server_keeps_serving() {
 
 #[tokio::test]
 async fn a_body_that_stops_arriving_times_out() {
-    let server = start(|router| {
-        HttpServer::from_service(HttpService::new(router).with_body_timeout(Duration::from_millis(300)))
-    })
-    .await;
+    let service = HttpService::new(spec_router()).with_body_timeout(Duration::from_millis(300));
+    let server = start(HttpServer::from_service(service)).await;
     let answer = raw(
         server.address,
         b"POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\"",
@@ -239,7 +269,7 @@ async fn a_body_that_stops_arriving_times_out() {
 
 #[tokio::test]
 async fn many_connections_opened_and_dropped_leave_it_serving() {
-    let server = start(HttpServer::new).await;
+    let server = start(HttpServer::new(spec_router())).await;
     // 10,000 connections opened and dropped, some after half a request head.
     for i in 0..10_000 {
         let mut socket = TcpStream::connect(server.address).await.unwrap();
@@ -262,14 +292,12 @@ async fn many_connections_opened_and_dropped_leave_it_serving() {
 
 #[tokio::test]
 async fn the_service_mounts_in_axum_beside_other_routes() {
-    let mut router = Router::new();
-    spec_methods::register(&mut router);
     let app = axum::Router::new()
         .route("/health", axum::routing::get(|| async { "ok" }))
-        .route_service("/rpc", HttpService::new(router));
+        .route_service("/rpc", HttpService::new(spec_router()));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         axum::serve(listener, app)
             .with_graceful_shutdown(async move {
@@ -305,7 +333,7 @@ async fn a_peer_calls_the_server_over_http() {
     use rpcwire::transport::http::HttpClientTransport;
     use rpcwire::transport::{Peer, PeerError};
 
-    let server = start(HttpServer::new).await;
+    let server = start(HttpServer::new(spec_router())).await;
     let url = format!("http://{}/", server.address).parse().unwrap();
     let client = Peer::new(HttpClientTransport::new(url), Router::new());
     let difference: i64 = client.call("subtract", (42, 23)).await.unwrap();
@@ -343,7 +371,7 @@ async fn failed_exchanges_end_their_calls() {
     use rpcwire::transport::http::{HttpClientTransport, HTTP_FAILURE_CODE};
     use rpcwire::transport::{Peer, PeerError};
 
-    let server = start(|router| HttpServer::new(router).with_max_body(64)).await;
+    let server = start(HttpServer::new(spec_router()).with_max_body(64)).await;
     let url = format!("http://{}/", server.address).parse().unwrap();
     let client = Peer::new(HttpClientTransport::new(url), Router::new());
     let long = "x".repeat(200);
@@ -379,7 +407,7 @@ async fn any_transport_is_chosen_from_the_address() {
     use rpcwire::frame::Framing;
     use rpcwire::transport::{AnyTransport, Peer};
 
-    let server = start(HttpServer::new).await;
+    let server = start(HttpServer::new(spec_router())).await;
     for scheme in ["http", "ws"] {
         let address = format!("{scheme}://{}/", server.address);
         let transport = AnyTransport::open(&address, Framing::Ndjson).await.unwrap();
@@ -404,11 +432,12 @@ async fn any_transport_opens_tcp_and_refuses_unknown_addresses() {
     let address = format!("tcp://{}", listener.local_addr().unwrap());
     tokio::spawn(async move {
         let (socket, _) = listener.accept().await.unwrap();
-        let mut router = Router::new();
-        spec_methods::register(&mut router);
-        Peer::new(StreamTransport::from_io(socket, Framing::ContentLength), router)
-            .closed()
-            .await;
+        Peer::new(
+            StreamTransport::from_io(socket, Framing::ContentLength),
+            spec_router(),
+        )
+        .closed()
+        .await;
     });
     let transport = AnyTransport::open(&address, Framing::ContentLength)
         .await

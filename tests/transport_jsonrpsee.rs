@@ -5,9 +5,10 @@
 
 #![cfg(feature = "http")]
 
-#[path = "../examples/common/spec_methods.rs"]
-mod spec_methods;
+#[path = "support/http_server.rs"]
+mod http_server;
 
+use http_server::{spec_router, start};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,32 +19,13 @@ use jsonrpsee::rpc_params;
 use rpcwire::dispatch::Router;
 use rpcwire::transport::http::{HttpClientTransport, HttpServer, HttpService, WebSocketTransport};
 use rpcwire::transport::{Peer, PeerError};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
 
 const LIMIT: Duration = Duration::from_secs(10);
 
-async fn start(service: HttpService) -> (SocketAddr, oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(
-        HttpServer::from_service(service).serve_until(listener, async move {
-            let _ = stopped.await;
-        }),
-    );
-    (address, stop)
-}
-
-fn spec_router() -> Router {
-    let mut router = Router::new();
-    spec_methods::register(&mut router);
-    router
-}
-
 #[tokio::test]
 async fn jsonrpsee_http_client_calls_rpcwire() {
-    let (address, _stop) = start(HttpService::new(spec_router())).await;
+    let server = start(HttpServer::from_service(HttpService::new(spec_router()))).await;
+    let address = server.address;
     let client = jsonrpsee::http_client::HttpClientBuilder::default()
         .request_timeout(LIMIT)
         .build(format!("http://{address}"))
@@ -95,7 +77,8 @@ async fn jsonrpsee_ws_client_calls_and_subscribes() {
     router.method("eth_unsubscribe", |(_id,): (String,)| Ok(true));
     let seen = peers.clone();
     let service = HttpService::new(router).on_websocket(move |peer| seen.lock().unwrap().push(peer));
-    let (address, _stop) = start(service).await;
+    let server = start(HttpServer::from_service(service)).await;
+    let address = server.address;
 
     let client = jsonrpsee::ws_client::WsClientBuilder::default()
         .request_timeout(LIMIT)

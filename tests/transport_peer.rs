@@ -50,7 +50,7 @@ async fn next_json(receiver: &mut StreamReceiver<ReadHalf<DuplexStream>>) -> Val
 }
 
 async fn send_json(sender: &mut StreamSender<WriteHalf<DuplexStream>>, value: &Value) {
-    sender.send(value.to_string().as_bytes()).await.unwrap();
+    sender.send(Bytes::from(value.to_string())).await.unwrap();
     sender.flush().await.unwrap();
 }
 
@@ -454,7 +454,7 @@ async fn dropping_every_handle_closes_the_connection() {
     // Its tasks ended and dropped the stream: writing to it now fails.
     let mut refused = false;
     for _ in 0..1000 {
-        if sender.send(b"[]").await.is_err() || sender.flush().await.is_err() {
+        if sender.send(Bytes::from_static(b"[]")).await.is_err() || sender.flush().await.is_err() {
             refused = true;
             break;
         }
@@ -535,11 +535,13 @@ async fn malformed_and_invalid_messages_get_the_right_errors() {
     let (peer, (mut receiver, mut sender)) =
         peer_and_raw(Peer::builder(), subtract_router(), Framing::Ndjson);
     sender
-        .send(br#"{"jsonrpc":"2.0","id":3,"method":"#)
+        .send(Bytes::from_static(br#"{"jsonrpc":"2.0","id":3,"method":"#))
         .await
         .unwrap();
     sender
-        .send(br#"{"jsonrpc":"1.0","id":4,"method":"subtract"}"#)
+        .send(Bytes::from_static(
+            br#"{"jsonrpc":"1.0","id":4,"method":"subtract"}"#,
+        ))
         .await
         .unwrap();
     sender.flush().await.unwrap();

@@ -5,10 +5,10 @@
 
 #![cfg(feature = "http")]
 
-#[path = "../examples/common/spec_methods.rs"]
-mod spec_methods;
+#[path = "support/http_server.rs"]
+mod http_server;
 
-use std::net::SocketAddr;
+use http_server::{spec_router, start};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,31 +16,11 @@ use futures::{SinkExt, StreamExt};
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::transport::http::{HttpServer, HttpService, WebSocketTransport};
 use rpcwire::transport::Peer;
-use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::Message;
 
 const LIMIT: Duration = Duration::from_secs(10);
-
-/// Starts a server with `service`; stops when the returned sender is dropped.
-async fn start(service: HttpService) -> (SocketAddr, oneshot::Sender<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(
-        HttpServer::from_service(service).serve_until(listener, async move {
-            let _ = stopped.await;
-        }),
-    );
-    (address, stop)
-}
-
-fn spec_router() -> Router {
-    let mut router = Router::new();
-    spec_methods::register(&mut router);
-    router
-}
 
 #[tokio::test]
 async fn a_peer_calls_over_websocket_and_the_server_pushes_and_calls_back() {
@@ -55,7 +35,8 @@ async fn a_peer_calls_over_websocket_and_the_server_pushes_and_calls_back() {
         });
         seen.lock().unwrap().push(peer);
     });
-    let (address, _stop) = start(service).await;
+    let server = start(HttpServer::from_service(service)).await;
+    let address = server.address;
 
     let (pushed, pushed_rx) = oneshot::channel::<(String, i64)>();
     let pushed = Mutex::new(Some(pushed));
@@ -101,7 +82,8 @@ async fn a_peer_calls_over_websocket_and_the_server_pushes_and_calls_back() {
 
 #[tokio::test]
 async fn batches_and_parse_errors_over_a_raw_websocket() {
-    let (address, _stop) = start(HttpService::new(spec_router())).await;
+    let server = start(HttpServer::from_service(HttpService::new(spec_router()))).await;
+    let address = server.address;
     let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{address}/"))
         .await
         .unwrap();
@@ -145,7 +127,8 @@ async fn batches_and_parse_errors_over_a_raw_websocket() {
 
 /// The close frame a raw client gets after sending `message`.
 async fn close_code_after(service: HttpService, message: Message) -> Option<CloseCode> {
-    let (address, _stop) = start(service).await;
+    let server = start(HttpServer::from_service(service)).await;
+    let address = server.address;
     let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{address}/"))
         .await
         .unwrap();
@@ -185,7 +168,8 @@ async fn a_message_over_the_limit_closes_with_1009() {
 
 #[tokio::test]
 async fn a_plain_get_is_still_405() {
-    let (address, _stop) = start(HttpService::new(spec_router())).await;
+    let server = start(HttpServer::from_service(HttpService::new(spec_router()))).await;
+    let address = server.address;
     let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     socket

@@ -49,6 +49,17 @@ pub(crate) enum Handler {
     Async(Box<AsyncFn>),
 }
 
+impl Handler {
+    /// Whether answering through this handler needs an await.
+    pub(crate) fn is_async(&self) -> bool {
+        #[cfg(feature = "tokio")]
+        if let Handler::Async(_) = self {
+            return true;
+        }
+        false
+    }
+}
+
 /// Decodes params into `P` with serde; absent params decode as `null`. Failure is -32602
 /// with the decoder's reason in `data`.
 pub(crate) fn decode_params<P: DeserializeOwned>(

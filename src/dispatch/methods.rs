@@ -62,10 +62,9 @@ impl<V> MethodTable<V> {
     }
 
     /// Registers `value` for `name`, replacing an earlier registration.
-    pub(crate) fn insert(&mut self, name: &str, value: V) {
+    pub(crate) fn insert(&mut self, name: &str, value: V) -> Option<V> {
         if let (_, Some(at)) = self.slot_of(name) {
-            self.entries[at].1 = value;
-            return;
+            return Some(std::mem::replace(&mut self.entries[at].1, value));
         }
         if (self.entries.len() + 1) * 2 > self.index.len() {
             self.grow();
@@ -74,6 +73,7 @@ impl<V> MethodTable<V> {
         let at = u32::try_from(self.entries.len()).expect("fewer than 2^32 methods");
         self.index[slot] = at;
         self.entries.push((name.into(), value));
+        None
     }
 
     fn grow(&mut self) {
@@ -91,12 +91,6 @@ impl<V> MethodTable<V> {
     /// The number of registered names.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    /// The registered values, in registration order.
-    #[cfg(feature = "tokio")]
-    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
-        self.entries.iter().map(|(_, value)| value)
     }
 
     /// The registered names, in registration order.

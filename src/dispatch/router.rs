@@ -69,8 +69,8 @@ use crate::parse::{BatchScratch, Limits, Parsed, Parser};
 pub struct Router {
     methods: MethodTable<Handler>,
     parser: Parser,
-    /// Whether any handler is async (then answering a frame may need an await).
-    has_async: bool,
+    /// How many handlers are async (when any is, answering a frame may need an await).
+    async_handlers: usize,
 }
 
 impl Default for Router {
@@ -116,7 +116,7 @@ impl Router {
         Router {
             methods: MethodTable::default(),
             parser: Parser::new(limits),
-            has_async: false,
+            async_handlers: 0,
         }
     }
 
@@ -150,14 +150,10 @@ impl Router {
     }
 
     fn register(&mut self, name: &str, handler: Handler) -> &mut Router {
-        self.methods.insert(name, handler);
-        #[cfg(feature = "tokio")]
-        {
-            self.has_async = self
-                .methods
-                .values()
-                .any(|handler| matches!(handler, Handler::Async(_)));
-        }
+        let added = usize::from(handler.is_async());
+        let replaced = self.methods.insert(name, handler);
+        let removed = usize::from(replaced.as_ref().is_some_and(Handler::is_async));
+        self.async_handlers = self.async_handlers + added - removed;
         self
     }
 
@@ -405,7 +401,7 @@ impl Router {
     /// Whether answering `parsed` runs an async handler (so it has to be awaited);
     /// responses and unknown methods never do.
     pub(crate) fn needs_async(&self, parsed: &Parsed<'_>) -> bool {
-        if !self.has_async {
+        if self.async_handlers == 0 {
             return false;
         }
         let is_async = |message: &Message<'_>| match message.method() {
@@ -418,14 +414,9 @@ impl Router {
         }
     }
 
-    #[cfg(feature = "tokio")]
+    /// Whether `method` is served by an async handler.
     fn is_async(&self, method: &str) -> bool {
-        matches!(self.methods.get(method), Some(Handler::Async(_)))
-    }
-
-    #[cfg(not(feature = "tokio"))]
-    fn is_async(&self, _method: &str) -> bool {
-        false
+        self.methods.get(method).is_some_and(Handler::is_async)
     }
 
     /// One message, awaiting its handler when it is async.

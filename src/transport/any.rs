@@ -198,7 +198,7 @@ impl FrameReceiver for AnyReceiver {
 }
 
 impl FrameSender for AnySender {
-    async fn send(&mut self, body: &[u8]) -> Result<(), TransportError> {
+    async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
         match self {
             AnySender::Stream(sender) => sender.send(body).await,
             #[cfg(feature = "http")]

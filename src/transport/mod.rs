@@ -64,7 +64,7 @@ use bytes::Bytes;
 /// let (a, b) = tokio::io::duplex(1024);
 /// let (_, mut send) = StreamTransport::from_io(a, Framing::Ndjson).split();
 /// let (mut receive, _) = StreamTransport::from_io(b, Framing::Ndjson).split();
-/// send.send(b"[1]").await?;
+/// send.send(bytes::Bytes::from_static(b"[1]")).await?;
 /// send.flush().await?;
 /// assert_eq!(&receive.receive().await?.unwrap()[..], b"[1]");
 /// # Ok(())
@@ -113,7 +113,7 @@ pub trait FrameReceiver: Send + 'static {
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), rpcwire::transport::TransportError> {
 /// let mut sender = StreamSender::new(Vec::new(), Framing::ContentLength);
-/// sender.send(b"[]").await?;
+/// sender.send(bytes::Bytes::from_static(b"[]")).await?;
 /// sender.flush().await?;
 /// assert_eq!(sender.get_ref(), b"Content-Length: 2\r\n\r\n[]");
 /// # Ok(())
@@ -122,7 +122,10 @@ pub trait FrameReceiver: Send + 'static {
 pub trait FrameSender: Send + 'static {
     /// Queues one frame (a message body, without framing). It may be buffered until
     /// [`flush`](FrameSender::flush).
-    fn send(&mut self, body: &[u8]) -> impl Future<Output = Result<(), TransportError>> + Send;
+    ///
+    /// The frame is handed over as [`Bytes`], so a transport that sends it as one unit (an
+    /// HTTP body, a WebSocket message) keeps it without copying.
+    fn send(&mut self, body: Bytes) -> impl Future<Output = Result<(), TransportError>> + Send;
 
     /// Writes out every queued frame.
     fn flush(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;

@@ -205,17 +205,18 @@ impl<R: AsyncRead + Unpin + Send + 'static> FrameReceiver for StreamReceiver<R> 
 /// on [`flush`](FrameSender::flush) (or when it grows large).
 ///
 /// ```
+/// use bytes::Bytes;
 /// use rpcwire::frame::Framing;
 /// use rpcwire::transport::{FrameSender, StreamSender};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), rpcwire::transport::TransportError> {
 /// let mut sender = StreamSender::new(Vec::new(), Framing::Ndjson);
-/// sender.send(b"[1]").await?;
-/// sender.send(b"[2]").await?;
+/// sender.send(Bytes::from_static(b"[1]")).await?;
+/// sender.send(Bytes::from_static(b"[2]")).await?;
 /// sender.close().await?;
 /// assert_eq!(sender.get_ref(), b"[1]\n[2]\n");
-/// assert!(sender.send(b"[3]").await.is_err()); // closed
+/// assert!(sender.send(Bytes::from_static(b"[3]")).await.is_err()); // closed
 /// # Ok(())
 /// # }
 /// ```
@@ -272,9 +273,9 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StreamSender<W> {
 }
 
 impl<W: AsyncWrite + Unpin + Send + 'static> FrameSender for StreamSender<W> {
-    async fn send(&mut self, body: &[u8]) -> Result<(), TransportError> {
+    async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
         self.check_open()?;
-        self.framing.encode(body, &mut self.buffer);
+        self.framing.encode(&body, &mut self.buffer);
         if self.buffer.len() >= WRITE_HIGH_WATER {
             self.write_out().await?;
         }

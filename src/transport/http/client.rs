@@ -126,12 +126,11 @@ pub struct HttpSender {
 }
 
 impl FrameSender for HttpSender {
-    async fn send(&mut self, body: &[u8]) -> Result<(), TransportError> {
+    async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
         let Some(frames) = self.frames.clone() else {
             return Err(TransportError::Closed);
         };
         let transport = self.transport.clone();
-        let body = Bytes::copy_from_slice(body);
         tokio::spawn(async move {
             let answer =
                 match tokio::time::timeout(transport.timeout, exchange(&transport, body.clone())).await {

@@ -24,6 +24,7 @@ use tokio_tungstenite::WebSocketStream;
 
 use super::websocket::{config, WebSocketTransport};
 use crate::dispatch::{Responder, Router};
+use crate::pool::BufferPool;
 use crate::transport::Peer;
 
 /// The largest request body accepted by default: 1 MiB, the parser's default message size.
@@ -78,7 +79,18 @@ pub struct HttpService {
     max_body: usize,
     body_timeout: Duration,
     on_websocket: Option<Arc<WebSocketHook>>,
+    /// Where response bodies are written: each answer is split off a pooled buffer and
+    /// handed to hyper as `Bytes`; once hyper has written and dropped it, the buffer's
+    /// allocation is whole again and the next answers reuse it.
+    buffers: BufferPool,
 }
+
+/// Idle response buffers kept for reuse.
+const RESPONSE_BUFFERS: usize = 64;
+/// Each response buffer's first capacity.
+const RESPONSE_BUFFER_CAPACITY: usize = 4 << 10;
+/// A response buffer grown past this (by a large answer) is dropped, not kept.
+const RESPONSE_BUFFER_MAX_RETAINED: usize = 64 << 10;
 
 /// What is called with the [`Peer`] of each WebSocket connection.
 type WebSocketHook = dyn Fn(Peer) + Send + Sync;
@@ -108,6 +120,11 @@ impl HttpService {
             max_body: DEFAULT_MAX_BODY,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             on_websocket: None,
+            buffers: BufferPool::new(
+                RESPONSE_BUFFERS,
+                RESPONSE_BUFFER_CAPACITY,
+                RESPONSE_BUFFER_MAX_RETAINED,
+            ),
         }
     }
 
@@ -254,12 +271,12 @@ impl HttpService {
             Ok(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
             Err(_elapsed) => return status(StatusCode::REQUEST_TIMEOUT),
         };
-        let mut out = BytesMut::new();
+        let mut out = self.buffers.get();
         if Responder::new()
             .answer_async(&self.router, &bytes, &mut out)
             .await
         {
-            let mut response = Response::new(Full::new(out.freeze()));
+            let mut response = Response::new(Full::new(out.split().freeze()));
             response
                 .headers_mut()
                 .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -317,12 +334,15 @@ where
     B::Data: Send,
 {
     let mut body = Box::pin(body);
+    // A body in one piece (the common case) is kept as it came, without a copy; a second
+    // piece starts the buffer.
+    let mut first = Bytes::new();
     let mut buffer = BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.map_err(|_| BodyProblem::Broken)?.into_data() else {
+        let Ok(mut data) = frame.map_err(|_| BodyProblem::Broken)?.into_data() else {
             continue; // trailers
         };
-        if buffer.len() + data.remaining() > max {
+        if first.len() + buffer.len() + data.remaining() > max {
             tokio::spawn(async move {
                 let drain = async {
                     let mut dropped = 0;
@@ -337,9 +357,17 @@ where
             });
             return Err(BodyProblem::TooLarge);
         }
-        buffer.put(data);
+        if first.is_empty() && buffer.is_empty() {
+            first = data.copy_to_bytes(data.remaining());
+        } else {
+            if buffer.is_empty() {
+                buffer.reserve(first.len() + data.remaining());
+                buffer.put(std::mem::take(&mut first));
+            }
+            buffer.put(data);
+        }
     }
-    Ok(buffer.freeze())
+    Ok(if buffer.is_empty() { first } else { buffer.freeze() })
 }
 
 /// A response with `code` and an empty body.

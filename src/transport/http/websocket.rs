@@ -174,8 +174,8 @@ impl<S> FrameSender for WebSocketSender<S>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    async fn send(&mut self, body: &[u8]) -> Result<(), TransportError> {
-        let text = Utf8Bytes::try_from(Bytes::copy_from_slice(body))
+    async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
+        let text = Utf8Bytes::try_from(body)
             .map_err(|error| TransportError::Io(io::Error::new(io::ErrorKind::InvalidData, error)))?;
         let mut sink = self.sink.lock().await;
         sink.feed(Message::Text(text))

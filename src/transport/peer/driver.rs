@@ -102,7 +102,7 @@ async fn write<S: FrameSender>(mut sender: S, mut queue: mpsc::Receiver<Outgoing
             let mut next = Some(item);
             while let Some(item) = next {
                 match item {
-                    Outgoing::Frame(frame) => sender.send(&frame).await?,
+                    Outgoing::Frame(frame) => sender.send(frame).await?,
                     Outgoing::Close => return sender.close().await,
                 }
                 next = queue.try_recv().ok();
