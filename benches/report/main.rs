@@ -30,6 +30,7 @@ mod render_markdown;
 mod render_svg;
 mod render_text;
 mod targets;
+mod transports;
 
 use crate::common::instructions::Instructions;
 use crate::common::peers::{self, Peer, Visit, RPCWIRE};
@@ -87,6 +88,13 @@ pub(crate) fn instructions_mode(args: &[String]) {
 
 pub(crate) fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    #[cfg(feature = "http")]
+    if let [flag, kind] = &args[..] {
+        if flag == "--transport-server" {
+            transports::server::serve(kind);
+            return;
+        }
+    }
     if let Some(at) = args.iter().position(|a| a == "--instructions") {
         instructions_mode(&args[at + 1..]);
         return;
@@ -117,7 +125,7 @@ pub(crate) fn main() {
     let workload_list: Vec<Workload> = match &only {
         Some(names) => names
             .iter()
-            .filter(|n| *n != "stages")
+            .filter(|n| *n != "stages" && *n != "transports")
             .filter_map(|n| workloads::build(n))
             .collect(),
         None => workloads::all(),
@@ -248,6 +256,14 @@ pub(crate) fn main() {
     } else {
         (Vec::new(), Vec::new(), Vec::new())
     };
+    let run_transports = only
+        .as_ref()
+        .map_or(true, |names| names.iter().any(|n| n == "transports"));
+    let transport_runs = if run_transports {
+        transports::measure_transports(&config)
+    } else {
+        Vec::new()
+    };
     let instructions = Instructions::load(&reports_dir());
     let mut target_list = targets(&results, instructions.as_ref());
     target_list.extend(stage_targets(&stage_results));
@@ -281,6 +297,7 @@ pub(crate) fn main() {
         stages: &stage_results,
         correlation: &correlation,
         peer: &peer_runs,
+        transports: &transport_runs,
         instructions: instructions.as_ref(),
         probes: &probes,
         machine: &machine,

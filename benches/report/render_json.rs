@@ -83,6 +83,8 @@ pub(crate) struct JsonReport {
     pub(crate) correlation_table: Vec<CorrelationRun>,
     /// Round trips between two in-process peers over an in-memory duplex.
     pub(crate) peer_round_trip: Vec<PeerRun>,
+    /// HTTP and WebSocket servers (rpcwire, jsonrpsee, the floors) under one load generator.
+    pub(crate) transports: Vec<crate::transports::TransportRun>,
     pub(crate) instructions_per_msg: Vec<InstructionJson>,
     pub(crate) strictness_probes: Vec<JsonProbe>,
 }

@@ -6,6 +6,7 @@ use crate::common::peers::{self, RPCWIRE};
 use crate::common::stages::StageResult;
 use std::fmt::Write as _;
 
+use crate::transports::{TransportRun, CPU_METHOD};
 use crate::{config::*, measure::*, pipeline::*, render_json::*, render_text::*, targets::*};
 
 pub(crate) struct Report<'a> {
@@ -16,6 +17,7 @@ pub(crate) struct Report<'a> {
     pub(crate) stages: &'a [StageResult],
     pub(crate) correlation: &'a [CorrelationRun],
     pub(crate) peer: &'a [PeerRun],
+    pub(crate) transports: &'a [TransportRun],
     pub(crate) instructions: Option<&'a Instructions>,
     pub(crate) probes: &'a [(&'static str, Vec<bool>)],
     pub(crate) machine: &'a str,
@@ -60,6 +62,15 @@ impl Report<'_> {
                 "\nRound trips between two in-process peers over an in-memory duplex, same run:\n"
             );
             s.push_str(&peer_table(self.peer));
+        }
+        if !self.transports.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n\nHTTP and WebSocket servers under one load generator, same run (server CPU per \
+                 request is the server process's CPU time ÷ requests answered; the floor is the bare \
+                 library answering a fixed text):\n"
+            );
+            s.push_str(&transports_table(self.transports));
         }
         let _ = writeln!(s, "\n\n| target | measured | verdict |\n| --- | --- | --- |");
         for t in self.targets {
@@ -190,6 +201,27 @@ impl Report<'_> {
                 PEER_DUPLEX_KIB
             );
             s.push_str(&peer_table(self.peer));
+            let _ = writeln!(s);
+        }
+
+        if !self.transports.is_empty() {
+            let _ = writeln!(s, "## Transports (HTTP and WebSocket)\n");
+            let _ = writeln!(
+                s,
+                "Each server runs in a child process of this bench on one Tokio thread \
+                 (current-thread runtime); the load generator is one Tokio thread in this process \
+                 with N connections, each sending `{}` and waiting for (and checking) the answer \
+                 before the next — HTTP/1.1 keep-alive POSTs, or WebSocket text frames after one \
+                 upgrade; the clients are minimal hand-written ones, the same for every server. \
+                 Connections are opened before a warm-up; then the run is measured. Latency is per \
+                 request at the load generator. Server CPU per request: {CPU_METHOD}, between the \
+                 start and the end of the measured run, ÷ requests answered in it. The floors: \
+                 a bare hyper HTTP/1 connection answering a fixed body; bare WebSocket servers \
+                 (after a hyper upgrade, as a server sharing its port with HTTP does) answering a \
+                 fixed text, on tokio-tungstenite (the crate rpcwire uses) and on fastwebsockets.\n",
+                crate::transports::REQUEST_TEXT
+            );
+            s.push_str(&transports_table(self.transports));
             let _ = writeln!(s);
         }
 
@@ -441,6 +473,7 @@ impl Report<'_> {
             stages: self.stages.to_vec(),
             correlation_table: self.correlation.to_vec(),
             peer_round_trip: self.peer.to_vec(),
+            transports: self.transports.to_vec(),
             instructions_per_msg: self
                 .instructions
                 .map(|i| {
@@ -477,4 +510,28 @@ impl Report<'_> {
                 .collect(),
         }
     }
+}
+
+/// The transports table: one row per server × transport × connection count.
+fn transports_table(runs: &[TransportRun]) -> String {
+    let mut s = String::from(
+        "| transport | server | connections | req/s | p50 µs | p99 µs | p99.9 µs | server CPU µs/req | what serves |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.2} | {} |",
+            r.transport,
+            r.server,
+            r.connections,
+            r.req_per_s,
+            r.p50_us,
+            r.p99_us,
+            r.p999_us,
+            r.server_cpu_us_per_req,
+            r.implementation
+        );
+    }
+    s
 }

@@ -1,0 +1,211 @@
+//! The load generator: one thread, N connections, each sending the request and waiting for
+//! its answer before the next (no pipelining), over HTTP/1.1 (keep-alive) or WebSocket. The
+//! clients are minimal hand-written ones, the same for every server, so that the load side
+//! costs the same whatever it talks to; each answer is checked.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use super::server::REQUEST;
+
+/// Which protocol the connections speak.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    Http,
+    WebSocket,
+}
+
+/// What one run measured on the load side.
+pub(crate) struct Load {
+    pub(crate) requests: u64,
+    pub(crate) seconds: f64,
+    pub(crate) histogram: Histogram<u64>,
+}
+
+const WARMING: u8 = 0;
+const MEASURING: u8 = 1;
+const STOPPING: u8 = 2;
+
+/// Opens `connections` connections to `address`, runs them for `warmup` unmeasured, calls
+/// `mark` (to read the server's CPU) and measures for `duration`, then calls `mark` again.
+pub(crate) fn run(
+    protocol: Protocol,
+    address: SocketAddr,
+    connections: usize,
+    warmup: Duration,
+    duration: Duration,
+    mut mark: impl FnMut(),
+) -> Load {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async move {
+        let phase = Arc::new(AtomicU8::new(WARMING));
+        let mut clients = Vec::with_capacity(connections);
+        for _ in 0..connections {
+            let socket = connect(protocol, address).await;
+            clients.push(tokio::spawn(drive(protocol, socket, phase.clone())));
+        }
+        tokio::time::sleep(warmup).await;
+        mark();
+        let began = Instant::now();
+        phase.store(MEASURING, Ordering::Relaxed);
+        tokio::time::sleep(duration).await;
+        phase.store(STOPPING, Ordering::Relaxed);
+        let seconds = began.elapsed().as_secs_f64();
+        mark();
+        let mut histogram = Histogram::<u64>::new(3).expect("a histogram");
+        let mut requests = 0;
+        for client in clients {
+            let (count, h) = client.await.expect("a client task");
+            requests += count;
+            histogram.add(h).expect("same histogram bounds");
+        }
+        Load {
+            requests,
+            seconds,
+            histogram,
+        }
+    })
+}
+
+/// Connects (and, for WebSocket, opens the WebSocket).
+async fn connect(protocol: Protocol, address: SocketAddr) -> TcpStream {
+    let mut socket = TcpStream::connect(address).await.expect("connect to the server");
+    socket.set_nodelay(true).expect("nodelay");
+    if protocol == Protocol::WebSocket {
+        let request = format!(
+            "GET / HTTP/1.1\r\nHost: {address}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+             Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        );
+        socket.write_all(request.as_bytes()).await.expect("handshake");
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        // Byte by byte, so that no frame byte after the head is taken with it.
+        while !head.ends_with(b"\r\n\r\n") {
+            socket.read_exact(&mut byte).await.expect("handshake answer");
+            head.push(byte[0]);
+        }
+        assert!(
+            head.starts_with(b"HTTP/1.1 101"),
+            "WebSocket upgrade refused: {}",
+            String::from_utf8_lossy(&head)
+        );
+    }
+    socket
+}
+
+/// Sends the request and reads its answer until told to stop; the count and latencies of
+/// the exchanges that ended while measuring.
+async fn drive(protocol: Protocol, mut socket: TcpStream, phase: Arc<AtomicU8>) -> (u64, Histogram<u64>) {
+    let request = match protocol {
+        Protocol::Http => format!(
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{REQUEST}",
+            REQUEST.len()
+        )
+        .into_bytes(),
+        Protocol::WebSocket => masked_text_frame(REQUEST.as_bytes()),
+    };
+    let mut histogram = Histogram::<u64>::new(3).expect("a histogram");
+    let mut buffer = Vec::with_capacity(4096);
+    let mut count = 0;
+    loop {
+        let now = phase.load(Ordering::Relaxed);
+        if now == STOPPING {
+            break;
+        }
+        let began = Instant::now();
+        socket.write_all(&request).await.expect("send a request");
+        let body = match protocol {
+            Protocol::Http => read_http_answer(&mut socket, &mut buffer).await,
+            Protocol::WebSocket => read_ws_answer(&mut socket, &mut buffer).await,
+        };
+        assert!(
+            memchr::memmem::find(body, br#""result":19"#).is_some(),
+            "unexpected answer: {}",
+            String::from_utf8_lossy(body)
+        );
+        let nanos = began.elapsed().as_nanos() as u64;
+        if now == MEASURING && phase.load(Ordering::Relaxed) == MEASURING {
+            histogram.record(nanos.max(1)).expect("in range");
+            count += 1;
+        }
+    }
+    (count, histogram)
+}
+
+/// A client's text frame (FIN, opcode 1, masked with a fixed key; payload under 126 bytes).
+fn masked_text_frame(payload: &[u8]) -> Vec<u8> {
+    assert!(payload.len() < 126, "short frames only");
+    let key = [0x37, 0xfa, 0x21, 0x3d];
+    let mut frame = vec![0x81, 0x80 | payload.len() as u8];
+    frame.extend_from_slice(&key);
+    frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ key[i % 4]));
+    frame
+}
+
+/// Reads more bytes into `buffer`; panics at the end of the stream.
+async fn fill(socket: &mut TcpStream, buffer: &mut Vec<u8>) {
+    let len = buffer.len();
+    buffer.resize(len + 4096, 0);
+    let n = socket.read(&mut buffer[len..]).await.expect("read an answer");
+    assert!(n > 0, "the server closed the connection");
+    buffer.truncate(len + n);
+}
+
+/// One HTTP/1.1 answer (status 200 with a Content-Length); its body.
+async fn read_http_answer<'b>(socket: &mut TcpStream, buffer: &'b mut Vec<u8>) -> &'b [u8] {
+    buffer.clear();
+    let head_end = loop {
+        if let Some(at) = memchr::memmem::find(buffer, b"\r\n\r\n") {
+            break at + 4;
+        }
+        fill(socket, buffer).await;
+    };
+    let head = std::str::from_utf8(&buffer[..head_end]).expect("an ASCII head");
+    assert!(head.starts_with("HTTP/1.1 200"), "not a 200: {head}");
+    let length: usize = head
+        .split("\r\n")
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or_else(|| panic!("no Content-Length: {head}"));
+    while buffer.len() < head_end + length {
+        fill(socket, buffer).await;
+    }
+    assert_eq!(buffer.len(), head_end + length, "one answer per request");
+    &buffer[head_end..]
+}
+
+/// One unmasked text frame from the server (FIN set); its payload.
+async fn read_ws_answer<'b>(socket: &mut TcpStream, buffer: &'b mut Vec<u8>) -> &'b [u8] {
+    buffer.clear();
+    while buffer.len() < 2 {
+        fill(socket, buffer).await;
+    }
+    assert_eq!(buffer[0], 0x81, "a final text frame");
+    let (start, length) = match buffer[1] & 0x7f {
+        126 => {
+            while buffer.len() < 4 {
+                fill(socket, buffer).await;
+            }
+            (4, u16::from_be_bytes([buffer[2], buffer[3]]) as usize)
+        }
+        127 => panic!("an answer over 64 KiB"),
+        n => (2, n as usize),
+    };
+    while buffer.len() < start + length {
+        fill(socket, buffer).await;
+    }
+    assert_eq!(buffer.len(), start + length, "one answer per request");
+    &buffer[start..]
+}
