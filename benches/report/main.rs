@@ -1,5 +1,6 @@
-//! The performance report of issue 3: `cargo bench --bench report --features tokio` (README's
-//! "main job"; without the feature the peer round-trip section is skipped).
+//! The performance report of issue 3: `cargo bench --bench report --features http` (README's
+//! "main job"; with `--features tokio` only, the transports section is skipped; without
+//! either, the peer round-trip section too).
 //!
 //! For each workload (W1–W5, ETH) and parser (rpcwire, rpcwire-frame and the peers):
 //! median ns per message over timed batches, MB/s, msg/s and heap allocations per message
@@ -12,7 +13,9 @@
 //!
 //! Options (after `--`):
 //! - `--quick`: shorter batches and histograms (well under 2 minutes);
-//! - `--only W1,W3`: just these workloads; prints, writes nothing;
+//! - `--only W1,W3`: just these workloads (`stages`, `transports`: those sections); prints,
+//!   writes nothing;
+//! - `--transport-server KIND`: run one server of the transports section (its child process);
 //! - `--instructions WORKLOAD PARSER N`: parse message 0 of WORKLOAD N times inside
 //!   `instructions_loop` and exit (for callgrind; see `benches/instructions.sh`).
 //!
@@ -49,7 +52,7 @@ static GLOBAL: common::alloc::Counting = common::alloc::COUNTING;
 // Main
 
 pub(crate) const USAGE: &str =
-    "usage: cargo bench --bench report --features tokio [-- [--quick] [--only W1,W2,...] \
+    "usage: cargo bench --bench report --features http [-- [--quick] [--only W1,W2,...,stages,transports] \
                      | --instructions WORKLOAD PARSER N]";
 
 pub(crate) fn instructions_mode(args: &[String]) {

@@ -16,7 +16,19 @@ impl ServerProcess {
     /// Starts the server `kind` and waits for its `listening on ADDR` line.
     pub(crate) fn start(kind: &str) -> ServerProcess {
         let exe = std::env::current_exe().expect("the bench binary's path");
-        let mut child = Command::new(exe)
+        // For profiling: `TRANSPORT_SERVER_WRAPPER="perf record -g -o /tmp/server.data --"`
+        // starts each server under that command.
+        let wrapper = std::env::var("TRANSPORT_SERVER_WRAPPER").unwrap_or_default();
+        let mut words = wrapper.split_whitespace();
+        let mut command = match words.next() {
+            Some(program) => {
+                let mut command = Command::new(program);
+                command.args(words).arg(exe);
+                command
+            }
+            None => Command::new(exe),
+        };
+        let mut child = command
             .args(["--transport-server", kind])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -45,6 +57,12 @@ impl ServerProcess {
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         drop(self.child.stdin.take()); // the server exits at the end of its stdin
+        for _ in 0..200 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

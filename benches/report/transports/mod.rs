@@ -93,7 +93,7 @@ const SUBJECTS: [Subject; 5] = [
     Subject {
         kind: FLOOR_HYPER,
         server: "floor",
-        http: Some("hyper 1 http1, fixed body"),
+        http: Some("hyper 1 http1, body read, fixed answer"),
         ws: None,
     },
     Subject {
@@ -118,8 +118,16 @@ pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
     } else {
         (Duration::from_millis(500), Duration::from_millis(3000))
     };
+    // For a look at some servers only: `TRANSPORT_SERVERS=rpcwire,floor-hyper`.
+    let chosen = std::env::var("TRANSPORT_SERVERS").ok();
     let mut runs = Vec::new();
     for subject in &SUBJECTS {
+        if chosen
+            .as_deref()
+            .is_some_and(|list| !list.split(',').any(|kind| kind == subject.kind))
+        {
+            continue;
+        }
         let process = ServerProcess::start(subject.kind);
         for (transport, protocol, implementation) in [
             ("http", Protocol::Http, subject.http),
@@ -128,6 +136,12 @@ pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
             let Some(implementation) = implementation else {
                 continue;
             };
+            // And some transports only: `TRANSPORT_PROTOCOLS=ws`.
+            if std::env::var("TRANSPORT_PROTOCOLS")
+                .is_ok_and(|list| !list.split(',').any(|name| name == transport))
+            {
+                continue;
+            }
             for connections in CONNECTIONS {
                 let mut marks = Vec::with_capacity(2);
                 let load = load::run(protocol, process.address, connections, warmup, duration, || {

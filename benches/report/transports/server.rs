@@ -1,7 +1,7 @@
 //! The servers of the transports section, each run in a child process of its own (this
 //! bench binary started again with `--transport-server KIND`) on one tokio thread, so that
 //! its CPU time is its own: rpcwire's `HttpServer`, jsonrpsee's server, and the floors — a
-//! bare hyper server answering a fixed body, and bare WebSocket servers (tokio-tungstenite,
+//! bare hyper server reading the request body and answering a fixed body, and bare WebSocket servers (tokio-tungstenite,
 //! fastwebsockets) answering a fixed text.
 
 use std::convert::Infallible;
@@ -112,7 +112,11 @@ async fn floor(kind: &str) {
         tokio::spawn(async move {
             let service = service_fn(move |request: Request<Incoming>| async move {
                 Ok::<_, Infallible>(match kind {
-                    FLOOR_HYPER => fixed_body(),
+                    FLOOR_HYPER => {
+                        // Every JSON-RPC server reads the request: so does the floor.
+                        let _ = http_body_util::BodyExt::collect(request.into_body()).await;
+                        fixed_body()
+                    }
                     FLOOR_TUNGSTENITE => tungstenite_upgrade(request),
                     _ => fastwebsockets_upgrade(request),
                 })
@@ -147,9 +151,12 @@ fn tungstenite_upgrade(mut request: Request<Incoming>) -> Response<Body> {
     let upgrading = hyper::upgrade::on(&mut request);
     tokio::spawn(async move {
         let upgraded = upgrading.await.expect("upgraded");
-        let mut socket =
-            tokio_tungstenite::WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, None)
-                .await;
+        let mut socket = tokio_tungstenite::WebSocketStream::from_raw_socket(
+            TokioIo::new(upgraded),
+            Role::Server,
+            Some(tungstenite_config()),
+        )
+        .await;
         while let Some(Ok(message)) = socket.next().await {
             if message.is_text() && socket.send(Message::text(ANSWER)).await.is_err() {
                 break;
@@ -186,4 +193,10 @@ fn fastwebsockets_upgrade(mut request: Request<Incoming>) -> Response<Body> {
         }
     });
     response.map(http_body_util::Either::Right)
+}
+
+/// tokio-tungstenite with its read buffer cut from 128 KiB (zero-filled before every read)
+/// to the size rpcwire uses.
+fn tungstenite_config() -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default().read_buffer_size(8 << 10)
 }

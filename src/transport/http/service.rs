@@ -265,7 +265,14 @@ impl HttpService {
             return status(StatusCode::PAYLOAD_TOO_LARGE);
         }
         let read = read_body(request.into_body(), self.max_body);
-        let bytes = match tokio::time::timeout(self.body_timeout, read).await {
+        tokio::pin!(read);
+        // A body that came with the head (the common case) is read without arming a timer.
+        let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(outcome) => Ok(outcome),
+            Poll::Pending => tokio::time::timeout(self.body_timeout, read).await,
+        };
+        let bytes = match outcome {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(BodyProblem::TooLarge)) => return status(StatusCode::PAYLOAD_TOO_LARGE),
             Ok(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
