@@ -68,7 +68,7 @@ impl Report<'_> {
                 s,
                 "\n\nHTTP and WebSocket servers under one load generator, same run (server CPU per \
                  request is the server process's CPU time ÷ requests answered; the floor is the bare \
-                 library answering a fixed text):\n"
+                 library answering a fixed body or text):\n"
             );
             s.push_str(&transports_table(self.transports));
         }
@@ -221,8 +221,9 @@ impl Report<'_> {
                  a bare hyper HTTP/1 connection reading each request's body (as any JSON-RPC \
                  server must) and answering a fixed body; bare WebSocket servers \
                  (after a hyper upgrade, as a server sharing its port with HTTP does) answering a \
-                 fixed text, on tokio-tungstenite (the crate rpcwire uses) and on fastwebsockets.\n",
-                crate::transports::REQUEST_TEXT
+                 fixed text, on tokio-tungstenite (the crate rpcwire uses, with the same 8 KiB \
+                 read size) and on fastwebsockets (its defaults).\n",
+                crate::transports::REQUEST
             );
             s.push_str(&transports_table(self.transports));
             let _ = writeln!(s);

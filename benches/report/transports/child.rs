@@ -17,7 +17,8 @@ impl ServerProcess {
     pub(crate) fn start(kind: &str) -> ServerProcess {
         let exe = std::env::current_exe().expect("the bench binary's path");
         // For profiling: `TRANSPORT_SERVER_WRAPPER="perf record -g -o /tmp/server.data --"`
-        // starts each server under that command.
+        // starts each server under that command. The CPU figures are then the wrapper's, not
+        // the server's: read the profile, not the table.
         let wrapper = std::env::var("TRANSPORT_SERVER_WRAPPER").unwrap_or_default();
         let mut words = wrapper.split_whitespace();
         let mut command = match words.next() {

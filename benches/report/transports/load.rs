@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::server::REQUEST;
+use super::REQUEST;
 
 /// Which protocol the connections speak.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

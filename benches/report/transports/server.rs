@@ -20,9 +20,7 @@ use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::protocol::Role;
 use tokio_tungstenite::tungstenite::Message;
 
-/// The request every server answers.
-pub(crate) const REQUEST: &str = super::REQUEST_TEXT;
-/// The floors' fixed answer (what rpcwire answers to [`REQUEST`]).
+/// The floors' fixed answer (what rpcwire answers to [`super::REQUEST`]).
 pub(crate) const ANSWER: &str = r#"{"jsonrpc":"2.0","id":1,"result":19}"#;
 
 /// The server kinds, as passed after `--transport-server`.

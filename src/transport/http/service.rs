@@ -8,14 +8,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{Buf, Bytes};
 use http::header::{
     HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, SEC_WEBSOCKET_ACCEPT,
     SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE,
 };
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 
 use hyper_util::rt::TokioIo;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
@@ -265,14 +265,7 @@ impl HttpService {
             return status(StatusCode::PAYLOAD_TOO_LARGE);
         }
         let read = read_body(request.into_body(), self.max_body);
-        tokio::pin!(read);
-        // A body that came with the head (the common case) is read without arming a timer.
-        let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
-        let outcome = match first {
-            Poll::Ready(outcome) => Ok(outcome),
-            Poll::Pending => tokio::time::timeout(self.body_timeout, read).await,
-        };
-        let bytes = match outcome {
+        let bytes = match tokio::time::timeout(self.body_timeout, read).await {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(BodyProblem::TooLarge)) => return status(StatusCode::PAYLOAD_TOO_LARGE),
             Ok(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
@@ -331,25 +324,20 @@ enum BodyProblem {
     Broken,
 }
 
-/// Reads `body` into one buffer, never holding more than `max` bytes: the length is checked
-/// before each piece is appended. Past the limit, the rest of the body is read and dropped
-/// on a task of its own (up to [`LINGER`] bytes, for at most [`LINGER_TIME`]) while the
-/// `413` goes out.
+/// Reads `body` whole, never holding more than `max` bytes: `Limited` checks each piece
+/// before it is kept, and a body in one piece comes back as it came, without a copy. Past
+/// the limit, the rest of the body is read and dropped on a task of its own (up to
+/// [`LINGER`] bytes, for at most [`LINGER_TIME`]) while the `413` goes out.
 async fn read_body<B>(body: B, max: usize) -> Result<Bytes, BodyProblem>
 where
     B: Body + Send + 'static,
     B::Data: Send,
+    B::Error: std::error::Error + Send + Sync + 'static,
 {
     let mut body = Box::pin(body);
-    // A body in one piece (the common case) is kept as it came, without a copy; a second
-    // piece starts the buffer.
-    let mut first = Bytes::new();
-    let mut buffer = BytesMut::new();
-    while let Some(frame) = body.frame().await {
-        let Ok(mut data) = frame.map_err(|_| BodyProblem::Broken)?.into_data() else {
-            continue; // trailers
-        };
-        if first.len() + buffer.len() + data.remaining() > max {
+    match Limited::new(body.as_mut(), max).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<LengthLimitError>() => {
             tokio::spawn(async move {
                 let drain = async {
                     let mut dropped = 0;
@@ -362,19 +350,10 @@ where
                 };
                 let _ = tokio::time::timeout(LINGER_TIME, drain).await;
             });
-            return Err(BodyProblem::TooLarge);
+            Err(BodyProblem::TooLarge)
         }
-        if first.is_empty() && buffer.is_empty() {
-            first = data.copy_to_bytes(data.remaining());
-        } else {
-            if buffer.is_empty() {
-                buffer.reserve(first.len() + data.remaining());
-                buffer.put(std::mem::take(&mut first));
-            }
-            buffer.put(data);
-        }
+        Err(_) => Err(BodyProblem::Broken),
     }
-    Ok(if buffer.is_empty() { first } else { buffer.freeze() })
 }
 
 /// A response with `code` and an empty body.
