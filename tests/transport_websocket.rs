@@ -127,12 +127,19 @@ async fn batches_and_parse_errors_over_a_raw_websocket() {
 
 /// The close frame a raw client gets after sending `message`.
 async fn close_code_after(service: HttpService, message: Message) -> Option<CloseCode> {
+    close_code_after_all(service, vec![message]).await
+}
+
+/// The close frame a raw client gets after sending `messages` (it may close before the last).
+async fn close_code_after_all(service: HttpService, messages: Vec<Message>) -> Option<CloseCode> {
     let server = start(HttpServer::from_service(service)).await;
     let address = server.address;
     let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{address}/"))
         .await
         .unwrap();
-    let _ = socket.send(message).await;
+    for message in messages {
+        let _ = socket.send(message).await;
+    }
     loop {
         match tokio::time::timeout(LIMIT, socket.next())
             .await
@@ -164,6 +171,85 @@ async fn a_message_over_the_limit_closes_with_1009() {
     );
     let code = close_code_after(service, Message::text(big)).await;
     assert_eq!(code, Some(CloseCode::Size));
+}
+
+/// `parts` sent as one text message in fragments (a text frame, then continuations).
+fn fragments(parts: &[&[u8]]) -> Vec<Message> {
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            let opcode = OpCode::Data(if i == 0 { Data::Text } else { Data::Continue });
+            Message::Frame(Frame::message(part.to_vec(), opcode, i + 1 == parts.len()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_fragmented_message_is_answered_whole() {
+    let server = start(HttpServer::from_service(HttpService::new(spec_router()))).await;
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}/", server.address))
+        .await
+        .unwrap();
+    // The split falls inside a two-byte character: the text is checked as a whole.
+    let request = r#"{"jsonrpc":"2.0","method":"echo","params":["é!"],"id":3}"#.as_bytes();
+    let cut = request.iter().position(|&b| b >= 0x80).unwrap() + 1;
+    let parts: [&[u8]; 3] = [&request[..10], &request[10..cut], &request[cut..]];
+    for frame in fragments(&parts) {
+        socket.send(frame).await.unwrap();
+    }
+    let answer = tokio::time::timeout(LIMIT, socket.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        answer,
+        Message::text(r#"{"jsonrpc":"2.0","id":3,"result":["é!"]}"#)
+    );
+}
+
+#[tokio::test]
+async fn fragments_over_the_limit_together_close_with_1009() {
+    let service = HttpService::new(spec_router()).with_max_body(1024);
+    // Each fragment is under the limit; together they are over it.
+    let part = vec![b' '; 600];
+    let code = close_code_after_all(service, fragments(&[b"[", &part, &part, b"]"])).await;
+    assert_eq!(code, Some(CloseCode::Size));
+}
+
+#[tokio::test]
+async fn fragmented_text_that_is_not_utf8_closes_with_1007() {
+    let service = HttpService::new(spec_router());
+    let code = close_code_after_all(service, fragments(&[b"[\"", b"\xff\xfe", b"\"]"])).await;
+    assert_eq!(code, Some(CloseCode::Invalid));
+}
+
+#[tokio::test]
+async fn a_receive_dropped_midway_loses_nothing() {
+    use rpcwire::transport::{FrameReceiver, Transport};
+    use tokio::io::AsyncWriteExt;
+    let (server_io, mut client_io) = tokio::io::duplex(4096);
+    let (mut receiver, _sender) = WebSocketTransport::server(server_io).split();
+    // A masked text frame with a 16-bit length (126 bytes), as a client sends it.
+    let text = format!("[{}]", "1,".repeat(62) + "1");
+    let mask = [1u8, 2, 3, 4];
+    let mut frame = vec![0x81, 0x80 | 126, 0, text.len() as u8];
+    frame.extend_from_slice(&mask);
+    frame.extend(text.bytes().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+    // The first bytes of the header arrive, and the waiting receive is dropped...
+    client_io.write_all(&frame[..3]).await.unwrap();
+    let early = tokio::time::timeout(Duration::from_millis(50), receiver.receive()).await;
+    assert!(early.is_err(), "nothing whole arrived yet");
+    // ...then the rest: the next receive gives the whole message.
+    client_io.write_all(&frame[3..]).await.unwrap();
+    let message = tokio::time::timeout(LIMIT, receiver.receive())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(message.as_deref(), Some(text.as_bytes()));
 }
 
 #[tokio::test]

@@ -52,10 +52,10 @@ pub enum AnyTransport {
     Stream(StreamTransport<BoxReader, BoxWriter>),
     /// HTTP: a POST per frame.
     #[cfg(feature = "http")]
-    Http(super::http::HttpClientTransport),
+    Http(Box<super::http::HttpClientTransport>),
     /// WebSocket: a text message per frame.
     #[cfg(feature = "http")]
-    WebSocket(super::http::WebSocketTransport<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+    WebSocket(super::http::WebSocketTransport),
 }
 
 impl fmt::Debug for AnyTransport {
@@ -118,7 +118,9 @@ impl AnyTransport {
             let url = address
                 .parse()
                 .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
-            return Ok(AnyTransport::Http(super::http::HttpClientTransport::new(url)));
+            return Ok(AnyTransport::Http(Box::new(
+                super::http::HttpClientTransport::new(url),
+            )));
         }
         #[cfg(feature = "http")]
         if address.starts_with("ws://") {
@@ -145,7 +147,7 @@ pub enum AnyReceiver {
     Http(super::http::HttpReceiver),
     /// WebSocket's.
     #[cfg(feature = "http")]
-    WebSocket(super::http::WebSocketReceiver<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+    WebSocket(super::http::WebSocketReceiver<super::http::UpgradedIo>),
 }
 
 /// The write half of an [`AnyTransport`].
@@ -158,7 +160,7 @@ pub enum AnySender {
     Http(Box<super::http::HttpSender>),
     /// WebSocket's.
     #[cfg(feature = "http")]
-    WebSocket(super::http::WebSocketSender<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+    WebSocket(super::http::WebSocketSender<super::http::UpgradedIo>),
 }
 
 impl Transport for AnyTransport {
@@ -173,7 +175,7 @@ impl Transport for AnyTransport {
             }
             #[cfg(feature = "http")]
             AnyTransport::Http(transport) => {
-                let (receiver, sender) = transport.split();
+                let (receiver, sender) = (*transport).split();
                 (AnyReceiver::Http(receiver), AnySender::Http(Box::new(sender)))
             }
             #[cfg(feature = "http")]

@@ -25,7 +25,7 @@ const SUBJECTS: [Subject; 5] = [
         kind: RPCWIRE,
         server: "rpcwire",
         http: Some("rpcwire HttpServer (hyper 1, HTTP/1.1 + HTTP/2 auto)"),
-        ws: Some("rpcwire HttpServer, Peer over tokio-tungstenite 0.30 (8 KiB reads)"),
+        ws: Some("rpcwire HttpServer, Peer over fastwebsockets 0.10"),
     },
     Subject {
         kind: JSONRPSEE,

@@ -1,4 +1,4 @@
-//! JSON-RPC over HTTP and WebSocket (`http` feature), on hyper 1, tower and tokio-tungstenite.
+//! JSON-RPC over HTTP and WebSocket (`http` feature), on hyper 1, tower and fastwebsockets.
 //!
 //! [`HttpService`] is a `tower::Service` for `http::Request`s that answers through a
 //! [`Router`](crate::dispatch::Router) with the same serving core as every other transport
@@ -49,4 +49,4 @@ mod websocket;
 pub use client::{HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_REQUEST_TIMEOUT, HTTP_FAILURE_CODE};
 pub use server::{HttpServer, DEFAULT_HEADER_TIMEOUT};
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};
-pub use websocket::{WebSocketReceiver, WebSocketSender, WebSocketTransport};
+pub use websocket::{UpgradedIo, WebSocketReceiver, WebSocketSender, WebSocketTransport};

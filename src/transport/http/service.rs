@@ -10,19 +10,15 @@ use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 use http::header::{
-    HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, SEC_WEBSOCKET_ACCEPT,
-    SEC_WEBSOCKET_KEY, SEC_WEBSOCKET_VERSION, UPGRADE,
+    HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, SEC_WEBSOCKET_VERSION, UPGRADE,
 };
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 
-use hyper_util::rt::TokioIo;
-use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
-use tokio_tungstenite::tungstenite::protocol::Role;
-use tokio_tungstenite::WebSocketStream;
+use fastwebsockets::WebSocketError;
 
-use super::websocket::{config, WebSocketTransport};
+use super::websocket::WebSocketTransport;
 use crate::dispatch::{Responder, Router};
 use crate::pool::BufferPool;
 use crate::transport::Peer;
@@ -192,51 +188,33 @@ impl HttpService {
     /// Switches to the WebSocket protocol (RFC 6455) and serves the connection with a
     /// [`Peer`] on its own task, each text message one JSON-RPC message or batch.
     fn upgrade<B>(&self, mut request: Request<B>) -> Response<Full<Bytes>> {
-        if request
-            .headers()
-            .get(SEC_WEBSOCKET_VERSION)
-            .map(HeaderValue::as_bytes)
-            != Some(b"13")
-        {
-            let mut response = status(StatusCode::UPGRADE_REQUIRED);
-            response
-                .headers_mut()
-                .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
-            return response;
-        }
-        let Some(key) = request.headers().get(SEC_WEBSOCKET_KEY) else {
-            return status(StatusCode::BAD_REQUEST);
+        let (switching, upgrading) = match fastwebsockets::upgrade::upgrade(&mut request) {
+            Ok(upgrade) => upgrade,
+            Err(WebSocketError::InvalidSecWebsocketVersion) => {
+                let mut response = status(StatusCode::UPGRADE_REQUIRED);
+                response
+                    .headers_mut()
+                    .insert(SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+                return response;
+            }
+            Err(_) => return status(StatusCode::BAD_REQUEST),
         };
-        let accept = derive_accept_key(key.as_bytes());
-        let Ok(accept) = HeaderValue::from_str(&accept) else {
-            return status(StatusCode::BAD_REQUEST);
-        };
-        let upgrading = hyper::upgrade::on(&mut request);
         let router = self.router.clone();
         let max_message = self.max_body;
         let hook = self.on_websocket.clone();
         tokio::spawn(async move {
-            let Ok(upgraded) = upgrading.await else {
+            let Ok(socket) = upgrading.await else {
                 return;
             };
-            let socket = WebSocketStream::from_raw_socket(
-                TokioIo::new(upgraded),
-                Role::Server,
-                Some(config(max_message)),
-            )
-            .await;
-            let peer = Peer::new(WebSocketTransport::new(socket), router);
+            let transport = WebSocketTransport::server(socket.into_inner()).with_max_message(max_message);
+            let peer = Peer::new(transport, router);
             if let Some(hook) = hook {
                 hook(peer.clone());
             }
             peer.closed().await;
         });
-        let mut response = status(StatusCode::SWITCHING_PROTOCOLS);
-        let headers = response.headers_mut();
-        headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
-        headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
-        headers.insert(SEC_WEBSOCKET_ACCEPT, accept);
-        response
+        let (parts, _) = switching.into_parts();
+        Response::from_parts(parts, Full::default())
     }
 
     /// Answers one request.
