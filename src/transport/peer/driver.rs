@@ -9,18 +9,24 @@
 //!   `max_queued`) while the reader goes on reading, so that responses still reach calls
 //!   made from inside handlers; only when the backlog is full as well does reading pause.
 //!
-//! Everything written goes through one bounded queue to the writer task, which frames it,
-//! writes as much as is queued in one go and flushes. On close (asked for, end of input,
-//! fatal error) the reader stops, pending calls fail, the frames already received are still
-//! answered, and the writer writes everything out before closing the transport.
+//! Calls, notifications and the answers of handler tasks go through one bounded queue to the
+//! writer task, which frames them, writes as much as is queued in one go and flushes. The
+//! reader writes its own answers itself when nothing is queued and no write is under way (the
+//! transport's sender is behind a lock the writer holds while it writes): one task hop less
+//! per request. Should that write not finish at once (the connection is full), it goes on in
+//! a task of its own, holding the lock, so that the reader keeps reading and the order of
+//! writes is kept. On close (asked for, end of input, fatal error) the reader stops, pending
+//! calls fail, the frames already received are still answered, and the writer writes
+//! everything out before closing the transport.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
+use std::task::Poll;
 
 use bytes::{Bytes, BytesMut};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use super::outgoing::Outgoing;
 use super::shared::{Answer, Shared};
@@ -68,7 +74,8 @@ pub(super) async fn run<T, F>(
         return;
     };
     let (receiver, sender) = transport.split();
-    let writer = tokio::spawn(write(sender, queue, shared.clone()));
+    let sender = Arc::new(Mutex::new(sender));
+    let writer = tokio::spawn(write(sender.clone(), queue, shared.clone()));
     shared.state.send_if_modified(|state| {
         let connecting = *state == ConnectionState::Connecting;
         if connecting {
@@ -83,6 +90,7 @@ pub(super) async fn run<T, F>(
         limits,
         backlog: VecDeque::new(),
         out: BytesMut::new(),
+        sender,
         responder: Responder::new(),
         shared: shared.clone(),
         router,
@@ -90,19 +98,28 @@ pub(super) async fn run<T, F>(
     reader.read().await;
     shared.begin_close();
     reader.finish().await;
-    let _ = shared.outgoing.send(Outgoing::Close).await;
+    shared.queue_close().await;
     let _ = writer.await;
     shared.state.send_replace(ConnectionState::Closed);
 }
 
 /// The writer task: frames and writes what is queued, flushing whenever the queue is empty.
-async fn write<S: FrameSender>(mut sender: S, mut queue: mpsc::Receiver<Outgoing>, shared: Arc<Shared>) {
+async fn write<S: FrameSender>(
+    sender: Arc<Mutex<S>>,
+    mut queue: mpsc::Receiver<Outgoing>,
+    shared: Arc<Shared>,
+) {
     let written = async {
         while let Some(item) = queue.recv().await {
+            let mut sender = sender.lock().await;
             let mut next = Some(item);
             while let Some(item) = next {
                 match item {
-                    Outgoing::Frame(frame) => sender.send(frame).await?,
+                    Outgoing::Frame(frame) => {
+                        let sent = sender.send(frame).await;
+                        shared.written();
+                        sent?;
+                    }
                     Outgoing::Close => return sender.close().await,
                 }
                 next = queue.try_recv().ok();
@@ -117,8 +134,21 @@ async fn write<S: FrameSender>(mut sender: S, mut queue: mpsc::Receiver<Outgoing
     }
 }
 
-struct Reader<R> {
+/// Writes one answer with the sender the reader locked, and flushes it.
+async fn write_answer<S: FrameSender>(mut sender: OwnedMutexGuard<S>, answer: Bytes, shared: Arc<Shared>) {
+    let written = async {
+        sender.send(answer).await?;
+        sender.flush().await
+    };
+    if let Err(error) = written.await {
+        shared.request_close(CloseReason::Transport(Arc::new(error)));
+    }
+}
+
+struct Reader<R, S> {
     receiver: R,
+    /// The transport's write half, shared with the writer task.
+    sender: Arc<Mutex<S>>,
     /// Permits for handler tasks.
     limit: Arc<Semaphore>,
     limits: HandlerLimits,
@@ -131,14 +161,21 @@ struct Reader<R> {
     router: Arc<Router>,
 }
 
-impl<R: FrameReceiver> Reader<R> {
+impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
     /// Reads until the connection is to close; the reason is recorded in `shared`.
     async fn read(&mut self) {
+        // One waiter for the whole loop: a new one per frame costs a registration in the
+        // notifier's list and its removal each time.
+        let shared = self.shared.clone();
+        let shutdown = shared.shutdown.notified();
+        tokio::pin!(shutdown);
         loop {
+            let limit = &self.limit;
             tokio::select! {
                 biased;
-                () = self.shared.shutdown.notified() => return,
-                permit = self.limit.clone().acquire_owned(), if !self.backlog.is_empty() => {
+                () = &mut shutdown => return,
+                // Made only when polled, that is when frames wait for a permit.
+                permit = async { limit.clone().acquire_owned().await }, if !self.backlog.is_empty() => {
                     let frame = self.backlog.pop_front().expect("the backlog is not empty");
                     self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
                 }
@@ -202,21 +239,36 @@ impl<R: FrameReceiver> Reader<R> {
             let mut out = BytesMut::new();
             if Responder::new().answer_async(&router, &frame, &mut out).await {
                 bump(&shared.counters.answers_sent);
-                let _ = shared.outgoing.send(Outgoing::Frame(out.freeze())).await;
+                let _ = shared.queue_frame(out.freeze()).await;
             }
             drop(permit);
         });
     }
 
-    /// Queues what the reader wrote into `out`, if anything.
+    /// Writes what the reader wrote into `out`, if anything: itself when nothing is queued
+    /// and the sender is free, through the writer's queue otherwise.
     async fn send_answer(&mut self) {
         if self.out.is_empty() {
             return;
         }
         bump(&self.shared.counters.answers_sent);
         let answer = self.out.split().freeze();
+        if self.shared.all_written() {
+            if let Ok(sender) = self.sender.clone().try_lock_owned() {
+                // Checked again under the lock: the writer hands frames over while holding it.
+                if self.shared.all_written() {
+                    let mut write = Box::pin(write_answer(sender, answer, self.shared.clone()));
+                    let done =
+                        std::future::poll_fn(|cx| Poll::Ready(write.as_mut().poll(cx).is_ready())).await;
+                    if !done {
+                        tokio::spawn(write);
+                    }
+                    return;
+                }
+            }
+        }
         // If the writer is gone the connection is closing already; the reader hears of it.
-        let _ = self.shared.outgoing.send(Outgoing::Frame(answer)).await;
+        let _ = self.shared.queue_frame(answer).await;
     }
 
     async fn answer_frame_error(&mut self, error: &FrameError) {

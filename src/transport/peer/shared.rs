@@ -1,5 +1,6 @@
 //! The state a peer's handles and its tasks share.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -20,7 +21,9 @@ pub(super) struct Shared {
     /// The calls this side made, waiting for their responses.
     pub(super) table: CorrelationTable<Answer>,
     /// Frames for the writer task.
-    pub(super) outgoing: mpsc::Sender<Outgoing>,
+    outgoing: mpsc::Sender<Outgoing>,
+    /// Frames queued for the writer and not yet handed to the transport's sender.
+    unwritten: AtomicUsize,
     pub(super) state: watch::Sender<ConnectionState>,
     /// Wakes the reader to close the connection.
     pub(super) shutdown: Notify,
@@ -38,6 +41,7 @@ impl Shared {
         Shared {
             table,
             outgoing,
+            unwritten: AtomicUsize::new(0),
             state: watch::Sender::new(state),
             shutdown: Notify::new(),
             counters: Counters::default(),
@@ -79,10 +83,32 @@ impl Shared {
 
     /// Queues a frame for the writer.
     pub(super) async fn send(&self, frame: Bytes) -> Result<(), PeerError> {
-        self.outgoing
-            .send(Outgoing::Frame(frame))
-            .await
-            .map_err(|_| self.closed_error())
+        self.queue_frame(frame).await.map_err(|()| self.closed_error())
+    }
+
+    /// Queues a frame for the writer; `Err` once the writer is gone.
+    pub(super) async fn queue_frame(&self, frame: Bytes) -> Result<(), ()> {
+        self.unwritten.fetch_add(1, Ordering::AcqRel);
+        let queued = self.outgoing.send(Outgoing::Frame(frame)).await;
+        if queued.is_err() {
+            self.unwritten.fetch_sub(1, Ordering::AcqRel);
+        }
+        queued.map_err(|_| ())
+    }
+
+    /// Asks the writer to write out everything queued, then close the transport.
+    pub(super) async fn queue_close(&self) {
+        let _ = self.outgoing.send(Outgoing::Close).await;
+    }
+
+    /// The writer handed a queued frame to the transport's sender.
+    pub(super) fn written(&self) {
+        self.unwritten.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// `true` when every queued frame has been handed to the transport's sender.
+    pub(super) fn all_written(&self) -> bool {
+        self.unwritten.load(Ordering::Acquire) == 0
     }
 
     fn lock_reason(&self) -> std::sync::MutexGuard<'_, Option<CloseReason>> {
