@@ -355,6 +355,32 @@ async fn a_peer_calls_the_server_over_http() {
     assert_eq!(&answers[0].as_ref().unwrap()[..], b"6");
     assert!(matches!(&answers[1], Err(PeerError::Remote(e)) if e.code().code() == -32601));
     assert_eq!(&answers[2].as_ref().unwrap()[..], br#"["hello",5]"#);
+    // Notifications ride in a batch beside calls (the server answers only the calls), or
+    // alone (the server answers 204 and nothing is waited for).
+    use rpcwire::transport::BatchEntry;
+    let mixed = client
+        .batch_raw(&[
+            BatchEntry::notification("update", Some(&one)),
+            BatchEntry::call("subtract", Some(&one)),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(mixed.len(), 1);
+    assert_eq!(&mixed[0].as_ref().unwrap()[..], b"6");
+    let alone = client
+        .batch_raw(&[
+            BatchEntry::notification("update", None),
+            BatchEntry::notification("foobar", None),
+        ])
+        .await
+        .unwrap();
+    assert!(alone.is_empty());
+    assert_eq!(client.pending_calls(), 0);
+    assert_eq!(
+        client.stats().frame_errors,
+        0,
+        "an empty 204 answer is not a bad frame"
+    );
     // Many calls in flight at once, each its own exchange on the pooled connections.
     let calls = (0..50).map(|i| client.call::<_, i64>("subtract", (i, 1)));
     let results = futures::future::join_all(calls).await;

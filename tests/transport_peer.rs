@@ -13,8 +13,8 @@ use rpcwire::correlate::IdFormat;
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::frame::Framing;
 use rpcwire::transport::{
-    CloseReason, ConnectionState, FrameReceiver, FrameSender, Peer, PeerError, StreamReceiver, StreamSender,
-    StreamTransport, Transport, TransportError,
+    BatchEntry, CloseReason, ConnectionState, FrameReceiver, FrameSender, Peer, PeerError, StreamReceiver,
+    StreamSender, StreamTransport, Transport, TransportError,
 };
 use rpcwire::ErrorCode;
 use serde_json::{json, Value};
@@ -557,4 +557,106 @@ async fn malformed_and_invalid_messages_get_the_right_errors() {
     );
     assert_eq!(peer.stats().answers_sent, 2);
     assert_eq!(peer.state(), ConnectionState::Connected);
+}
+
+#[tokio::test]
+async fn a_batch_mixes_calls_and_notifications_in_the_order_given() {
+    let (peer, (mut receiver, mut sender)) = peer_and_raw(Peer::builder(), Router::new(), Framing::Ndjson);
+    let one = rpcwire::RawJson::new("[1]").unwrap();
+    let two = rpcwire::RawJson::new(r#"{"k":2}"#).unwrap();
+    let batch = {
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            let one = rpcwire::RawJson::new("[1]").unwrap();
+            let two = rpcwire::RawJson::new(r#"{"k":2}"#).unwrap();
+            peer.batch_raw(&[
+                BatchEntry::notification("first", Some(&one)),
+                BatchEntry::call("a", None),
+                BatchEntry::notification("middle", None),
+                BatchEntry::call("b", Some(&two)),
+            ])
+            .await
+        })
+    };
+    let frame = next_json(&mut receiver).await;
+    let elements = frame.as_array().expect("one batch frame");
+    let methods: Vec<_> = elements.iter().map(|e| e["method"].as_str().unwrap()).collect();
+    assert_eq!(methods, ["first", "a", "middle", "b"]);
+    assert!(elements[0].get("id").is_none() && elements[2].get("id").is_none());
+    assert_eq!(
+        elements[0]["params"],
+        serde_json::from_str::<Value>(one.get()).unwrap()
+    );
+    assert_eq!(
+        elements[3]["params"],
+        serde_json::from_str::<Value>(two.get()).unwrap()
+    );
+    assert_ne!(elements[1]["id"], elements[3]["id"]);
+    // Answered in the other order, one of them with an error.
+    let answer = json!([
+        {"jsonrpc": "2.0", "id": elements[3]["id"], "result": {"b": true}},
+        {"jsonrpc": "2.0", "id": elements[1]["id"], "error": {"code": -32601, "message": "Method not found"}},
+    ]);
+    send_json(&mut sender, &answer).await;
+    let answers = batch.await.unwrap().unwrap();
+    assert_eq!(answers.len(), 2, "one answer per call, none for notifications");
+    assert!(matches!(&answers[0], Err(PeerError::Remote(e)) if e.code() == ErrorCode::MethodNotFound));
+    assert_eq!(&answers[1].as_ref().unwrap()[..], br#"{"b":true}"#);
+    let stats = peer.stats();
+    assert_eq!((stats.calls, stats.notifications), (2, 2));
+    assert_eq!(peer.pending_calls(), 0);
+}
+
+#[tokio::test]
+async fn a_batch_of_notifications_only_returns_once_sent_and_an_empty_one_sends_nothing() {
+    let (peer, (mut receiver, _sender)) = peer_and_raw(Peer::builder(), Router::new(), Framing::Ndjson);
+    assert!(peer.batch_raw(&[]).await.unwrap().is_empty());
+    // Nothing waits for an answer that never comes.
+    let answers = tokio::time::timeout(
+        Duration::from_secs(10),
+        peer.batch_raw(&[
+            BatchEntry::notification("x", None),
+            BatchEntry::notification("y", None),
+        ]),
+    )
+    .await
+    .expect("returns without an answer")
+    .unwrap();
+    assert!(answers.is_empty());
+    assert_eq!(peer.pending_calls(), 0);
+    // The first frame on the wire is the notifications' batch: the empty one sent nothing.
+    let frame = next_json(&mut receiver).await;
+    assert_eq!(
+        frame,
+        json!([{"jsonrpc": "2.0", "method": "x"}, {"jsonrpc": "2.0", "method": "y"}])
+    );
+    peer.close().await;
+    let closed = peer
+        .batch_raw(&[BatchEntry::notification("x", None)])
+        .await
+        .unwrap_err();
+    assert!(closed.is_closed(), "{closed}");
+}
+
+#[tokio::test]
+async fn a_batch_with_notifications_against_a_real_router() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let mut router = subtract_router();
+    let counter = seen.clone();
+    router.notification("tick", move |_: NoParams| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    let (client, _server) = pair(Router::new(), router);
+    let params = rpcwire::RawJson::new("[10,4]").unwrap();
+    let answers = client
+        .batch_raw(&[
+            BatchEntry::notification("tick", None),
+            BatchEntry::call("subtract", Some(&params)),
+            BatchEntry::notification("tick", None),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(answers.len(), 1);
+    assert_eq!(&answers[0].as_ref().unwrap()[..], b"6");
+    assert_eq!(seen.load(Ordering::SeqCst), 2);
 }

@@ -1,11 +1,13 @@
 //! [`Peer`]: one connection that both serves and calls.
 
+mod batch;
 mod driver;
 mod error;
 mod outgoing;
 mod shared;
 mod state;
 
+pub use batch::BatchEntry;
 pub use error::PeerError;
 pub use state::{CloseReason, ConnectionState, PeerStats};
 
@@ -194,68 +196,6 @@ impl Peer {
         shared.send(body.freeze()).await?;
         bump(&shared.counters.calls);
         self.finish_call(pending).await
-    }
-
-    /// Calls several methods in one batch (one frame, `[…]`), params given as JSON text,
-    /// and returns each result's JSON text or error, in the order of `calls` (the answers
-    /// may come back in any order). The outer error is for the batch as a whole: it could
-    /// not be started or sent.
-    ///
-    /// ```
-    /// # use rpcwire::{dispatch::Router, frame::Framing, transport::*};
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let (a, b) = tokio::io::duplex(4096);
-    /// # let mut router = Router::new();
-    /// # router.method("add", |(x, y): (i64, i64)| Ok(x + y));
-    /// # let _server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), router);
-    /// # let peer = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), Router::new());
-    /// let one = rpcwire::RawJson::new("[1,2]")?;
-    /// let two = rpcwire::RawJson::new("[3,4]")?;
-    /// let answers = peer.call_batch_raw(&[("add", Some(&one)), ("nope", None), ("add", Some(&two))]).await?;
-    /// assert_eq!(&answers[0].as_ref().unwrap()[..], b"3");
-    /// assert!(matches!(answers[1], Err(PeerError::Remote(_))));
-    /// assert_eq!(&answers[2].as_ref().unwrap()[..], b"7");
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn call_batch_raw(
-        &self,
-        calls: &[(&str, Option<&RawJson<'_>>)],
-    ) -> Result<Vec<Result<Bytes, PeerError>>, PeerError> {
-        let shared = self.shared();
-        let mut pendings = Vec::with_capacity(calls.len());
-        for _ in calls {
-            let pending = shared
-                .table
-                .start()
-                .map_err(|error| PeerError::from_call(error, || shared.close_reason()))?;
-            pendings.push(pending);
-        }
-        let mut body = BytesMut::with_capacity(64 * calls.len().max(1));
-        let mut batch = crate::encode::BatchWriter::new(&mut body);
-        for ((method, params), pending) in calls.iter().zip(&pendings) {
-            outgoing::write_call::<()>(
-                batch.element(),
-                Some(pending.id()),
-                method,
-                OutgoingParams::Raw(*params),
-            )?;
-        }
-        batch.finish();
-        if calls.is_empty() {
-            return Ok(Vec::new());
-        }
-        shared.send(body.freeze()).await?;
-        for _ in calls {
-            bump(&shared.counters.calls);
-        }
-        let mut answers = Vec::with_capacity(pendings.len());
-        // All are in flight: waiting for them one after another takes as long as the slowest.
-        for pending in pendings {
-            answers.push(self.finish_call(pending).await);
-        }
-        Ok(answers)
     }
 
     /// Waits for a call's answer, until its deadline.
