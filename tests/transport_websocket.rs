@@ -269,3 +269,35 @@ async fn a_plain_get_is_still_405() {
         .unwrap();
     assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
 }
+
+/// A client that sends its first message in the same write as its handshake (RFC 6455 asks
+/// it to wait for the answer; some do not) still gets the 101 answer first, then the
+/// message's answer. (With hyper's `pipeline_flush` the 101 was lost.)
+#[tokio::test]
+async fn a_message_sent_with_the_handshake_gets_the_101_first() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = start(HttpServer::new(spec_router())).await;
+    let mut socket = tokio::net::TcpStream::connect(server.address).await.unwrap();
+    let message = br#"{"jsonrpc":"2.0","method":"subtract","params":[3,1],"id":1}"#;
+    let mut bytes = b"GET / HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
+        sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n"
+        .to_vec();
+    bytes.extend_from_slice(&[0x81, 0x80 | message.len() as u8, 0, 0, 0, 0]); // masked with zeros
+    bytes.extend_from_slice(message);
+    socket.write_all(&bytes).await.unwrap();
+    let expected = br#"{"jsonrpc":"2.0","id":1,"result":2}"#;
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 1024];
+    while !answer.ends_with(expected) {
+        let n = tokio::time::timeout(LIMIT, socket.read(&mut buffer))
+            .await
+            .expect("an answer in time")
+            .unwrap();
+        assert!(n > 0, "closed after {:?}", String::from_utf8_lossy(&answer));
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 101 "), "{text}");
+    let head_end = text.find("\r\n\r\n").unwrap() + 4;
+    assert_eq!(&answer[head_end..head_end + 2], &[0x81, expected.len() as u8]);
+}

@@ -130,8 +130,10 @@ impl HttpServer {
             .http1()
             .timer(TokioTimer::new())
             .header_read_timeout(self.header_timeout)
-            .keep_alive(true)
-            .pipeline_flush(true);
+            // Not `pipeline_flush`: with it, a WebSocket handshake followed at once by a
+            // frame loses its 101 answer (tests/transport_websocket.rs), and hyper's cap on
+            // a connection's write buffer is bypassed.
+            .keep_alive(true);
         let builder = Arc::new(builder);
         tokio::pin!(shutdown);
         loop {
