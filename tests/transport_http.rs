@@ -245,6 +245,14 @@ async fn a_slow_head_is_cut_off_and_the_server_keeps_serving() {
         read.is_ok(),
         "the server closes the connection after its header timeout"
     );
+    // Before the protocol is known (nothing sent, or only the start of the HTTP/2 preface)
+    // the same timeout holds.
+    for sent in [&b""[..], b"P", b"PRI * HTTP/2.0"] {
+        let mut socket = TcpStream::connect(server.address).await.unwrap();
+        socket.write_all(sent).await.unwrap();
+        let read = tokio::time::timeout(Duration::from_secs(10), socket.read_to_end(&mut answer)).await;
+        assert!(read.is_ok(), "closed after {sent:?} and the header timeout");
+    }
     let (status, _, _) = post(
         server.address,
         "application/json",

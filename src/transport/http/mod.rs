@@ -42,6 +42,7 @@
 //! ```
 
 mod client;
+mod detect_deadline;
 mod server;
 mod service;
 mod websocket;

@@ -11,6 +11,7 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
+use super::detect_deadline::DetectDeadline;
 use super::service::HttpService;
 use crate::dispatch::Router;
 
@@ -150,6 +151,7 @@ impl HttpServer {
             let _ = stream.set_nodelay(true);
             let builder = builder.clone();
             let service = TowerToHyperService::new(self.service.clone());
+            let stream = DetectDeadline::new(stream, self.header_timeout);
             tokio::spawn(async move {
                 // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
                 let _ = builder
