@@ -270,6 +270,7 @@ pub(crate) fn main() {
     let instructions = Instructions::load(&reports_dir());
     let mut target_list = targets(&results, instructions.as_ref());
     target_list.extend(stage_targets(&stage_results));
+    target_list.extend(transports::transport_targets(&transport_runs));
     let probes = peers::probe_all();
     print_table(&results, &target_list, &threads);
     print_stages(&stage_results);

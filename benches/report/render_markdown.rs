@@ -67,8 +67,9 @@ impl Report<'_> {
             let _ = writeln!(
                 s,
                 "\n\nHTTP and WebSocket servers under one load generator, same run (server CPU per \
-                 request is the server process's CPU time ÷ requests answered; the floor is the bare \
-                 library answering a fixed body or text):\n"
+                 request is the server process's CPU time ÷ requests answered, the median of {} \
+                 interleaved rounds; the floor is the bare library answering a fixed body or text):\n",
+                self.transports[0].rounds.len()
             );
             s.push_str(&transports_table(self.transports));
         }
@@ -217,13 +218,17 @@ impl Report<'_> {
                  upgrade; the clients are minimal hand-written ones, the same for every server. \
                  Connections are opened before a warm-up; then the run is measured. Latency is per \
                  request at the load generator. Server CPU per request: {CPU_METHOD}, between the \
-                 start and the end of the measured run, ÷ requests answered in it. The floors: \
-                 a bare hyper HTTP/1 connection reading each request's body (as any JSON-RPC \
-                 server must) and answering a fixed body; bare WebSocket servers \
+                 start and the end of the measured run, ÷ requests answered in it. Every row is \
+                 measured in {} rounds, interleaved (each configuration once, then again), and \
+                 the table shows the round with the median CPU per request; the last column has \
+                 every round's figure, a measure of how much this machine moved during the run. \
+                 The floors: a bare hyper HTTP/1 connection reading each request's body (as any \
+                 JSON-RPC server must) and answering a fixed body; bare WebSocket servers \
                  (after a hyper upgrade, as a server sharing its port with HTTP does) answering a \
-                 fixed text, on tokio-tungstenite (the crate rpcwire uses, with the same 8 KiB \
-                 read size) and on fastwebsockets (its defaults).\n",
-                crate::transports::REQUEST
+                 fixed text, on fastwebsockets (the crate rpcwire uses, its defaults) and on \
+                 tokio-tungstenite (with an 8 KiB read size).\n",
+                crate::transports::REQUEST,
+                self.transports[0].rounds.len()
             );
             s.push_str(&transports_table(self.transports));
             let _ = writeln!(s);
@@ -519,13 +524,13 @@ impl Report<'_> {
 /// The transports table: one row per server × transport × connection count.
 fn transports_table(runs: &[TransportRun]) -> String {
     let mut s = String::from(
-        "| transport | server | connections | req/s | p50 µs | p99 µs | p99.9 µs | server CPU µs/req | what serves |\n\
-         | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+        "| transport | server | connections | req/s | p50 µs | p99 µs | p99.9 µs | server CPU µs/req | what serves | CPU µs/req, each round |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
     );
     for r in runs {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.2} | {} |",
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} |",
             r.transport,
             r.server,
             r.connections,
@@ -534,7 +539,12 @@ fn transports_table(runs: &[TransportRun]) -> String {
             r.p99_us,
             r.p999_us,
             r.server_cpu_us_per_req,
-            r.implementation
+            r.implementation,
+            r.rounds
+                .iter()
+                .map(|cpu| format!("{cpu:.2}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
         );
     }
     s

@@ -53,16 +53,25 @@ const SUBJECTS: [Subject; 5] = [
     },
 ];
 
-/// Runs every server × transport × connection count; prints each as it ends.
+/// How many times each server × transport × connection count is measured, the rounds
+/// interleaved (every configuration once, then again), in a full run: the report keeps the
+/// round with the median CPU per request, so that a slow second of a shared machine does
+/// not decide a comparison.
+const ROUNDS: usize = 3;
+
+/// Runs every server × transport × connection count, `ROUNDS` times interleaved; prints each
+/// measurement as it ends and returns, per configuration, its median round.
 pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
-    let (warmup, duration) = if config.quick {
-        (Duration::from_millis(200), Duration::from_millis(800))
+    let (warmup, duration, rounds) = if config.quick {
+        (Duration::from_millis(200), Duration::from_millis(800), 1)
     } else {
-        (Duration::from_millis(500), Duration::from_millis(3000))
+        (Duration::from_millis(500), Duration::from_millis(2000), ROUNDS)
     };
     // For a look at some servers only: `TRANSPORT_SERVERS=rpcwire,floor-hyper`.
     let chosen = std::env::var("TRANSPORT_SERVERS").ok();
-    let mut runs = Vec::new();
+    // And some transports only: `TRANSPORT_PROTOCOLS=ws`.
+    let protocols = std::env::var("TRANSPORT_PROTOCOLS").ok();
+    let mut plan = Vec::new();
     for subject in &SUBJECTS {
         if chosen
             .as_deref()
@@ -70,7 +79,7 @@ pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
         {
             continue;
         }
-        let process = ServerProcess::start(subject.kind);
+        let process = std::rc::Rc::new(ServerProcess::start(subject.kind));
         for (transport, protocol, implementation) in [
             ("http", Protocol::Http, subject.http),
             ("ws", Protocol::WebSocket, subject.ws),
@@ -78,50 +87,75 @@ pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
             let Some(implementation) = implementation else {
                 continue;
             };
-            // And some transports only: `TRANSPORT_PROTOCOLS=ws`.
-            if std::env::var("TRANSPORT_PROTOCOLS")
-                .is_ok_and(|list| !list.split(',').any(|name| name == transport))
+            if protocols
+                .as_deref()
+                .is_some_and(|list| !list.split(',').any(|name| name == transport))
             {
                 continue;
             }
             for connections in CONNECTIONS {
-                let mut marks = Vec::with_capacity(2);
-                let load = load::run(protocol, process.address, connections, warmup, duration, || {
-                    marks.push(process.cpu())
-                });
-                let cpu = marks[1].saturating_sub(marks[0]).as_secs_f64();
-                let requests = load.requests.max(1);
-                let us = |q: f64| round(load.histogram.value_at_quantile(q) as f64 / 1e3, 1);
-                let run = TransportRun {
+                plan.push((
+                    subject,
+                    process.clone(),
                     transport,
-                    server: subject.server,
-                    connections,
-                    req_per_s: round(load.requests as f64 / load.seconds, 0),
-                    p50_us: us(0.5),
-                    p99_us: us(0.99),
-                    p999_us: us(0.999),
-                    server_cpu_us_per_req: round(cpu * 1e6 / requests as f64, 2),
+                    protocol,
                     implementation,
-                    requests: load.requests,
-                    seconds: round(load.seconds, 3),
-                    server_cpu_seconds: round(cpu, 3),
-                };
-                println!(
-                    "transports: {:<4} {:<9} {:>2} conn: {:>7.0} req/s, p50 {:>6.1} p99 {:>6.1} p99.9 {:>6.1} µs, \
-                     server CPU {:>5.2} µs/req  ({})",
-                    run.transport,
-                    run.server,
-                    run.connections,
-                    run.req_per_s,
-                    run.p50_us,
-                    run.p99_us,
-                    run.p999_us,
-                    run.server_cpu_us_per_req,
-                    run.implementation
-                );
-                runs.push(run);
+                    connections,
+                ));
             }
         }
     }
-    runs
+    let mut samples: Vec<Vec<TransportRun>> = vec![Vec::with_capacity(rounds); plan.len()];
+    for round_number in 1..=rounds {
+        for ((subject, process, transport, protocol, implementation, connections), samples) in
+            plan.iter().zip(&mut samples)
+        {
+            let mut marks = Vec::with_capacity(2);
+            let load = load::run(*protocol, process.address, *connections, warmup, duration, || {
+                marks.push(process.cpu())
+            });
+            let cpu = marks[1].saturating_sub(marks[0]).as_secs_f64();
+            let requests = load.requests.max(1);
+            let us = |q: f64| round(load.histogram.value_at_quantile(q) as f64 / 1e3, 1);
+            let run = TransportRun {
+                transport,
+                server: subject.server,
+                connections: *connections,
+                req_per_s: round(load.requests as f64 / load.seconds, 0),
+                p50_us: us(0.5),
+                p99_us: us(0.99),
+                p999_us: us(0.999),
+                server_cpu_us_per_req: round(cpu * 1e6 / requests as f64, 2),
+                implementation,
+                requests: load.requests,
+                seconds: round(load.seconds, 3),
+                server_cpu_seconds: round(cpu, 3),
+                rounds: Vec::new(),
+            };
+            println!(
+                "transports: round {round_number}/{rounds} {:<4} {:<9} {:>2} conn: {:>7.0} req/s, p50 {:>6.1} p99 {:>6.1} \
+                 p99.9 {:>6.1} µs, server CPU {:>5.2} µs/req  ({})",
+                run.transport,
+                run.server,
+                run.connections,
+                run.req_per_s,
+                run.p50_us,
+                run.p99_us,
+                run.p999_us,
+                run.server_cpu_us_per_req,
+                run.implementation
+            );
+            samples.push(run);
+        }
+    }
+    samples.into_iter().map(median_round).collect()
+}
+
+/// The round with the median CPU per request, with every round's figure beside it.
+fn median_round(mut samples: Vec<TransportRun>) -> TransportRun {
+    samples.sort_by(|a, b| a.server_cpu_us_per_req.total_cmp(&b.server_cpu_us_per_req));
+    let all: Vec<f64> = samples.iter().map(|run| run.server_cpu_us_per_req).collect();
+    let mut median = samples.swap_remove(samples.len() / 2);
+    median.rounds = all;
+    median
 }
