@@ -43,6 +43,7 @@ pub mod json;
 pub mod message;
 pub mod parse;
 pub mod pool;
+pub mod proxy;
 pub mod serve;
 mod sync;
 #[cfg(feature = "tokio")]

@@ -1,0 +1,34 @@
+//! Building blocks for forwarding JSON-RPC without re-encoding it: what a gateway or a proxy
+//! needs between the client's bytes and the upstream's.
+//!
+//! - [`IdSlot`]: where a message's id lies in its bytes, so that a request goes upstream with
+//!   the gateway's own id and the answer comes back with the client's id, byte for byte
+//!   (`1.50`, `-0`, `18446744073709551616`, `"\u00e9"` stay exactly that), everything else
+//!   (method, params, result, error) passed on as it came.
+//! - [`batch_elements`] and [`join_batch`]: the elements of a batch as slices of its bytes,
+//!   and a batch put together again from such slices, so that a client's batch can be split
+//!   between upstreams and their answers gathered in the client's order.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use rpcwire::proxy::IdSlot;
+//!
+//! // The client's request goes upstream with the gateway's id 7…
+//! let request = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1.50,"method":"eth_call","params":[{"to":"0x1"}]}"#);
+//! let message = rpcwire::parse(&request).unwrap().single().unwrap();
+//! let client_id = IdSlot::find(&request, &message).unwrap();
+//! let upstream = client_id.replace(b"7");
+//! assert_eq!(&upstream[..], br#"{"jsonrpc":"2.0","id":7,"method":"eth_call","params":[{"to":"0x1"}]}"#);
+//!
+//! // …and its answer comes back with the client's id, exactly as the client wrote it.
+//! let answer = Bytes::from_static(br#"{"jsonrpc":"2.0","id":7,"result":"0x00"}"#);
+//! let message = rpcwire::parse(&answer).unwrap().single().unwrap();
+//! let restored = IdSlot::find(&answer, &message).unwrap().replace(client_id.id_text());
+//! assert_eq!(&restored[..], br#"{"jsonrpc":"2.0","id":1.50,"result":"0x00"}"#);
+//! ```
+
+mod batch_split;
+mod id_slot;
+
+pub use batch_split::{batch_elements, join_batch};
+pub use id_slot::IdSlot;
