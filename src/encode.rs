@@ -33,7 +33,7 @@ use crate::message::{ErrorObject, Id, Message, Notification, RawJson, Request, R
 /// ```
 #[inline]
 pub fn write_id(dst: &mut BytesMut, id: &Id<'_>) {
-    for piece in id.json_pieces() {
+    for piece in id.json_parts() {
         dst.put_slice(piece.as_bytes());
     }
 }

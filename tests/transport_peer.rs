@@ -660,3 +660,32 @@ async fn a_batch_with_notifications_against_a_real_router() {
     assert_eq!(&answers[0].as_ref().unwrap()[..], b"6");
     assert_eq!(seen.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test]
+async fn notify_raw_writes_the_params_as_given() {
+    let (peer, (mut receiver, _sender)) = peer_and_raw(Peer::builder(), Router::new(), Framing::Ndjson);
+    let params = rpcwire::RawJson::new(r#"{"n": 1.50, "id": -0}"#).unwrap();
+    peer.notify_raw("progress", Some(&params)).await.unwrap();
+    peer.notify_raw("ping", None).await.unwrap();
+    let frame = tokio::time::timeout(Duration::from_secs(10), receiver.receive())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        &frame[..],
+        br#"{"jsonrpc":"2.0","method":"progress","params":{"n": 1.50, "id": -0}}"#
+    );
+    assert_eq!(
+        next_json(&mut receiver).await,
+        json!({"jsonrpc": "2.0", "method": "ping"})
+    );
+    assert_eq!(peer.stats().notifications, 2);
+    let scalar = rpcwire::RawJson::new("7").unwrap();
+    assert!(matches!(
+        peer.notify_raw("x", Some(&scalar)).await,
+        Err(PeerError::Params(_))
+    ));
+    peer.close().await;
+    assert!(peer.notify_raw("late", None).await.unwrap_err().is_closed());
+}

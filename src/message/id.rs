@@ -195,7 +195,8 @@ impl<'a> Id<'a> {
     }
 
     /// The id's JSON text without the quotes of a string: `42`, `1.5e3`, `null`, or the
-    /// escaped content of a string id.
+    /// escaped content of a string id — so the string `"42"` and the number `42` both read
+    /// `42` here; [`json_parts`](Id::json_parts) and [`kind`](Id::kind) tell them apart.
     ///
     /// ```
     /// assert_eq!(rpcwire::Id::null().raw(), "null");
@@ -216,15 +217,24 @@ impl<'a> Id<'a> {
     /// assert_eq!(s, "\"x\"");
     /// ```
     pub fn write_json(&self, out: &mut String) {
-        for piece in self.json_pieces() {
+        for piece in self.json_parts() {
             out.push_str(piece);
         }
     }
 
-    /// The id's JSON text in three pieces (a string's quotes around its raw content, empty
-    /// pieces around anything else): what every writer of ids writes, without allocating.
+    /// The id's exact JSON text in three pieces, to be written one after the other without
+    /// allocating: a string's quotes around its raw content (escapes intact), empty pieces
+    /// around a number's text or `null`. Unlike [`raw`](Id::raw), the string `"42"` and the
+    /// number `42` differ here.
+    ///
+    /// ```
+    /// let string = rpcwire::Id::from("42");
+    /// let number = rpcwire::Id::from(42u64);
+    /// assert_eq!(string.json_parts().concat(), "\"42\"");
+    /// assert_eq!(number.json_parts().concat(), "42");
+    /// ```
     #[inline]
-    pub(crate) fn json_pieces(&self) -> [&str; 3] {
+    pub fn json_parts(&self) -> [&str; 3] {
         match &self.repr {
             Repr::String { raw, .. } => ["\"", raw, "\""],
             Repr::Null => ["", "null", ""],
@@ -308,7 +318,7 @@ impl Hash for Id<'_> {
 impl fmt::Display for Id<'_> {
     /// Formats the id as JSON text: `42`, `"abc"`, `null`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.json_pieces().iter().try_for_each(|piece| f.write_str(piece))
+        self.json_parts().iter().try_for_each(|piece| f.write_str(piece))
     }
 }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::CloseReason;
 use crate::correlate::CallError;
-use crate::message::ErrorObject;
+use crate::message::{ErrorCode, ErrorObject};
 
 /// Why a call or notification failed.
 ///
@@ -54,12 +54,91 @@ impl PeerError {
         matches!(self, PeerError::Closed(_))
     }
 
+    /// The error code [`to_error_object`](PeerError::to_error_object) gives a closed
+    /// connection (the same as `transport::http::HTTP_FAILURE_CODE` for a failed exchange).
+    pub const CLOSED_CODE: i64 = -32000;
+    /// The error code [`to_error_object`](PeerError::to_error_object) gives a call refused
+    /// because too many are pending.
+    pub const TOO_MANY_PENDING_CODE: i64 = -32001;
+    /// The error code [`to_error_object`](PeerError::to_error_object) gives a call that timed
+    /// out.
+    pub const TIMED_OUT_CODE: i64 = -32002;
+
+    /// The error object to answer a request with when a call made on its behalf failed — what
+    /// a gateway or proxy sends its client: the other side's own error object for
+    /// [`Remote`](PeerError::Remote) (as it came); for the rest, a code in the server-error
+    /// range with the reason in `data` — [`CLOSED_CODE`](PeerError::CLOSED_CODE) (-32000),
+    /// [`TOO_MANY_PENDING_CODE`](PeerError::TOO_MANY_PENDING_CODE) (-32001),
+    /// [`TIMED_OUT_CODE`](PeerError::TIMED_OUT_CODE) (-32002) —, invalid params (-32602) for
+    /// params that could not be sent, and an internal error (-32603) for a result that could
+    /// not be decoded.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rpcwire::transport::PeerError;
+    ///
+    /// let error = PeerError::TimedOut { after: Duration::from_secs(2) }.to_error_object();
+    /// assert_eq!(error.code().code(), PeerError::TIMED_OUT_CODE);
+    /// assert_eq!(error.data().unwrap().get(), r#""request timed out after 2s""#);
+    ///
+    /// let remote = rpcwire::ErrorObject::new(-32005, "limit exceeded");
+    /// assert_eq!(PeerError::Remote(remote.clone()).to_error_object(), remote);
+    /// ```
+    pub fn to_error_object(&self) -> ErrorObject<'static> {
+        let (code, message) = match self {
+            PeerError::Remote(error) => return error.clone(),
+            PeerError::Closed(_) => (ErrorCode::from(PeerError::CLOSED_CODE), "connection closed"),
+            PeerError::TooManyPending { .. } => (
+                ErrorCode::from(PeerError::TOO_MANY_PENDING_CODE),
+                "too many requests pending",
+            ),
+            PeerError::TimedOut { .. } => (ErrorCode::from(PeerError::TIMED_OUT_CODE), "request timed out"),
+            PeerError::Params(_) => (ErrorCode::InvalidParams, ErrorCode::InvalidParams.message()),
+            PeerError::Result(_) => (ErrorCode::InternalError, ErrorCode::InternalError.message()),
+        };
+        let reason = self.to_string();
+        let object = ErrorObject::new(code, message);
+        object.clone().with_data(&reason).unwrap_or(object)
+    }
+
     /// Maps a correlation table error, naming the close reason for a closed connection.
     pub(super) fn from_call(error: CallError, reason: impl FnOnce() -> CloseReason) -> PeerError {
         match error {
             CallError::TooManyPending { capacity } => PeerError::TooManyPending { capacity },
             CallError::TimedOut { after } => PeerError::TimedOut { after },
             CallError::ConnectionClosed => PeerError::Closed(reason()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_failure_becomes_an_error_object_with_its_reason() {
+        let params = serde_json::from_str::<u8>("x").unwrap_err();
+        let result = serde_json::from_str::<u8>("[]").unwrap_err();
+        let cases = [
+            (PeerError::Closed(CloseReason::EndOfInput), PeerError::CLOSED_CODE),
+            (
+                PeerError::TooManyPending { capacity: 3 },
+                PeerError::TOO_MANY_PENDING_CODE,
+            ),
+            (
+                PeerError::TimedOut {
+                    after: Duration::from_millis(5),
+                },
+                PeerError::TIMED_OUT_CODE,
+            ),
+            (PeerError::Params(params), -32602),
+            (PeerError::Result(result), -32603),
+        ];
+        for (error, code) in cases {
+            let object = error.to_error_object();
+            assert_eq!(object.code().code(), code, "{error}");
+            let data: String = object.data().expect("the reason in data").decode().unwrap();
+            assert_eq!(data, error.to_string());
         }
     }
 }

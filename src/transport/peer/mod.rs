@@ -243,6 +243,33 @@ impl Peer {
         Ok(())
     }
 
+    /// Sends a notification whose params are given as JSON text (`None` for none), written
+    /// as they are — for proxies and gateways passing a client's notification on. `Ok`
+    /// means it is queued for writing.
+    ///
+    /// ```
+    /// # use rpcwire::{dispatch::Router, frame::Framing, transport::*};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let (a, _b) = tokio::io::duplex(4096);
+    /// # let peer = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), Router::new());
+    /// let params = rpcwire::RawJson::new(r#"{"uri": "file:///a.rs"}"#)?;
+    /// peer.notify_raw("textDocument/didSave", Some(&params)).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn notify_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), PeerError> {
+        let shared = self.shared();
+        if !self.state().is_open() {
+            return Err(shared.closed_error());
+        }
+        let mut body = BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
+        outgoing::write_call::<()>(&mut body, None, method, OutgoingParams::Raw(params))?;
+        shared.send(body.freeze()).await?;
+        bump(&shared.counters.notifications);
+        Ok(())
+    }
+
     /// The connection's state now.
     ///
     /// ```
