@@ -50,8 +50,8 @@ mod sync;
 pub mod transport;
 
 pub use message::{
-    BuildError, ErrorCode, ErrorObject, Id, IdKind, Message, Notification, Params, ParamsIter, RawJson,
-    Request, Response, ResponsePayload,
+    BuildError, ErrorCode, ErrorObject, Id, IdKind, JsonBytes, Message, Notification, Params, ParamsIter,
+    RawJson, Request, Response, ResponsePayload,
 };
 pub use parse::{
     parse, Batch, BatchIter, BatchScratch, Limits, ParseError, ParseErrorKind, Parsed, ParsedFrame, Parser,

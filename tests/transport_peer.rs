@@ -525,7 +525,7 @@ async fn call_raw_returns_the_result_bytes_exactly() {
     });
     let (client, _server) = pair(Router::new(), router);
     let params = rpcwire::RawJson::new(r#"{"x":1.50,"y":"\u00e9"}"#).unwrap();
-    let result: Bytes = client.call_raw("echo", Some(&params)).await.unwrap();
+    let result: rpcwire::JsonBytes = client.call_raw("echo", Some(&params)).await.unwrap();
     assert_eq!(&result[..], br#"{"x":1.50,"y":"\u00e9"}"#);
     assert_eq!(&client.call_raw("echo", None).await.unwrap()[..], b"null");
 }
@@ -688,4 +688,62 @@ async fn notify_raw_writes_the_params_as_given() {
     ));
     peer.close().await;
     assert!(peer.notify_raw("late", None).await.unwrap_err().is_closed());
+}
+
+/// The forwarding program of the gateway issue, on the crate's own pieces: a router whose
+/// fallback passes every call and notification it does not serve to an upstream peer, params
+/// and results as they came, upstream errors answered as the upstream gave them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_forwards_calls_and_notifications_upstream() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let mut upstream_router = subtract_router();
+    upstream_router.raw_method("echo", |params, reply| match params {
+        Some(params) => Ok(reply.raw(&params.raw())),
+        None => Ok(reply.null()),
+    });
+    let counter = seen.clone();
+    upstream_router.notification("tick", move |_: NoParams| {
+        counter.fetch_add(1, Ordering::SeqCst);
+    });
+    let (upstream, _upstream_server) = pair(Router::new(), upstream_router);
+
+    let mut gateway = Router::new();
+    gateway.method("local", |_: NoParams| Ok("gateway"));
+    gateway.fallback_async(move |call: rpcwire::dispatch::RawCall| {
+        let upstream = upstream.clone();
+        async move {
+            let params = call.params().map(|p| p.to_raw_json());
+            if call.is_notification() {
+                upstream
+                    .notify_raw(call.method(), params.as_ref())
+                    .await
+                    .map_err(|e| e.to_error_object())?;
+                return Ok(rpcwire::JsonBytes::new(Bytes::from_static(b"null")).unwrap());
+            }
+            upstream
+                .call_raw(call.method(), params.as_ref())
+                .await
+                .map_err(|e| e.to_error_object())
+        }
+    });
+    let (client, _gateway_peer) = pair(Router::new(), gateway);
+
+    let echoed = rpcwire::RawJson::new(r#"{"big":18446744073709551616,"x":1.50}"#).unwrap();
+    let answer = client.call_raw("echo", Some(&echoed)).await.unwrap();
+    assert_eq!(answer.as_str(), echoed.get());
+    assert_eq!(client.call::<_, i64>("subtract", (10, 4)).await.unwrap(), 6);
+    assert_eq!(client.call::<_, String>("local", ()).await.unwrap(), "gateway");
+    match client.call::<_, i64>("missing", ()).await {
+        Err(PeerError::Remote(error)) => assert_eq!(error.code(), ErrorCode::MethodNotFound),
+        other => panic!("{other:?}"),
+    }
+    client.notify("tick", ()).await.unwrap();
+    // The notification went upstream: a later call through the same path finds it counted.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while seen.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the notification reaches the upstream");
 }

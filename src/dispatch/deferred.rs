@@ -6,12 +6,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 
-use super::handler::{self, AsyncFn, BoxOutcome, Outcome};
+use super::handler::{self, AsyncFn, AsyncInput, BoxOutcome, Outcome};
 use super::target::Target;
 use crate::encode;
-use crate::message::{ErrorObject, Id, Notification, Params, Request};
+use crate::message::{ErrorObject, Id, Notification, Request};
 
 /// A future that turns a panic inside `inner` into -32603, the way the sync path does.
 struct CatchUnwind {
@@ -36,17 +36,35 @@ pub(crate) struct Deferred<'m> {
 }
 
 impl<'m> Deferred<'m> {
-    pub(crate) fn start(f: &AsyncFn, request: &'m Request<'_>) -> Deferred<'m> {
+    /// Starts `request` on `f`; `frame` is the frame it was parsed from, when at hand.
+    pub(crate) fn start(f: &AsyncFn, request: &'m Request<'_>, frame: Option<&Bytes>) -> Deferred<'m> {
+        let input = AsyncInput {
+            method: request.method(),
+            params: request.params(),
+            notification: false,
+            frame,
+        };
         Deferred {
             id: Some(shorten(request.id())),
-            started: call(f, request.params()),
+            started: handler::start_async(f, input),
         }
     }
 
-    pub(crate) fn start_notification(f: &AsyncFn, notification: &'m Notification<'_>) -> Deferred<'m> {
+    /// Starts `notification` on `f`; `frame` is the frame it was parsed from, when at hand.
+    pub(crate) fn start_notification(
+        f: &AsyncFn,
+        notification: &'m Notification<'_>,
+        frame: Option<&Bytes>,
+    ) -> Deferred<'m> {
+        let input = AsyncInput {
+            method: notification.method(),
+            params: notification.params(),
+            notification: true,
+            frame,
+        };
         Deferred {
             id: None,
-            started: call(f, notification.params()),
+            started: handler::start_async(f, input),
         }
     }
 
@@ -75,7 +93,11 @@ impl<'m> Deferred<'m> {
         if let Some(id) = self.id {
             let dst = target.answer();
             match outcome {
-                Ok(result) => encode::write_success_raw(dst, id, &result),
+                Ok(result) => {
+                    encode::begin_success(dst, id);
+                    dst.extend_from_slice(&result);
+                    encode::finish_response(dst);
+                }
                 Err(error) => encode::write_error(dst, id, &error),
             }
         }
@@ -85,9 +107,4 @@ impl<'m> Deferred<'m> {
 /// `Id<'a>` is covariant: a borrowed id can be viewed with the shorter lifetime.
 fn shorten<'m>(id: &'m Id<'_>) -> &'m Id<'m> {
     id
-}
-
-/// Runs the synchronous part of an async handler (params decoding), containing panics.
-fn call(f: &AsyncFn, params: Option<Params<'_>>) -> Result<BoxOutcome, ErrorObject<'static>> {
-    handler::start_async(f, params)
 }

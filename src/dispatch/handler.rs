@@ -12,10 +12,14 @@ use std::pin::Pin;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::reply::{Reply, Written};
 #[cfg(feature = "tokio")]
-use crate::message::RawJson;
+use super::raw_call::RawCall;
+use super::reply::{Reply, Written};
 use crate::message::{ErrorObject, Params};
+#[cfg(feature = "tokio")]
+use crate::message::{JsonBytes, RawJson};
+#[cfg(feature = "tokio")]
+use bytes::Bytes;
 
 /// A request handler: params in, result written into the reply.
 pub(crate) type MethodFn =
@@ -26,7 +30,18 @@ pub(crate) type NotifyFn = dyn for<'p> Fn(Option<Params<'p>>) + Send + Sync;
 
 /// The result of an async handler, serialized.
 #[cfg(feature = "tokio")]
-pub(crate) type Outcome = Result<RawJson<'static>, ErrorObject<'static>>;
+pub(crate) type Outcome = Result<JsonBytes, ErrorObject<'static>>;
+
+/// What an async handler is started with: the message's method and params, whether it is a
+/// notification, and the frame they were parsed from when it is at hand as `Bytes` (so that
+/// a raw handler's params are a slice of it).
+#[cfg(feature = "tokio")]
+pub(crate) struct AsyncInput<'p> {
+    pub(crate) method: &'p str,
+    pub(crate) params: Option<Params<'p>>,
+    pub(crate) notification: bool,
+    pub(crate) frame: Option<&'p Bytes>,
+}
 
 /// A boxed, sendable future of an async handler's outcome.
 #[cfg(feature = "tokio")]
@@ -36,7 +51,7 @@ pub(crate) type BoxOutcome = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 /// returns the future that computes the result.
 #[cfg(feature = "tokio")]
 pub(crate) type AsyncFn =
-    dyn for<'p> Fn(Option<Params<'p>>) -> Result<BoxOutcome, ErrorObject<'static>> + Send + Sync;
+    dyn for<'p> Fn(AsyncInput<'p>) -> Result<BoxOutcome, ErrorObject<'static>> + Send + Sync;
 
 /// What a method name is bound to.
 pub(crate) enum Handler {
@@ -136,25 +151,48 @@ where
     Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
 {
     Box::new(
-        move |params: Option<Params<'_>>| -> Result<BoxOutcome, ErrorObject<'static>> {
-            let future = f(decode_params::<P>(params)?);
+        move |input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+            let future = f(decode_params::<P>(input.params)?);
             Ok(Box::pin(async move {
                 let result = future.await?;
-                RawJson::from_value(&result).map_err(|error| {
-                    ErrorObject::internal_error(format_args!("result did not serialize: {error}"))
-                })
+                RawJson::from_value(&result)
+                    .map(JsonBytes::from)
+                    .map_err(|error| {
+                        ErrorObject::internal_error(format_args!("result did not serialize: {error}"))
+                    })
             }))
+        },
+    )
+}
+
+/// Wraps a raw async handler: it gets the method and the params as [`JsonBytes`] (a slice
+/// of the frame when the frame is at hand, a copy otherwise; never validated again) and
+/// answers with the result's JSON.
+#[cfg(feature = "tokio")]
+pub(crate) fn raw_async<F, Fut>(f: F) -> Box<AsyncFn>
+where
+    F: Fn(RawCall) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<JsonBytes, ErrorObject<'static>>> + Send + 'static,
+{
+    Box::new(
+        move |input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+            let params = input.params.map(|params| match input.frame {
+                Some(frame) => JsonBytes::slice_of(frame, &params.raw()),
+                None => JsonBytes::from(params.raw()),
+            });
+            Ok(Box::pin(f(RawCall::new(
+                input.method,
+                params,
+                input.notification,
+            ))))
         },
     )
 }
 
 /// Runs the synchronous part of an async handler (params decoding), containing panics.
 #[cfg(feature = "tokio")]
-pub(crate) fn start_async(
-    f: &AsyncFn,
-    params: Option<Params<'_>>,
-) -> Result<BoxOutcome, ErrorObject<'static>> {
-    catch_unwind(AssertUnwindSafe(|| f(params))).unwrap_or_else(|payload| Err(panicked(&*payload)))
+pub(crate) fn start_async(f: &AsyncFn, input: AsyncInput<'_>) -> Result<BoxOutcome, ErrorObject<'static>> {
+    catch_unwind(AssertUnwindSafe(|| f(input))).unwrap_or_else(|payload| Err(panicked(&*payload)))
 }
 
 /// Runs a notification handler; a panic is contained and ignored (there is nobody to tell).

@@ -42,12 +42,16 @@ mod error_answer;
 mod handler;
 mod methods;
 mod no_params;
+#[cfg(feature = "tokio")]
+mod raw_call;
 mod reply;
 mod responder;
 mod router;
 mod target;
 
 pub use no_params::NoParams;
+#[cfg(feature = "tokio")]
+pub use raw_call::RawCall;
 pub use reply::{Reply, Written};
 pub use responder::{Responder, Served};
 pub use router::Router;

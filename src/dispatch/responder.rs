@@ -1,6 +1,8 @@
 //! `Responder`: the one serving core. Frame bytes in, answer bytes out, for every transport
 //! (the blocking loop in `serve`, the tokio `Peer`, and whatever carries frames next).
 
+#[cfg(feature = "tokio")]
+use bytes::Bytes;
 use bytes::BytesMut;
 
 use super::error_answer::{write_frame_error, write_parse_error};
@@ -133,9 +135,39 @@ impl Responder {
     /// ```
     #[cfg(feature = "tokio")]
     pub async fn answer_async(&mut self, router: &Router, frame: &[u8], out: &mut BytesMut) -> bool {
+        self.answer_async_from(router, frame, None, out).await
+    }
+
+    /// [`answer_async`](Responder::answer_async) for a frame held in `Bytes`: raw async
+    /// handlers ([`Router::raw_method_async`], [`Router::fallback_async`]) get their params
+    /// as slices of it instead of copies.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.fallback_async(|call: rpcwire::dispatch::RawCall| async move { Ok(call.into_params().unwrap()) });
+    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"x","params":[1],"id":1}"#);
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(rpcwire::dispatch::Responder::new().answer_bytes_async(&router, &frame, &mut out).await);
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":[1]}"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn answer_bytes_async(&mut self, router: &Router, frame: &Bytes, out: &mut BytesMut) -> bool {
+        self.answer_async_from(router, frame, Some(frame), out).await
+    }
+
+    #[cfg(feature = "tokio")]
+    async fn answer_async_from(
+        &mut self,
+        router: &Router,
+        input: &[u8],
+        frame: Option<&Bytes>,
+        out: &mut BytesMut,
+    ) -> bool {
         let before = out.len();
-        match router.parser().parse_reusing(frame, &mut self.scratch) {
-            Ok(parsed) => router.answer_parsed_async(parsed, out).await,
+        match router.parser().parse_reusing(input, &mut self.scratch) {
+            Ok(parsed) => router.answer_parsed_async(parsed, frame, out).await,
             Err(error) => write_parse_error(out, &error),
         }
         out.len() > before
@@ -256,5 +288,32 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("expected 10 body bytes, got 3"), "{text}");
+    }
+
+    #[cfg(feature = "tokio")]
+    #[test]
+    fn raw_async_params_are_slices_of_a_bytes_frame_and_copies_otherwise() {
+        use std::sync::{Arc, Mutex};
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let mut router = Router::new();
+        router.fallback_async(move |call: crate::dispatch::RawCall| {
+            let params = call.into_params().unwrap();
+            log.lock().unwrap().push(params.as_ptr() as usize);
+            async move { Ok(params) }
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]}"#);
+        let mut out = BytesMut::new();
+        runtime.block_on(Responder::new().answer_bytes_async(&router, &frame, &mut out));
+        runtime.block_on(Responder::new().answer_async(&router, &frame, &mut out));
+        let at = seen.lock().unwrap().clone();
+        let params_at = frame.as_ptr() as usize + frame.len() - 6;
+        assert_eq!(at[0], params_at, "a slice of the frame");
+        assert_ne!(at[1], params_at, "a copy");
+        assert_eq!(
+            &out[..],
+            &br#"{"jsonrpc":"2.0","id":1,"result":[1,2]}{"jsonrpc":"2.0","id":1,"result":[1,2]}"#[..]
+        );
     }
 }

@@ -14,11 +14,15 @@ use super::deferred::Deferred;
 use super::error_answer::write_parse_error;
 use super::handler::{self, Handler};
 use super::methods::MethodTable;
+#[cfg(feature = "tokio")]
+use super::raw_call::RawCall;
 use super::reply::{Reply, Written};
 use super::target::Target;
 use crate::encode::{self, BatchWriter};
 use crate::message::{ErrorObject, Message, Params};
 use crate::parse::{BatchScratch, Limits, Parsed, Parser};
+#[cfg(feature = "tokio")]
+use bytes::Bytes;
 
 /// Maps method names to handlers and turns one input message or batch into the exact answer
 /// bytes, written at the end of a caller-provided `BytesMut` — or into nothing, when the
@@ -69,8 +73,11 @@ use crate::parse::{BatchScratch, Limits, Parsed, Parser};
 pub struct Router {
     methods: MethodTable<Handler>,
     parser: Parser,
-    /// How many handlers are async (when any is, answering a frame may need an await).
+    /// How many handlers are async, the fallback included (when any is, answering a frame
+    /// may need an await).
     async_handlers: usize,
+    /// What serves methods nobody registered (`fallback_async`); `None`: -32601.
+    fallback: Option<Handler>,
 }
 
 impl Default for Router {
@@ -117,6 +124,7 @@ impl Router {
             methods: MethodTable::default(),
             parser: Parser::new(limits),
             async_handlers: 0,
+            fallback: None,
         }
     }
 
@@ -147,6 +155,15 @@ impl Router {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.methods.len() == 0
+    }
+
+    /// The handler for `method`: the one registered, else the fallback.
+    #[inline]
+    fn handler(&self, method: &str) -> Option<&Handler> {
+        match self.methods.get(method) {
+            Some(handler) => Some(handler),
+            None => self.fallback.as_ref(),
+        }
     }
 
     fn register(&mut self, name: &str, handler: Handler) -> &mut Router {
@@ -273,6 +290,66 @@ impl Router {
         self.register(name, Handler::Async(handler::typed_async(f)))
     }
 
+    /// Registers a raw async request handler (`tokio` feature): it gets a [`RawCall`] — the
+    /// method and the params as [`JsonBytes`](crate::JsonBytes), a slice of the received
+    /// frame where the transport has it as `Bytes` — and answers with the result's JSON,
+    /// written as it is. For handlers that pass params and results on without decoding them
+    /// (proxies, gateways). A notification for it runs it too, its result dropped.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use rpcwire::dispatch::{RawCall, Router};
+    /// let mut router = Router::new();
+    /// router.raw_method_async("first", |call: RawCall| async move {
+    ///     let params = call.params().ok_or_else(|| rpcwire::ErrorObject::invalid_params("none"))?;
+    ///     let first: serde_json::Value = params.decode::<Vec<serde_json::Value>>().map_err(rpcwire::ErrorObject::invalid_params)?[0].clone();
+    ///     Ok(rpcwire::RawJson::from_value(&first).unwrap().into())
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"{"jsonrpc":"2.0","id":1,"method":"first","params":[7,8]}"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":7}"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub fn raw_method_async<F, Fut>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        F: Fn(RawCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<crate::message::JsonBytes, ErrorObject<'static>>> + Send + 'static,
+    {
+        self.register(name, Handler::Async(handler::raw_async(f)))
+    }
+
+    /// Sets the handler for every method not registered (`tokio` feature), requests and
+    /// notifications alike, instead of answering -32601: a raw async handler as in
+    /// [`raw_method_async`](Router::raw_method_async), which sees the method in the
+    /// [`RawCall`]. What a gateway forwards everything it does not serve itself with.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use rpcwire::dispatch::{RawCall, Router};
+    /// let mut router = Router::new();
+    /// router.method("local", |_: rpcwire::dispatch::NoParams| Ok("here"));
+    /// router.fallback_async(|call: RawCall| async move {
+    ///     Err(rpcwire::ErrorObject::new(-32000, format!("would forward {}", call.method())))
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"[{"jsonrpc":"2.0","id":1,"method":"local"},{"jsonrpc":"2.0","id":2,"method":"eth_call"}]"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"here"},{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"would forward eth_call"}}]"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub fn fallback_async<F, Fut>(&mut self, f: F) -> &mut Router
+    where
+        F: Fn(RawCall) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<crate::message::JsonBytes, ErrorObject<'static>>> + Send + 'static,
+    {
+        if self.fallback.is_none() {
+            self.async_handlers += 1;
+        }
+        self.fallback = Some(Handler::Async(handler::raw_async(f)));
+        self
+    }
+
     /// Parses `input` (one message or a batch) and writes the answer at the end of `out`.
     /// Returns `true` when it wrote an answer, `false` when there is none (notifications,
     /// responses). Batches reuse per-thread element storage, so steady-state handling does
@@ -374,22 +451,28 @@ impl Router {
         let before = out.len();
         let mut scratch = BatchScratch::default();
         match self.parser.parse_reusing(input, &mut scratch) {
-            Ok(parsed) => self.answer_parsed_async(parsed, out).await,
+            Ok(parsed) => self.answer_parsed_async(parsed, None, out).await,
             Err(error) => write_parse_error(out, &error),
         }
         out.len() > before
     }
 
-    /// [`answer_parsed`](Router::answer_parsed), awaiting async handlers.
+    /// [`answer_parsed`](Router::answer_parsed), awaiting async handlers; `frame` is what
+    /// `parsed` was parsed from, when the caller has it as `Bytes`.
     #[cfg(feature = "tokio")]
-    pub(crate) async fn answer_parsed_async(&self, parsed: Parsed<'_>, out: &mut BytesMut) {
+    pub(crate) async fn answer_parsed_async(
+        &self,
+        parsed: Parsed<'_>,
+        frame: Option<&Bytes>,
+        out: &mut BytesMut,
+    ) {
         match parsed {
-            Parsed::Single(message) => self.answer_async(&message, &mut Target::Single(out)).await,
+            Parsed::Single(message) => self.answer_async(&message, frame, &mut Target::Single(out)).await,
             Parsed::Batch(batch) => {
                 let mut target = Target::Batch(BatchWriter::new(out));
                 for element in &batch {
                     match element {
-                        Ok(message) => self.answer_async(&message, &mut target).await,
+                        Ok(message) => self.answer_async(&message, frame, &mut target).await,
                         Err(error) => write_parse_error(target.answer(), error),
                     }
                 }
@@ -416,13 +499,13 @@ impl Router {
 
     /// Whether `method` is served by an async handler.
     fn is_async(&self, method: &str) -> bool {
-        self.methods.get(method).is_some_and(Handler::is_async)
+        self.handler(method).is_some_and(Handler::is_async)
     }
 
     /// One message, awaiting its handler when it is async.
     #[cfg(feature = "tokio")]
-    async fn answer_async(&self, message: &Message<'_>, target: &mut Target<'_>) {
-        match self.deferred(message) {
+    async fn answer_async(&self, message: &Message<'_>, frame: Option<&Bytes>, target: &mut Target<'_>) {
+        match self.deferred(message, frame) {
             Some(deferred) => deferred.finish(target).await,
             None => self.answer(message, target),
         }
@@ -430,14 +513,14 @@ impl Router {
 
     /// The request or notification `message`, started on its async handler, when it has one.
     #[cfg(feature = "tokio")]
-    fn deferred<'m>(&self, message: &'m Message<'_>) -> Option<Deferred<'m>> {
+    fn deferred<'m>(&self, message: &'m Message<'_>, frame: Option<&Bytes>) -> Option<Deferred<'m>> {
         match message {
-            Message::Request(request) => match self.methods.get(request.method()) {
-                Some(Handler::Async(f)) => Some(Deferred::start(f, request)),
+            Message::Request(request) => match self.handler(request.method()) {
+                Some(Handler::Async(f)) => Some(Deferred::start(f, request, frame)),
                 _ => None,
             },
-            Message::Notification(notification) => match self.methods.get(notification.method()) {
-                Some(Handler::Async(f)) => Some(Deferred::start_notification(f, notification)),
+            Message::Notification(notification) => match self.handler(notification.method()) {
+                Some(Handler::Async(f)) => Some(Deferred::start_notification(f, notification, frame)),
                 _ => None,
             },
             Message::Response(_) => None,
@@ -451,7 +534,7 @@ impl Router {
         match message {
             Message::Request(request) => {
                 let id = request.id();
-                match self.methods.get(request.method()) {
+                match self.handler(request.method()) {
                     Some(Handler::Method(f)) => {
                         let dst = target.answer();
                         let mark = dst.len();
@@ -465,14 +548,14 @@ impl Router {
                         }
                     }
                     #[cfg(feature = "tokio")]
-                    Some(Handler::Async(f)) => Deferred::start(f, request).refuse(target.answer()),
+                    Some(Handler::Async(f)) => Deferred::start(f, request, None).refuse(target.answer()),
                     Some(Handler::Notification(_)) | None => {
                         let error = ErrorObject::method_not_found(request.method());
                         encode::write_error(target.answer(), id, &error);
                     }
                 }
             }
-            Message::Notification(notification) => match self.methods.get(notification.method()) {
+            Message::Notification(notification) => match self.handler(notification.method()) {
                 Some(Handler::Method(f)) => {
                     // Run it for its effects; the answer is thrown away.
                     let dst = target.scratch();
@@ -483,7 +566,7 @@ impl Router {
                 Some(Handler::Notification(f)) => handler::call_notification(f, notification.params()),
                 #[cfg(feature = "tokio")]
                 Some(Handler::Async(f)) => {
-                    Deferred::start_notification(f, notification).refuse(target.scratch())
+                    Deferred::start_notification(f, notification, None).refuse(target.scratch())
                 }
                 None => {}
             },

@@ -15,6 +15,7 @@
 mod build_error;
 mod error_object;
 mod id;
+mod json_bytes;
 mod message_enum;
 mod params;
 mod raw_json;
@@ -25,6 +26,7 @@ mod serde_impls;
 pub use build_error::BuildError;
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::{Id, IdKind};
+pub use json_bytes::JsonBytes;
 pub use message_enum::Message;
 pub use params::{Params, ParamsIter};
 pub use raw_json::RawJson;

@@ -115,6 +115,11 @@ impl<'a> RawJson<'a> {
         }
     }
 
+    /// The text as an owned `String` (no copy when it is owned already).
+    pub(crate) fn into_string(self) -> String {
+        self.text.into_owned()
+    }
+
     /// A borrowed copy (no allocation).
     ///
     /// ```

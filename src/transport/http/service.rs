@@ -251,7 +251,7 @@ impl HttpService {
         };
         let mut out = self.buffers.get();
         if Responder::new()
-            .answer_async(&self.router, &bytes, &mut out)
+            .answer_bytes_async(&self.router, &bytes, &mut out)
             .await
         {
             let mut response = Response::new(Full::new(out.split().freeze()));

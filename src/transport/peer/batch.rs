@@ -1,11 +1,11 @@
 //! Batches sent by a [`Peer`]: calls and notifications in one frame.
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 
 use super::outgoing::{self, OutgoingParams};
 use super::{Peer, PeerError};
 use crate::encode::BatchWriter;
-use crate::message::RawJson;
+use crate::message::{JsonBytes, RawJson};
 use crate::sync::bump;
 
 /// One element of a batch sent with [`Peer::batch_raw`]: a call (answered) or a
@@ -110,7 +110,7 @@ impl Peer {
     pub async fn batch_raw(
         &self,
         entries: &[BatchEntry<'_>],
-    ) -> Result<Vec<Result<Bytes, PeerError>>, PeerError> {
+    ) -> Result<Vec<Result<JsonBytes, PeerError>>, PeerError> {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
@@ -181,7 +181,7 @@ impl Peer {
     pub async fn call_batch_raw(
         &self,
         calls: &[(&str, Option<&RawJson<'_>>)],
-    ) -> Result<Vec<Result<Bytes, PeerError>>, PeerError> {
+    ) -> Result<Vec<Result<JsonBytes, PeerError>>, PeerError> {
         let entries: Vec<BatchEntry<'_>> = calls
             .iter()
             .map(|&(method, params)| BatchEntry::call(method, params))

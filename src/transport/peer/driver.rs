@@ -33,7 +33,7 @@ use super::shared::{Answer, Shared};
 use super::{CloseReason, ConnectionState};
 use crate::dispatch::{Responder, Router, Served};
 use crate::frame::FrameError;
-use crate::message::{Response, ResponsePayload};
+use crate::message::{JsonBytes, Response, ResponsePayload};
 use crate::sync::bump;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
@@ -237,7 +237,10 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         let shared = self.shared.clone();
         tokio::spawn(async move {
             let mut out = BytesMut::new();
-            if Responder::new().answer_async(&router, &frame, &mut out).await {
+            if Responder::new()
+                .answer_bytes_async(&router, &frame, &mut out)
+                .await
+            {
                 bump(&shared.counters.answers_sent);
                 let _ = shared.queue_frame(out.freeze()).await;
             }
@@ -281,38 +284,10 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
 /// Hands a response to the call waiting for it.
 fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
     let answer: Answer = match response.payload() {
-        ResponsePayload::Result(result) => Ok(slice_of(frame, result.get().as_bytes())),
+        ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(frame, result)),
         ResponsePayload::Error(error) => Err(error.clone().into_owned()),
     };
     if shared.table.complete(response.id(), answer).is_err() {
         bump(&shared.counters.unmatched_responses);
-    }
-}
-
-/// `part` as a slice of `frame` without copying when it lies inside it (it does when the
-/// parser borrowed it), a copy otherwise.
-fn slice_of(frame: &Bytes, part: &[u8]) -> Bytes {
-    let base = frame.as_ptr() as usize;
-    let start = part.as_ptr() as usize;
-    if start >= base && start + part.len() <= base + frame.len() {
-        frame.slice(start - base..start - base + part.len())
-    } else {
-        Bytes::copy_from_slice(part)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::slice_of;
-    use bytes::Bytes;
-
-    #[test]
-    fn slices_inside_the_frame_and_copies_outside() {
-        let frame = Bytes::from_static(b"{\"result\":[1,2]}");
-        let inside = slice_of(&frame, &frame[10..15]);
-        assert_eq!(&inside[..], b"[1,2]");
-        assert_eq!(inside.as_ptr(), frame[10..].as_ptr());
-        let elsewhere = b"[3]".to_vec();
-        assert_eq!(&slice_of(&frame, &elsewhere)[..], b"[3]");
     }
 }

@@ -17,7 +17,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::{mpsc, watch};
@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 use super::Transport;
 use crate::correlate::{CorrelationTable, IdFormat, PendingCall, TableConfig};
 use crate::dispatch::Router;
-use crate::message::RawJson;
+use crate::message::{JsonBytes, RawJson};
 use crate::sync::bump;
 use driver::HandlerLimits;
 use outgoing::OutgoingParams;
@@ -177,7 +177,7 @@ impl Peer {
     /// # Ok(())
     /// # }
     /// ```
-    pub async fn call_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<Bytes, PeerError> {
+    pub async fn call_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, PeerError> {
         self.call_with::<()>(method, OutgoingParams::Raw(params)).await
     }
 
@@ -185,7 +185,7 @@ impl Peer {
         &self,
         method: &str,
         params: OutgoingParams<'_, P>,
-    ) -> Result<Bytes, PeerError> {
+    ) -> Result<JsonBytes, PeerError> {
         let shared = self.shared();
         let pending = shared
             .table
@@ -199,7 +199,7 @@ impl Peer {
     }
 
     /// Waits for a call's answer, until its deadline.
-    async fn finish_call(&self, mut pending: PendingCall<Answer>) -> Result<Bytes, PeerError> {
+    async fn finish_call(&self, mut pending: PendingCall<Answer>) -> Result<JsonBytes, PeerError> {
         let shared = self.shared();
         let outcome = match pending.deadline() {
             Some(deadline) => tokio::select! {

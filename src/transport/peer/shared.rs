@@ -10,12 +10,12 @@ use super::outgoing::Outgoing;
 use super::state::Counters;
 use super::{CloseReason, ConnectionState, PeerError};
 use crate::correlate::CorrelationTable;
-use crate::message::ErrorObject;
+use crate::message::{ErrorObject, JsonBytes};
 use crate::sync::lock_unpoisoned;
 
 /// What a pending call receives: the raw result (a slice of the response's frame) or the
 /// error object.
-pub(super) type Answer = Result<Bytes, ErrorObject<'static>>;
+pub(super) type Answer = Result<JsonBytes, ErrorObject<'static>>;
 
 pub(super) struct Shared {
     /// The calls this side made, waiting for their responses.
