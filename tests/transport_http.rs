@@ -413,6 +413,8 @@ async fn failed_exchanges_end_their_calls() {
         Err(PeerError::Remote(error)) => {
             assert_eq!(error.code().code(), HTTP_FAILURE_CODE);
             assert!(error.message().contains("413"), "{}", error.message());
+            let data: serde_json::Value = error.data().unwrap().decode().unwrap();
+            assert_eq!(data, serde_json::json!({"reached": true, "status": 413}));
         }
         other => panic!("{other:?}"),
     }
@@ -429,7 +431,12 @@ async fn failed_exchanges_end_their_calls() {
         Router::new(),
     );
     match nobody.call::<_, i64>("subtract", (1, 1)).await {
-        Err(PeerError::Remote(error)) => assert_eq!(error.code().code(), HTTP_FAILURE_CODE),
+        Err(PeerError::Remote(error)) => {
+            assert_eq!(error.code().code(), HTTP_FAILURE_CODE);
+            // Refused: nothing was sent, so it is safe to send again elsewhere.
+            let data: serde_json::Value = error.data().unwrap().decode().unwrap();
+            assert_eq!(data, serde_json::json!({"reached": false, "status": null}));
+        }
         other => panic!("{other:?}"),
     }
 }

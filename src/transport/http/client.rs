@@ -30,7 +30,9 @@ pub const HTTP_FAILURE_CODE: i64 = -32000;
 /// `application/json` (on hyper's pooled keep-alive client, exchanges in parallel), and each
 /// answer body is a frame received. A `204` (notifications only) yields nothing. When an
 /// exchange fails, the requests it carried are answered locally with error responses
-/// ([`HTTP_FAILURE_CODE`], the reason as the message), so that every call ends. Closing
+/// ([`HTTP_FAILURE_CODE`], the reason as the message, and as `data`
+/// `{"reached": bool, "status": u16 | null}`: whether the request may have reached the
+/// server, and the HTTP status it answered with), so that every call ends. Closing
 /// waits for the exchanges under way, then the receiver reports the end of input.
 ///
 /// ```
@@ -135,8 +137,15 @@ impl FrameSender for HttpSender {
             let answer =
                 match tokio::time::timeout(transport.timeout, exchange(&transport, body.clone())).await {
                     Ok(Ok(answer)) => answer,
-                    Ok(Err(reason)) => failure_answer(&body, &reason),
-                    Err(_elapsed) => failure_answer(&body, "HTTP request timed out"),
+                    Ok(Err(failure)) => failure_answer(&body, &failure),
+                    Err(_elapsed) => failure_answer(
+                        &body,
+                        &ExchangeFailure {
+                            reason: "HTTP request timed out".to_owned(),
+                            reached: true,
+                            status: None,
+                        },
+                    ),
                 };
             if let Some(answer) = answer {
                 let _ = frames.send(answer);
@@ -155,11 +164,25 @@ impl FrameSender for HttpSender {
     }
 }
 
+/// Why an exchange gave no answer, and whether the request may have reached the server.
+struct ExchangeFailure {
+    reason: String,
+    /// `false` only when the connection was never made (nothing was sent).
+    reached: bool,
+    /// The HTTP status the server answered with, if it answered.
+    status: Option<u16>,
+}
+
 /// One POST: the answer body (`None` for 204), or why there is none.
-async fn exchange(transport: &HttpClientTransport, body: Bytes) -> Result<Option<Bytes>, String> {
+async fn exchange(transport: &HttpClientTransport, body: Bytes) -> Result<Option<Bytes>, ExchangeFailure> {
+    let failure = |reason: String, reached: bool| ExchangeFailure {
+        reason,
+        reached,
+        status: None,
+    };
     let mut request = Request::post(transport.url.clone())
         .body(Full::new(body))
-        .map_err(|error| format!("HTTP request not built: {error}"))?;
+        .map_err(|error| failure(format!("HTTP request not built: {error}"), false))?;
     request
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -167,25 +190,33 @@ async fn exchange(transport: &HttpClientTransport, body: Bytes) -> Result<Option
         .client
         .request(request)
         .await
-        .map_err(|error| format!("HTTP request failed: {error}"))?;
+        .map_err(|error| failure(format!("HTTP request failed: {error}"), !error.is_connect()))?;
     let status = response.status();
     let bytes = response
         .into_body()
         .collect()
         .await
-        .map_err(|error| format!("HTTP response body failed: {error}"))?
+        .map_err(|error| failure(format!("HTTP response body failed: {error}"), true))?
         .to_bytes();
     match status {
         StatusCode::OK => Ok(Some(bytes)),
         StatusCode::NO_CONTENT => Ok(None),
-        status => Err(format!("HTTP status {status}")),
+        status => Err(ExchangeFailure {
+            reason: format!("HTTP status {status}"),
+            reached: true,
+            status: Some(status.as_u16()),
+        }),
     }
 }
 
 /// Error responses, answered locally, for the requests in `sent` (one, or a batch array of
-/// them); `None` when it held only notifications.
-fn failure_answer(sent: &[u8], reason: &str) -> Option<Bytes> {
-    let error = ErrorObject::new(HTTP_FAILURE_CODE, reason.to_owned());
+/// them); `None` when it held only notifications. The error's `data` says whether the
+/// request may have reached the server (`"reached"`) and the HTTP status, if any
+/// (`"status"`), so that a caller can tell what is safe to retry.
+fn failure_answer(sent: &[u8], failure: &ExchangeFailure) -> Option<Bytes> {
+    let data = serde_json::json!({ "reached": failure.reached, "status": failure.status });
+    let error = ErrorObject::new(HTTP_FAILURE_CODE, failure.reason.clone());
+    let error = error.clone().with_data(&data).unwrap_or(error);
     let mut out = BytesMut::new();
     let answer = |id: &Id<'_>, out: &mut BytesMut| encode::write_error(out, id, &error);
     match crate::parse(sent) {
@@ -210,14 +241,24 @@ mod tests {
 
     #[test]
     fn failures_answer_every_request_they_carried() {
-        let single = failure_answer(br#"{"jsonrpc":"2.0","id":7,"method":"m"}"#, "HTTP status 502").unwrap();
+        let bad_gateway = ExchangeFailure {
+            reason: "HTTP status 502 Bad Gateway".to_owned(),
+            reached: true,
+            status: Some(502),
+        };
+        let single = failure_answer(br#"{"jsonrpc":"2.0","id":7,"method":"m"}"#, &bad_gateway).unwrap();
         assert_eq!(
             &single[..],
-            br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"HTTP status 502"}}"#
+            &br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"HTTP status 502 Bad Gateway","data":{"reached":true,"status":502}}}"#[..]
         );
+        let down = ExchangeFailure {
+            reason: "down".to_owned(),
+            reached: false,
+            status: None,
+        };
         let batch = failure_answer(
             br#"[{"jsonrpc":"2.0","id":"a","method":"m"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"m"}]"#,
-            "down",
+            &down,
         )
         .unwrap();
         let text = std::str::from_utf8(&batch).unwrap();
@@ -226,6 +267,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(r#"{"jsonrpc":"2.0","id":2,"error""#), "{text}");
-        assert!(failure_answer(br#"{"jsonrpc":"2.0","method":"n"}"#, "down").is_none());
+        assert!(
+            text.contains(r#""data":{"reached":false,"status":null}"#),
+            "{text}"
+        );
+        assert!(failure_answer(br#"{"jsonrpc":"2.0","method":"n"}"#, &down).is_none());
     }
 }
