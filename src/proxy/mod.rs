@@ -8,6 +8,10 @@
 //! - [`batch_elements`] and [`join_batch`]: the elements of a batch as slices of its bytes,
 //!   and a batch put together again from such slices, so that a client's batch can be split
 //!   between upstreams and their answers gathered in the client's order.
+//! - [`UpstreamPool`] (`tokio` feature): upstreams over any transport, each with an
+//!   in-flight limit and a breaker, a timeout per attempt, and retries on the next upstream
+//!   as a [`RetryPolicy`] allows; every call ends with the upstream's answer as it came or a
+//!   [`ForwardError`] that becomes the client's error object.
 //!
 //! ```
 //! use bytes::Bytes;
@@ -28,7 +32,25 @@
 //! ```
 
 mod batch_split;
+#[cfg(feature = "tokio")]
+mod breaker;
+#[cfg(feature = "tokio")]
+mod forward_error;
 mod id_slot;
+#[cfg(feature = "tokio")]
+mod pool;
+#[cfg(feature = "tokio")]
+mod retry;
+#[cfg(feature = "tokio")]
+mod upstream;
 
 pub use batch_split::{batch_elements, join_batch};
+#[cfg(feature = "tokio")]
+pub use forward_error::ForwardError;
 pub use id_slot::IdSlot;
+#[cfg(feature = "tokio")]
+pub use pool::{UpstreamPool, DEFAULT_ATTEMPT_TIMEOUT};
+#[cfg(feature = "tokio")]
+pub use retry::RetryPolicy;
+#[cfg(feature = "tokio")]
+pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_IN_FLIGHT};

@@ -1,0 +1,355 @@
+//! `UpstreamPool`: forwards requests to upstreams — the next one free and not benched — with a
+//! timeout per attempt and retries on the next upstream where the policy allows them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::forward_error::ForwardError;
+use super::retry::{RetryBudget, RetryPolicy};
+use super::upstream::Upstream;
+use crate::message::{ErrorObject, JsonBytes, RawJson};
+use crate::sync::bump;
+use crate::transport::{CloseReason, PeerError};
+
+/// How long one attempt may take by default.
+pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The error code of a failure answer that says whether the request reached the server
+/// (`transport::http::HttpClientTransport` gives its failed exchanges this code with
+/// `{"reached": bool, "status": …}` as data).
+const TRANSPORT_FAILURE_CODE: i64 = -32000;
+
+/// Upstreams that requests are forwarded to, params and results as JSON text passed on as
+/// they came: each request goes to the next upstream in turn that is not benched and has a
+/// free in-flight slot; a failed attempt is sent again to the next one as the
+/// [`RetryPolicy`] allows. Every call ends: with the upstream's result, the upstream's error
+/// object as it came, or a [`ForwardError`] saying why there is none.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::dispatch::Router;
+/// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamPool};
+/// use rpcwire::transport::{Peer, StreamTransport};
+///
+/// // An upstream in memory: a Peer serving `subtract` on the other end of a duplex.
+/// let upstream = Upstream::new("memory", || {
+///     let (ours, theirs) = tokio::io::duplex(4096);
+///     let mut router = Router::new();
+///     router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+///     let server = Peer::new(StreamTransport::from_io(theirs, rpcwire::frame::Framing::Ndjson), router);
+///     tokio::spawn(async move { server.closed().await });
+///     Peer::new(StreamTransport::from_io(ours, rpcwire::frame::Framing::Ndjson), Router::new())
+/// });
+/// let pool = UpstreamPool::new(vec![upstream]).with_retry(RetryPolicy::new().safe_method("subtract"));
+/// let params = rpcwire::RawJson::new("[42,23]").unwrap();
+/// assert_eq!(pool.call("subtract", Some(&params)).await.unwrap().as_str(), "19");
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct UpstreamPool {
+    upstreams: Vec<Arc<Upstream>>,
+    retry: RetryPolicy,
+    budget: RetryBudget,
+    timeout: Duration,
+    next: AtomicUsize,
+}
+
+/// How one attempt ended.
+enum Attempt {
+    /// The upstream answered: a result, or an error object to pass on.
+    Answered(Result<JsonBytes, ErrorObject<'static>>),
+    /// The request was not forwarded: never reached the upstream, or could not be written.
+    NotReached(String),
+    /// The request may have reached the upstream and no usable answer came; `answer` is the
+    /// upstream's error object when it gave one (a "busy" code, an HTTP status).
+    NoAnswer {
+        reason: String,
+        answer: Option<ErrorObject<'static>>,
+    },
+    /// The params cannot be sent anywhere.
+    BadParams(String),
+}
+
+impl UpstreamPool {
+    /// A pool over `upstreams`, with the default [`RetryPolicy`] and
+    /// [`DEFAULT_ATTEMPT_TIMEOUT`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9")]);
+    /// assert_eq!(pool.upstreams().len(), 1);
+    /// # });
+    /// ```
+    pub fn new(upstreams: Vec<Upstream>) -> UpstreamPool {
+        let retry = RetryPolicy::new();
+        UpstreamPool {
+            upstreams: upstreams.into_iter().map(Arc::new).collect(),
+            budget: retry.budget(),
+            retry,
+            timeout: DEFAULT_ATTEMPT_TIMEOUT,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// Uses `policy` for retries (its budget starts full).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamPool};
+    /// let pool = UpstreamPool::new(vec![Upstream::address("tcp://h:1")]).with_retry(RetryPolicy::new().with_max_attempts(5));
+    /// assert_eq!(pool.retry_policy().max_attempts(), 5);
+    /// # });
+    /// ```
+    pub fn with_retry(mut self, policy: RetryPolicy) -> UpstreamPool {
+        self.budget = policy.budget();
+        self.retry = policy;
+        self
+    }
+
+    /// How long one attempt may take (waiting for an in-flight slot included) before it
+    /// counts as having got no answer.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![]).with_timeout(Duration::from_secs(2));
+    /// assert_eq!(pool.timeout(), Duration::from_secs(2));
+    /// # });
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> UpstreamPool {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long one attempt may take.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(rpcwire::proxy::UpstreamPool::new(vec![]).timeout(), rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT);
+    /// # });
+    /// ```
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The retry policy.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(rpcwire::proxy::UpstreamPool::new(vec![]).retry_policy().max_attempts(), 3);
+    /// # });
+    /// ```
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    /// The upstreams, in the order given (their [`stats`](Upstream::stats) included).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![rpcwire::proxy::Upstream::address("tcp://a:1")]);
+    /// assert_eq!(pool.upstreams()[0].name(), "tcp://a:1");
+    /// # });
+    /// ```
+    pub fn upstreams(&self) -> &[Arc<Upstream>] {
+        &self.upstreams
+    }
+
+    /// Forwards a call of `method` with `params` (JSON text, written as it is) and returns
+    /// the upstream's result as it came, or why there is none. See [`UpstreamPool`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{ForwardError, UpstreamPool};
+    /// let error = UpstreamPool::new(vec![]).call("eth_chainId", None).await.unwrap_err();
+    /// assert!(matches!(error, ForwardError::Unavailable(_)));
+    /// # });
+    /// ```
+    pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
+        self.budget.deposit();
+        let safe = self.retry.is_safe(method);
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut failure = ForwardError::Unavailable("no upstream is configured".to_owned());
+        for attempt in 0..self.retry.max_attempts() {
+            if attempt > 0 {
+                if !self.budget.withdraw() {
+                    break;
+                }
+                tokio::time::sleep(self.retry.backoff_before(attempt)).await;
+            }
+            let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
+                failure = ForwardError::Unavailable("every upstream is benched".to_owned());
+                break;
+            };
+            match self.attempt(&upstream, method, params).await {
+                Attempt::Answered(Ok(result)) => return Ok(result),
+                Attempt::Answered(Err(error)) => return Err(ForwardError::Remote(error)),
+                Attempt::BadParams(reason) => return Err(ForwardError::Params(reason)),
+                Attempt::NotReached(reason) => {
+                    failure = ForwardError::Unavailable(format!("{}: {reason}", upstream.name()));
+                }
+                Attempt::NoAnswer { reason, answer } => {
+                    failure = match answer {
+                        Some(error) => ForwardError::Remote(error),
+                        None => ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())),
+                    };
+                    if !safe {
+                        break;
+                    }
+                }
+            }
+        }
+        Err(failure)
+    }
+
+    /// Forwards a notification to the next upstream free and not benched, sent again only
+    /// when it could not be written (a notification gets no answer, so nothing else says
+    /// whether it arrived).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let error = rpcwire::proxy::UpstreamPool::new(vec![]).notify("log", None).await.unwrap_err();
+    /// assert!(matches!(error, rpcwire::proxy::ForwardError::Unavailable(_)));
+    /// # });
+    /// ```
+    pub async fn notify(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), ForwardError> {
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut failure = ForwardError::Unavailable("no upstream is configured".to_owned());
+        for attempt in 0..self.retry.max_attempts().min(self.upstreams.len().max(1)) {
+            let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
+                break;
+            };
+            bump(&upstream.counters.requests);
+            match upstream.peer().notify_raw(method, params).await {
+                Ok(()) => return Ok(()),
+                Err(PeerError::Params(error)) => return Err(ForwardError::Params(error.to_string())),
+                Err(error) => {
+                    bump(&upstream.counters.not_reached);
+                    failure = ForwardError::Unavailable(format!("{}: {error}", upstream.name()));
+                }
+            }
+        }
+        Err(failure)
+    }
+
+    /// The upstream for attempt `index`: the first from there on, in turn, that is not
+    /// benched and has a free slot; else the first not benched (the attempt waits for a
+    /// slot); `None` when every one is benched.
+    fn pick(&self, index: usize) -> Option<Arc<Upstream>> {
+        let count = self.upstreams.len();
+        if count == 0 {
+            return None;
+        }
+        let now = Instant::now();
+        let in_turn = (0..count).map(|step| &self.upstreams[index.wrapping_add(step) % count]);
+        let mut waiting = None;
+        for upstream in in_turn {
+            if !upstream.breaker.allow(now) {
+                continue;
+            }
+            if upstream.slots().available_permits() > 0 {
+                return Some(upstream.clone());
+            }
+            waiting.get_or_insert_with(|| upstream.clone());
+        }
+        waiting
+    }
+
+    /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
+    /// upstream's breaker.
+    async fn attempt(&self, upstream: &Upstream, method: &str, params: Option<&RawJson<'_>>) -> Attempt {
+        bump(&upstream.counters.requests);
+        let call = async {
+            let _slot = upstream.slots().clone().acquire_owned().await;
+            upstream.peer().call_raw(method, params).await
+        };
+        let outcome = match tokio::time::timeout(self.timeout, call).await {
+            Ok(outcome) => classify(outcome, &self.retry),
+            Err(_elapsed) => Attempt::NoAnswer {
+                reason: format!("no answer within {:?}", self.timeout),
+                answer: None,
+            },
+        };
+        let now = Instant::now();
+        let counters = &upstream.counters;
+        match &outcome {
+            Attempt::Answered(Ok(_)) => {
+                bump(&counters.answered);
+                upstream.breaker.success();
+            }
+            Attempt::Answered(Err(_)) | Attempt::BadParams(_) => {
+                bump(&counters.upstream_errors);
+                upstream.breaker.success();
+            }
+            Attempt::NotReached(_) => {
+                bump(&counters.not_reached);
+                upstream.breaker.failure(now);
+            }
+            Attempt::NoAnswer { .. } => {
+                bump(&counters.no_answer);
+                upstream.breaker.failure(now);
+            }
+        }
+        outcome
+    }
+}
+
+/// What a call's outcome means for retrying it.
+fn classify(outcome: Result<JsonBytes, PeerError>, policy: &RetryPolicy) -> Attempt {
+    let error = match outcome {
+        Ok(result) => return Attempt::Answered(Ok(result)),
+        Err(error) => error,
+    };
+    match error {
+        PeerError::Remote(error) => classify_remote(error, policy),
+        PeerError::TooManyPending { capacity } => {
+            Attempt::NotReached(format!("too many requests pending (capacity {capacity})"))
+        }
+        PeerError::Closed(reason @ CloseReason::ConnectFailed(_)) => Attempt::NotReached(reason.to_string()),
+        PeerError::Closed(reason) => Attempt::NoAnswer {
+            reason: format!("connection closed: {reason}"),
+            answer: None,
+        },
+        PeerError::TimedOut { after } => Attempt::NoAnswer {
+            reason: format!("no answer within {after:?}"),
+            answer: None,
+        },
+        PeerError::Params(error) => Attempt::BadParams(error.to_string()),
+        // `call_raw` decodes nothing.
+        PeerError::Result(error) => Attempt::BadParams(error.to_string()),
+    }
+}
+
+/// An error object from the upstream, or from the transport on its behalf.
+fn classify_remote(error: ErrorObject<'static>, policy: &RetryPolicy) -> Attempt {
+    #[derive(serde::Deserialize)]
+    struct TransportFailure {
+        reached: bool,
+        status: Option<u16>,
+    }
+    let code = error.code().code();
+    if code == TRANSPORT_FAILURE_CODE {
+        if let Some(failure) = error
+            .data()
+            .and_then(|data| data.decode::<TransportFailure>().ok())
+        {
+            if !failure.reached {
+                return Attempt::NotReached(error.message().to_owned());
+            }
+            if matches!(failure.status, None | Some(429 | 502 | 503 | 504)) {
+                return Attempt::NoAnswer {
+                    reason: error.message().to_owned(),
+                    answer: None,
+                };
+            }
+        }
+    }
+    if policy.retries_code(code) {
+        return Attempt::NoAnswer {
+            reason: error.message().to_owned(),
+            answer: Some(error),
+        };
+    }
+    Attempt::Answered(Err(error))
+}
