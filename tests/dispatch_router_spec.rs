@@ -582,4 +582,38 @@ mod async_handlers {
         router.method("m", |_: NoParams| Ok(4)); // the async handler is gone
         assert_eq!(served(&router), Served::Answered);
     }
+
+    /// Two async elements of one batch that can only finish together (each waits at a
+    /// barrier for the other): answered only if they run at the same time; the answers keep
+    /// the batch's order around a synchronous element.
+    #[tokio::test]
+    async fn async_batch_elements_run_at_the_same_time() {
+        let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(2));
+        let mut router = spec_router();
+        for name in ["left", "right"] {
+            let barrier = barrier.clone();
+            router.method_async(name, move |_: NoParams| {
+                let barrier = barrier.clone();
+                async move {
+                    barrier.wait().await;
+                    Ok(name)
+                }
+            });
+        }
+        let input = r#"[{"jsonrpc":"2.0","method":"left","id":1},
+                        {"jsonrpc":"2.0","method":"sum","params":[1,2],"id":2},
+                        {"jsonrpc":"2.0","method":"right","id":3}]"#;
+        let value = tokio::time::timeout(std::time::Duration::from_secs(10), answer_async(&router, input))
+            .await
+            .expect("both elements ran at once")
+            .unwrap();
+        assert_eq!(
+            value,
+            json!([
+                {"jsonrpc": "2.0", "id": 1, "result": "left"},
+                {"jsonrpc": "2.0", "id": 2, "result": 3},
+                {"jsonrpc": "2.0", "id": 3, "result": "right"},
+            ])
+        );
+    }
 }

@@ -86,13 +86,31 @@ impl<'m> Deferred<'m> {
 
     /// Awaits the handler and writes its answer (requests only).
     pub(crate) async fn finish(self, target: &mut Target<'_>) {
+        self.run().await.write(target);
+    }
+
+    /// Awaits the handler; the answer is written later with [`Finished::write`].
+    pub(crate) async fn run(self) -> Finished<'m> {
         let outcome = match self.started {
             Ok(future) => CatchUnwind { inner: future }.await,
             Err(error) => Err(error),
         };
+        Finished { id: self.id, outcome }
+    }
+}
+
+/// An async handler's outcome, waiting to be written.
+pub(crate) struct Finished<'m> {
+    id: Option<&'m Id<'m>>,
+    outcome: Outcome,
+}
+
+impl Finished<'_> {
+    /// Writes the answer (requests only; a notification's outcome is dropped).
+    pub(crate) fn write(self, target: &mut Target<'_>) {
         if let Some(id) = self.id {
             let dst = target.answer();
-            match outcome {
+            match self.outcome {
                 Ok(result) => {
                     encode::begin_success(dst, id);
                     dst.extend_from_slice(&result);
@@ -102,6 +120,31 @@ impl<'m> Deferred<'m> {
             }
         }
     }
+}
+
+/// Runs `futures` at the same time; their outputs in the order of `futures`.
+pub(crate) async fn join_in_order<T>(
+    mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>,
+) -> Vec<T> {
+    let mut outputs: Vec<Option<T>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut waiting = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    Poll::Ready(value) => *output = Some(value),
+                    Poll::Pending => waiting = true,
+                }
+            }
+        }
+        if waiting {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 /// `Id<'a>` is covariant: a borrowed id can be viewed with the shorter lifetime.

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 #[cfg(feature = "tokio")]
-use super::deferred::Deferred;
+use super::deferred::{join_in_order, Deferred, Finished};
 use super::error_answer::write_parse_error;
 use super::handler::{self, Handler};
 use super::methods::MethodTable;
@@ -23,6 +23,8 @@ use crate::message::{ErrorObject, Message, Params};
 use crate::parse::{BatchScratch, Limits, Parsed, Parser};
 #[cfg(feature = "tokio")]
 use bytes::Bytes;
+#[cfg(feature = "tokio")]
+use std::pin::Pin;
 
 /// Maps method names to handlers and turns one input message or batch into the exact answer
 /// bytes, written at the end of a caller-provided `BytesMut` — or into nothing, when the
@@ -466,13 +468,37 @@ impl Router {
         frame: Option<&Bytes>,
         out: &mut BytesMut,
     ) {
+        if !self.needs_async(&parsed) {
+            return self.answer_parsed(parsed, out);
+        }
         match parsed {
             Parsed::Single(message) => self.answer_async(&message, frame, &mut Target::Single(out)).await,
             Parsed::Batch(batch) => {
+                // The elements bound to async handlers run at the same time; then every
+                // answer is written in the batch's order (synchronous handlers run then).
+                let elements: Vec<_> = batch.iter().collect();
+                let mut running: Vec<Pin<Box<dyn Future<Output = Finished<'_>> + Send + '_>>> = Vec::new();
+                let mut is_async = Vec::with_capacity(elements.len());
+                for element in &elements {
+                    let deferred = element
+                        .as_ref()
+                        .ok()
+                        .and_then(|message| self.deferred(message, frame));
+                    is_async.push(deferred.is_some());
+                    if let Some(deferred) = deferred {
+                        running.push(Box::pin(deferred.run()));
+                    }
+                }
+                let mut finished = join_in_order(running).await.into_iter();
                 let mut target = Target::Batch(BatchWriter::new(out));
-                for element in &batch {
+                for (element, is_async) in elements.iter().zip(is_async) {
                     match element {
-                        Ok(message) => self.answer_async(&message, frame, &mut target).await,
+                        Ok(_) if is_async => {
+                            if let Some(done) = finished.next() {
+                                done.write(&mut target);
+                            }
+                        }
+                        Ok(message) => self.answer(message, &mut target),
                         Err(error) => write_parse_error(target.answer(), error),
                     }
                 }
