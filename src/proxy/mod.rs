@@ -12,6 +12,8 @@
 //!   in-flight limit and a breaker, a timeout per attempt, and retries on the next upstream
 //!   as a [`RetryPolicy`] allows; every call ends with the upstream's answer as it came or a
 //!   [`ForwardError`] that becomes the client's error object.
+//! - [`Gateway`] (`tokio` feature): the pools behind a `Router`'s fallback — method allow
+//!   and deny lists, methods routed to their own pool, identical calls under way coalesced.
 //!
 //! ```
 //! use bytes::Bytes;
@@ -36,6 +38,8 @@ mod batch_split;
 mod breaker;
 #[cfg(feature = "tokio")]
 mod forward_error;
+#[cfg(feature = "tokio")]
+mod gateway;
 mod id_slot;
 #[cfg(feature = "tokio")]
 mod pool;
@@ -47,6 +51,8 @@ mod upstream;
 pub use batch_split::{batch_elements, join_batch};
 #[cfg(feature = "tokio")]
 pub use forward_error::ForwardError;
+#[cfg(feature = "tokio")]
+pub use gateway::{Gateway, GatewayStats};
 pub use id_slot::IdSlot;
 #[cfg(feature = "tokio")]
 pub use pool::{UpstreamPool, DEFAULT_ATTEMPT_TIMEOUT};
