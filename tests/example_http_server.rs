@@ -19,56 +19,25 @@
 
 #[path = "support/example_binary.rs"]
 mod example_binary;
+#[path = "support/listening_child.rs"]
+mod listening_child;
 #[path = "support/python_peer.rs"]
 mod python_peer;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::Duration;
 
 use example_binary::example_binary;
+use listening_child::{start_listening, Listening};
 use python_peer::{interop_dir, python, run, CHILD_TIMEOUT};
 
 const MAX_BODY: usize = 4096;
 
-/// The example server, killed when dropped.
-struct Server {
-    child: Child,
-    address: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server() -> Server {
-    let mut child = Command::new(example_binary("http_server"))
-        .args(["--listen", "127.0.0.1:0", "--max-body", &MAX_BODY.to_string()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start examples/http_server");
-    let stdout = child.stdout.take().expect("stdout");
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = sender.send(line);
-    });
-    let line = receiver
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the server says where it listens");
-    let address = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
-    Server { child, address }
+fn start_server() -> Listening {
+    start_listening(
+        &example_binary("http_server"),
+        &["--listen", "127.0.0.1:0", "--max-body", &MAX_BODY.to_string()],
+    )
 }
 
 #[test]

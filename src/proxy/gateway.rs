@@ -94,8 +94,23 @@ impl Gateway {
     /// # });
     /// ```
     pub fn new(pool: UpstreamPool) -> Gateway {
+        Gateway::from_shared(Arc::new(pool))
+    }
+
+    /// A gateway forwarding every method to a pool shared with others (one that the program
+    /// also reads statistics from, say).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let pool = std::sync::Arc::new(rpcwire::proxy::UpstreamPool::new(vec![]));
+    /// let gateway = rpcwire::proxy::Gateway::from_shared(pool.clone());
+    /// # let _ = gateway;
+    /// assert_eq!(pool.upstreams().len(), 0);
+    /// # });
+    /// ```
+    pub fn from_shared(pool: Arc<UpstreamPool>) -> Gateway {
         Gateway {
-            default: Arc::new(pool),
+            default: pool,
             routes: HashMap::new(),
             allow: None,
             deny: HashSet::new(),

@@ -1,0 +1,184 @@
+//! A JSON-RPC gateway (`http` feature): HTTP and WebSocket in front, upstreams behind, params
+//! and results passed on as they came (`rpcwire::proxy`).
+//!
+//! ```sh
+//! cargo run --release --features http --example gateway -- \
+//!     --listen 127.0.0.1:8546 \
+//!     --upstream http://127.0.0.1:8545/ \
+//!     --upstream "stdio:target/release/examples/spec_server --framing ndjson" \
+//!     --safe subtract --safe get_data
+//! curl -s localhost:8546 -H 'content-type: application/json' \
+//!      -d '{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}'
+//! ```
+//!
+//! Upstreams: `http://…`, `ws://…`, `tcp://HOST:PORT` (NDJSON), or `stdio:` followed by a
+//! command whose stdin and stdout speak NDJSON (started again if it exits). Requests go to
+//! the upstreams in turn; one that never reached its upstream is sent to the next, one that
+//! may have reached it only for the methods given with `--safe`. `--deny METHOD` refuses a
+//! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
+//! `--timeout-ms` bounds each attempt; `--max-body` bounds requests. The gateway answers
+//! `gateway_upstreams` itself: each upstream's counters. Prints `listening on ADDRESS` once it
+//! accepts connections.
+
+use std::io::Write as _;
+use std::process::{ExitCode, Stdio};
+use std::time::Duration;
+
+use rpcwire::dispatch::{NoParams, Router};
+use rpcwire::frame::Framing;
+use rpcwire::proxy::{Gateway, RetryPolicy, Upstream, UpstreamPool};
+use rpcwire::transport::http::{HttpServer, DEFAULT_MAX_BODY};
+use rpcwire::transport::{AnyTransport, Peer};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
+                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES]";
+
+struct Arguments {
+    listen: String,
+    upstreams: Vec<String>,
+    safe: Vec<String>,
+    deny: Vec<String>,
+    coalesce: bool,
+    timeout: Duration,
+    max_body: usize,
+}
+
+fn arguments() -> Result<Arguments, String> {
+    let mut parsed = Arguments {
+        listen: "127.0.0.1:8546".to_owned(),
+        upstreams: Vec::new(),
+        safe: Vec::new(),
+        deny: Vec::new(),
+        coalesce: false,
+        timeout: rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT,
+        max_body: DEFAULT_MAX_BODY,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--listen" => parsed.listen = value("--listen")?,
+            "--upstream" => parsed.upstreams.push(value("--upstream")?),
+            "--safe" => parsed.safe.push(value("--safe")?),
+            "--deny" => parsed.deny.push(value("--deny")?),
+            "--coalesce" => parsed.coalesce = true,
+            "--timeout-ms" => {
+                let ms = value("--timeout-ms")?;
+                parsed.timeout =
+                    Duration::from_millis(ms.parse().map_err(|e| format!("--timeout-ms {ms}: {e}"))?);
+            }
+            "--max-body" => {
+                let bytes = value("--max-body")?;
+                parsed.max_body = bytes.parse().map_err(|e| format!("--max-body {bytes}: {e}"))?;
+            }
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if parsed.upstreams.is_empty() {
+        return Err("at least one --upstream is needed".to_owned());
+    }
+    Ok(parsed)
+}
+
+/// An upstream from its address; `stdio:COMMAND` runs the command (again whenever the last
+/// one has exited) and speaks NDJSON over its stdin and stdout.
+fn upstream(address: &str) -> Upstream {
+    let Some(command) = address.strip_prefix("stdio:") else {
+        return Upstream::address(address);
+    };
+    let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+    Upstream::new(address, move || {
+        let words = words.clone();
+        Peer::builder().connect(
+            async move {
+                let (program, arguments) = words.split_first().ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "stdio: needs a command")
+                })?;
+                let mut child = tokio::process::Command::new(program)
+                    .args(arguments)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::inherit())
+                    .kill_on_drop(true)
+                    .spawn()?;
+                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    return Err(std::io::Error::other("the child's pipes are missing"));
+                };
+                // The child lives as long as it runs; it ends when its stdin closes.
+                tokio::spawn(async move { child.wait().await });
+                Ok(AnyTransport::stream(stdout, stdin, Framing::Ndjson))
+            },
+            Router::new(),
+        )
+    })
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let arguments = match arguments() {
+        Ok(arguments) => arguments,
+        Err(problem) => {
+            if !problem.is_empty() {
+                eprintln!("gateway: {problem}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let listener = match tokio::net::TcpListener::bind(&arguments.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("gateway: cannot listen on {}: {error}", arguments.listen);
+            return ExitCode::FAILURE;
+        }
+    };
+    let upstreams = arguments
+        .upstreams
+        .iter()
+        .map(|address| upstream(address))
+        .collect();
+    let pool = UpstreamPool::new(upstreams)
+        .with_timeout(arguments.timeout)
+        .with_retry(RetryPolicy::new().safe_methods(arguments.safe.iter().map(String::as_str)));
+    let pool = std::sync::Arc::new(pool);
+    let mut router = Router::with_limits(rpcwire::Limits::default().with_max_size(arguments.max_body));
+    let gateway = Gateway::from_shared(pool.clone())
+        .deny(arguments.deny.iter().map(String::as_str))
+        .coalesce(arguments.coalesce);
+    gateway.install(&mut router);
+    router.method("gateway_upstreams", move |_: NoParams| {
+        let stats: Vec<_> = pool
+            .upstreams()
+            .iter()
+            .map(|u| {
+                let s = u.stats();
+                serde_json::json!({
+                    "name": u.name(), "requests": s.requests, "answered": s.answered,
+                    "upstream_errors": s.upstream_errors, "not_reached": s.not_reached,
+                    "no_answer": s.no_answer, "connects": s.connects, "in_flight": s.in_flight,
+                    "benched": s.benched,
+                })
+            })
+            .collect();
+        Ok(stats)
+    });
+    if let Ok(address) = listener.local_addr() {
+        println!("listening on {address}");
+        let _ = std::io::stdout().flush();
+    }
+    match HttpServer::new(router)
+        .with_max_body(arguments.max_body)
+        .serve(listener)
+        .await
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("gateway: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
