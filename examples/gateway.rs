@@ -16,7 +16,8 @@
 //! the upstreams in turn; one that never reached its upstream is sent to the next, one that
 //! may have reached it only for the methods given with `--safe`. `--deny METHOD` refuses a
 //! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
-//! `--timeout-ms` bounds each attempt; `--max-body` bounds requests. The gateway answers
+//! `--timeout-ms` bounds each attempt; `--max-body` bounds requests, `--max-response` each
+//! upstream answer (16 MiB by default). The gateway answers
 //! `gateway_upstreams` itself: each upstream's counters. Prints `listening on ADDRESS` once it
 //! accepts connections.
 
@@ -34,7 +35,7 @@ use rpcwire::transport::{AnyTransport, Peer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
-                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES]";
+                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES]";
 
 struct Arguments {
     listen: String,
@@ -44,6 +45,7 @@ struct Arguments {
     coalesce: bool,
     timeout: Duration,
     max_body: usize,
+    max_response: usize,
 }
 
 fn arguments() -> Result<Arguments, String> {
@@ -55,6 +57,7 @@ fn arguments() -> Result<Arguments, String> {
         coalesce: false,
         timeout: rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT,
         max_body: DEFAULT_MAX_BODY,
+        max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -74,6 +77,12 @@ fn arguments() -> Result<Arguments, String> {
                 let bytes = value("--max-body")?;
                 parsed.max_body = bytes.parse().map_err(|e| format!("--max-body {bytes}: {e}"))?;
             }
+            "--max-response" => {
+                let bytes = value("--max-response")?;
+                parsed.max_response = bytes
+                    .parse()
+                    .map_err(|e| format!("--max-response {bytes}: {e}"))?;
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -86,9 +95,9 @@ fn arguments() -> Result<Arguments, String> {
 
 /// An upstream from its address; `stdio:COMMAND` runs the command (again whenever the last
 /// one has exited) and speaks NDJSON over its stdin and stdout.
-fn upstream(address: &str) -> Upstream {
+fn upstream(address: &str, max_response: usize) -> Upstream {
     let Some(command) = address.strip_prefix("stdio:") else {
-        return Upstream::address(address);
+        return Upstream::address_limited(address, max_response);
     };
     let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
     Upstream::new(address, move || {
@@ -110,7 +119,7 @@ fn upstream(address: &str) -> Upstream {
                 };
                 // The child lives as long as it runs; it ends when its stdin closes.
                 tokio::spawn(async move { child.wait().await });
-                Ok(AnyTransport::stream(stdout, stdin, Framing::Ndjson))
+                Ok(AnyTransport::stream(stdout, stdin, Framing::Ndjson).with_max_frame(max_response))
             },
             Router::new(),
         )
@@ -139,7 +148,7 @@ async fn main() -> ExitCode {
     let upstreams = arguments
         .upstreams
         .iter()
-        .map(|address| upstream(address))
+        .map(|address| upstream(address, arguments.max_response))
         .collect();
     let pool = UpstreamPool::new(upstreams)
         .with_timeout(arguments.timeout)

@@ -53,14 +53,30 @@ fn with_detail(code: ErrorCode, detail: &str) -> ErrorObject<'static> {
     ErrorObject::from_code(code).with_raw_data(data)
 }
 
-/// The answer to input that did not parse: the error object, with the id when the parser
-/// read one (`null` otherwise).
-pub(crate) fn write_parse_error(dst: &mut BytesMut, error: &ParseError) {
+/// Writes the answer to input that did not parse: the error object (-32700 or -32600, the
+/// description in `data`), with the id when the parser read one (`null` otherwise) — what a
+/// proxy answers a client's bad frame with before anything goes upstream.
+///
+/// ```
+/// let error = rpcwire::parse(br#"{"jsonrpc":"2.0","id":7,"method":5}"#).unwrap_err();
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::dispatch::write_parse_error(&mut out, &error);
+/// assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32600"#));
+/// ```
+pub fn write_parse_error(dst: &mut BytesMut, error: &ParseError) {
     let null = Id::null();
     encode::write_error(dst, error.id().unwrap_or(&null), &ErrorObject::from(error));
 }
 
-/// The answer to a framing error: the error object with id `null`.
-pub(crate) fn write_frame_error(dst: &mut BytesMut, error: &FrameError) {
+/// Writes the answer to a framing error: the error object (-32600 for a frame over the
+/// limit, -32700 otherwise) with id `null`.
+///
+/// ```
+/// let error = rpcwire::frame::FrameError::TooLarge { len: 9, limit: 8, offset: 0 };
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire::dispatch::write_frame_error(&mut out, &error);
+/// assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#));
+/// ```
+pub fn write_frame_error(dst: &mut BytesMut, error: &FrameError) {
     encode::write_error(dst, &Id::null(), &ErrorObject::from(error));
 }

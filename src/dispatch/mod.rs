@@ -49,6 +49,7 @@ mod responder;
 mod router;
 mod target;
 
+pub use error_answer::{write_frame_error, write_parse_error};
 pub use no_params::NoParams;
 #[cfg(feature = "tokio")]
 pub use raw_call::RawCall;

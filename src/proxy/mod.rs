@@ -59,4 +59,4 @@ pub use pool::{UpstreamPool, DEFAULT_ATTEMPT_TIMEOUT};
 #[cfg(feature = "tokio")]
 pub use retry::RetryPolicy;
 #[cfg(feature = "tokio")]
-pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_IN_FLIGHT};
+pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RESPONSE};

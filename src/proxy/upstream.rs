@@ -14,6 +14,10 @@ use crate::frame::Framing;
 use crate::sync::{bump, lock_unpoisoned};
 use crate::transport::{AnyTransport, ConnectionState, Peer};
 
+/// The largest answer an upstream made by [`Upstream::address`] may send (16 MiB: real
+/// Ethereum answers reach several MB; a client's requests are usually held to far less).
+pub const DEFAULT_MAX_RESPONSE: usize = 16 << 20;
+
 /// How many requests may be under way on one upstream by default.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
@@ -90,11 +94,28 @@ impl Upstream {
     /// # });
     /// ```
     pub fn address(address: &str) -> Upstream {
+        Upstream::address_limited(address, DEFAULT_MAX_RESPONSE)
+    }
+
+    /// An upstream at `address` whose answers may be up to `max_response` bytes each (a
+    /// larger one fails its calls without being kept). [`address`](Upstream::address) allows
+    /// [`DEFAULT_MAX_RESPONSE`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let upstream = rpcwire::proxy::Upstream::address_limited("tcp://127.0.0.1:9", 64 << 20);
+    /// assert_eq!(upstream.name(), "tcp://127.0.0.1:9");
+    /// # });
+    /// ```
+    pub fn address_limited(address: &str, max_response: usize) -> Upstream {
         let owned: Arc<str> = address.into();
         Upstream::new(address, move || {
             let address = owned.clone();
             Peer::builder().connect(
-                async move { AnyTransport::open(&address, Framing::Ndjson).await },
+                async move {
+                    let transport = AnyTransport::open(&address, Framing::Ndjson).await?;
+                    Ok(transport.with_max_frame(max_response))
+                },
                 Router::new(),
             )
         })

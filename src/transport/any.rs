@@ -135,6 +135,27 @@ impl AnyTransport {
             ),
         ))
     }
+
+    /// Sets the largest frame received, whatever the transport: a byte stream's frame limit,
+    /// an HTTP answer body's, a WebSocket message's — the response limit of a gateway's
+    /// upstream, which may need to be larger than its request limit.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let transport = rpcwire::transport::AnyTransport::stream(tokio::io::empty(), tokio::io::sink(), rpcwire::frame::Framing::Ndjson)
+    ///     .with_max_frame(32 << 20);
+    /// # let _ = transport;
+    /// # });
+    /// ```
+    pub fn with_max_frame(self, bytes: usize) -> AnyTransport {
+        match self {
+            AnyTransport::Stream(stream) => AnyTransport::Stream(stream.with_max_frame(bytes)),
+            #[cfg(feature = "http")]
+            AnyTransport::Http(http) => AnyTransport::Http(Box::new(http.with_max_response(bytes))),
+            #[cfg(feature = "http")]
+            AnyTransport::WebSocket(socket) => AnyTransport::WebSocket(socket.with_max_message(bytes)),
+        }
+    }
 }
 
 /// The read half of an [`AnyTransport`].

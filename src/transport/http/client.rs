@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -17,6 +17,10 @@ use crate::encode;
 use crate::message::{ErrorObject, Id, Message};
 use crate::parse::Parsed;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
+
+/// The largest answer body an [`HttpClientTransport`] reads by default (16 MiB: real
+/// Ethereum answers — blocks with their transactions, traces — reach several MB).
+pub const DEFAULT_MAX_RESPONSE: usize = 16 << 20;
 
 /// How long one HTTP exchange may take by default.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -56,6 +60,7 @@ pub const HTTP_FAILURE_CODE: i64 = -32000;
 pub struct HttpClientTransport {
     url: Uri,
     timeout: Duration,
+    max_response: usize,
     client: Client<HttpConnector, Full<Bytes>>,
 }
 
@@ -72,6 +77,7 @@ impl HttpClientTransport {
         HttpClientTransport {
             url,
             timeout: DEFAULT_REQUEST_TIMEOUT,
+            max_response: DEFAULT_MAX_RESPONSE,
             client: Client::builder(TokioExecutor::new()).build(connector),
         }
     }
@@ -87,6 +93,30 @@ impl HttpClientTransport {
     pub fn with_timeout(mut self, timeout: Duration) -> HttpClientTransport {
         self.timeout = timeout;
         self
+    }
+
+    /// Sets the largest answer body read (default [`DEFAULT_MAX_RESPONSE`]): a larger one —
+    /// by its `Content-Length`, or while it is read — fails the exchange (its calls get
+    /// [`HTTP_FAILURE_CODE`]) without more of it being kept.
+    ///
+    /// ```
+    /// let transport = rpcwire::transport::http::HttpClientTransport::new("http://127.0.0.1:8545/".parse().unwrap())
+    ///     .with_max_response(64 << 20);
+    /// assert_eq!(transport.max_response(), 64 << 20);
+    /// ```
+    pub fn with_max_response(mut self, bytes: usize) -> HttpClientTransport {
+        self.max_response = bytes;
+        self
+    }
+
+    /// The largest answer body read.
+    ///
+    /// ```
+    /// let transport = rpcwire::transport::http::HttpClientTransport::new("http://h/".parse().unwrap());
+    /// assert_eq!(transport.max_response(), rpcwire::transport::http::DEFAULT_MAX_RESPONSE);
+    /// ```
+    pub fn max_response(&self) -> usize {
+        self.max_response
     }
 }
 
@@ -192,11 +222,29 @@ async fn exchange(transport: &HttpClientTransport, body: Bytes) -> Result<Option
         .await
         .map_err(|error| failure(format!("HTTP request failed: {error}"), !error.is_connect()))?;
     let status = response.status();
-    let bytes = response
-        .into_body()
+    let too_large = || {
+        failure(
+            format!("HTTP response over {} bytes", transport.max_response),
+            true,
+        )
+    };
+    let declared = response
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > transport.max_response as u64) {
+        return Err(too_large());
+    }
+    let bytes = Limited::new(response.into_body(), transport.max_response)
         .collect()
         .await
-        .map_err(|error| failure(format!("HTTP response body failed: {error}"), true))?
+        .map_err(|error| {
+            if error.is::<http_body_util::LengthLimitError>() {
+                too_large()
+            } else {
+                failure(format!("HTTP response body failed: {error}"), true)
+            }
+        })?
         .to_bytes();
     match status {
         StatusCode::OK => Ok(Some(bytes)),

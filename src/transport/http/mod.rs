@@ -47,7 +47,10 @@ mod server;
 mod service;
 mod websocket;
 
-pub use client::{HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_REQUEST_TIMEOUT, HTTP_FAILURE_CODE};
+pub use client::{
+    HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT,
+    HTTP_FAILURE_CODE,
+};
 pub use server::{HttpServer, DEFAULT_HEADER_TIMEOUT};
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};
 pub use websocket::{UpgradedIo, WebSocketReceiver, WebSocketSender, WebSocketTransport};

@@ -126,6 +126,34 @@ impl Peer {
         &self.handle.shared
     }
 
+    /// Serves a connection until it closes and says why: for accept loops, where a `Peer`
+    /// nobody keeps would close as soon as its last handle is dropped (after answering what
+    /// it had received). `tokio::spawn(Peer::serve(transport, router.clone()))` per
+    /// connection.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use rpcwire::frame::Framing;
+    /// use rpcwire::transport::{CloseReason, Peer, StreamTransport};
+    ///
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method("add", |(a, b): (u32, u32)| Ok(a + b));
+    /// let router = std::sync::Arc::new(router);
+    /// let (a, b) = tokio::io::duplex(4096);
+    /// let served = tokio::spawn(Peer::serve(StreamTransport::from_io(a, Framing::Ndjson), router.clone()));
+    ///
+    /// let client = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// assert_eq!(client.call::<_, u32>("add", [2, 3]).await.unwrap(), 5);
+    /// assert_eq!(client.call::<_, u32>("add", [4, 5]).await.unwrap(), 9); // still served
+    /// client.close().await;
+    /// assert!(matches!(served.await.unwrap(), CloseReason::EndOfInput));
+    /// # }
+    /// ```
+    pub async fn serve<T: Transport>(transport: T, router: impl Into<Arc<Router>>) -> CloseReason {
+        Peer::new(transport, router).closed().await
+    }
+
     /// Calls `method` with `params` (anything that serializes to a JSON array or object;
     /// `()` or `None` for no params) and decodes the result into `R`.
     ///
