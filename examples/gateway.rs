@@ -1,8 +1,8 @@
-//! A JSON-RPC gateway (`http` feature): HTTP and WebSocket in front, upstreams behind, params
+//! A JSON-RPC gateway (`http` and `metrics` features): HTTP and WebSocket in front, upstreams behind, params
 //! and results passed on as they came (`rpcwire::proxy`).
 //!
 //! ```sh
-//! cargo run --release --features http --example gateway -- \
+//! cargo run --release --features http,metrics --example gateway -- \
 //!     --listen 127.0.0.1:8546 \
 //!     --upstream http://127.0.0.1:8545/ \
 //!     --upstream "stdio:target/release/examples/spec_server --framing ndjson" \
@@ -18,8 +18,11 @@
 //! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
 //! `--timeout-ms` bounds each attempt; `--max-body` bounds requests, `--max-response` each
 //! upstream answer (16 MiB by default). The gateway answers
-//! `gateway_upstreams` itself: each upstream's counters. Prints `listening on ADDRESS` once it
-//! accepts connections.
+//! `gateway_upstreams` itself: each upstream's counters. `--metrics ADDRESS` serves the
+//! `rpcwire::proxy` metrics (per upstream and method: attempts by outcome, latency, in
+//! flight; retries, coalesced and refused calls) as Prometheus text at `GET /metrics` there,
+//! and prints `metrics on ADDRESS`. Prints `listening on ADDRESS` once it accepts
+//! connections.
 
 use std::io::Write as _;
 use std::process::{ExitCode, Stdio};
@@ -35,7 +38,7 @@ use rpcwire::transport::{AnyTransport, Peer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
-                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES]";
+                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS]";
 
 struct Arguments {
     listen: String,
@@ -46,6 +49,7 @@ struct Arguments {
     timeout: Duration,
     max_body: usize,
     max_response: usize,
+    metrics: Option<String>,
 }
 
 fn arguments() -> Result<Arguments, String> {
@@ -58,6 +62,7 @@ fn arguments() -> Result<Arguments, String> {
         timeout: rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT,
         max_body: DEFAULT_MAX_BODY,
         max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
+        metrics: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -68,6 +73,7 @@ fn arguments() -> Result<Arguments, String> {
             "--safe" => parsed.safe.push(value("--safe")?),
             "--deny" => parsed.deny.push(value("--deny")?),
             "--coalesce" => parsed.coalesce = true,
+            "--metrics" => parsed.metrics = Some(value("--metrics")?),
             "--timeout-ms" => {
                 let ms = value("--timeout-ms")?;
                 parsed.timeout =
@@ -126,6 +132,39 @@ fn upstream(address: &str, max_response: usize) -> Upstream {
     })
 }
 
+/// Installs a Prometheus recorder for the `metrics` facade and serves its text at
+/// `GET /metrics` on `address`, on a task of its own.
+async fn serve_metrics(address: &str) -> std::io::Result<()> {
+    use http_body_util::Full;
+    use hyper::service::service_fn;
+
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    metrics::set_global_recorder(recorder).map_err(std::io::Error::other)?;
+    let listener = tokio::net::TcpListener::bind(address).await?;
+    println!("metrics on {}", listener.local_addr()?);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let handle = handle.clone();
+            let service = service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let response = if request.uri().path() == "/metrics" {
+                    hyper::Response::builder()
+                        .header("content-type", "text/plain; version=0.0.4")
+                        .body(Full::new(bytes::Bytes::from(handle.render())))
+                } else {
+                    hyper::Response::builder().status(404).body(Full::default())
+                };
+                async move { response }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+            );
+        }
+    });
+    Ok(())
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let arguments = match arguments() {
@@ -138,6 +177,12 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(address) = &arguments.metrics {
+        if let Err(error) = serve_metrics(address).await {
+            eprintln!("gateway: cannot serve metrics on {address}: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
     let listener = match tokio::net::TcpListener::bind(&arguments.listen).await {
         Ok(listener) => listener,
         Err(error) => {

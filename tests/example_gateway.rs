@@ -5,7 +5,7 @@
 //! nothing, one answering garbage, one too slow, one dropping the connection with a request
 //! under way. Every client request gets exactly one answer with its own id, and the gateway
 //! serves on; an upstream killed mid-run is replaced by the other for safe methods.
-#![cfg(all(unix, feature = "http"))]
+#![cfg(all(unix, feature = "http", feature = "metrics"))]
 
 #[path = "support/example_binary.rs"]
 mod example_binary;
@@ -78,7 +78,10 @@ fn the_gateway_forwards_to_real_upstreams_and_survives_losing_one() {
         format!("http://{}/", http.address),
         format!("stdio:{} --framing ndjson", spec_server.display()),
     ];
-    let front = gateway(&upstreams, &["--safe", "subtract", "--safe", "sum"]);
+    let front = gateway(
+        &upstreams,
+        &["--safe", "subtract", "--safe", "sum", "--metrics", "127.0.0.1:0"],
+    );
     let (status, answer) = post(
         &front.address,
         r#"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1.50}"#,
@@ -141,6 +144,28 @@ fn the_gateway_forwards_to_real_upstreams_and_survives_losing_one() {
         stats["result"][0]["not_reached"].as_u64().unwrap() >= 1,
         "{stats}"
     );
+
+    // The same, as Prometheus text.
+    let metrics = front
+        .before
+        .iter()
+        .find_map(|line| line.strip_prefix("metrics on "))
+        .expect("metrics on");
+    let mut socket = TcpStream::connect(metrics).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        socket,
+        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut page = String::new();
+    socket.read_to_string(&mut page).unwrap();
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    let series = format!(
+        r#"rpcwire_upstream_requests_total{{upstream="{}",method="subtract",outcome="not_reached"}}"#,
+        upstreams[0]
+    );
+    assert!(page.contains(&series), "{series} in {page}");
 }
 
 #[test]

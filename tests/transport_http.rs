@@ -423,14 +423,21 @@ async fn failed_exchanges_end_their_calls() {
     let big = start(HttpServer::new(spec_router())).await;
     let url = format!("http://{}/", big.address).parse().unwrap();
     let small = Peer::new(HttpClientTransport::new(url).with_max_response(64), Router::new());
-    match small.call::<_, serde_json::Value>("echo", ["y".repeat(200)]).await {
+    match small
+        .call::<_, serde_json::Value>("echo", ["y".repeat(200)])
+        .await
+    {
         Err(PeerError::Remote(error)) => {
             assert_eq!(error.code().code(), HTTP_FAILURE_CODE);
             assert_eq!(error.message(), "HTTP response over 64 bytes");
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(small.call::<_, i64>("subtract", (3, 1)).await.unwrap(), 2, "small answers still pass");
+    assert_eq!(
+        small.call::<_, i64>("subtract", (3, 1)).await.unwrap(),
+        2,
+        "small answers still pass"
+    );
 
     // Nothing listens on a port just released.
     let port = TcpListener::bind("127.0.0.1:0")

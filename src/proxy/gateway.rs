@@ -10,6 +10,7 @@ use bytes::Bytes;
 use tokio::sync::watch;
 
 use super::forward_error::ForwardError;
+use super::metrics;
 use super::pool::UpstreamPool;
 use crate::dispatch::{RawCall, Router};
 use crate::message::{ErrorObject, JsonBytes};
@@ -253,6 +254,7 @@ impl Gateway {
         let method = call.method();
         if !self.forwards(method) {
             bump(&self.counters.denied);
+            metrics::denied(method);
             return Err(ErrorObject::method_not_found(method));
         }
         let pool = self.routes.get(method).unwrap_or(&self.default);
@@ -303,6 +305,7 @@ impl Gateway {
         if let Ok(answer) = shared.wait_for(Option::is_some).await {
             if let Some(answer) = answer.clone() {
                 bump(&self.counters.coalesced);
+                metrics::coalesced(call.method());
                 return answer;
             }
         }

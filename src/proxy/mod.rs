@@ -42,6 +42,8 @@ mod forward_error;
 mod gateway;
 mod id_slot;
 #[cfg(feature = "tokio")]
+mod metrics;
+#[cfg(feature = "tokio")]
 mod pool;
 #[cfg(feature = "tokio")]
 mod retry;

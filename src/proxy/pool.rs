@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::forward_error::ForwardError;
+use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy};
 use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
@@ -176,6 +177,7 @@ impl UpstreamPool {
                 if !self.budget.withdraw() {
                     break;
                 }
+                metrics::retried(method);
                 tokio::time::sleep(self.retry.backoff_before(attempt)).await;
             }
             let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
@@ -260,6 +262,8 @@ impl UpstreamPool {
     /// upstream's breaker.
     async fn attempt(&self, upstream: &Upstream, method: &str, params: Option<&RawJson<'_>>) -> Attempt {
         bump(&upstream.counters.requests);
+        metrics::attempt_started(upstream.name());
+        let started = Instant::now();
         let call = async {
             let _slot = upstream.slots().clone().acquire_owned().await;
             upstream.peer().call_raw(method, params).await
@@ -273,24 +277,29 @@ impl UpstreamPool {
         };
         let now = Instant::now();
         let counters = &upstream.counters;
-        match &outcome {
+        let kind = match &outcome {
             Attempt::Answered(Ok(_)) => {
                 bump(&counters.answered);
                 upstream.breaker.success();
+                "answered"
             }
             Attempt::Answered(Err(_)) | Attempt::BadParams(_) => {
                 bump(&counters.upstream_errors);
                 upstream.breaker.success();
+                "upstream_error"
             }
             Attempt::NotReached(_) => {
                 bump(&counters.not_reached);
                 upstream.breaker.failure(now);
+                "not_reached"
             }
             Attempt::NoAnswer { .. } => {
                 bump(&counters.no_answer);
                 upstream.breaker.failure(now);
+                "no_answer"
             }
-        }
+        };
+        metrics::attempt_ended(upstream.name(), method, kind, now - started);
         outcome
     }
 }

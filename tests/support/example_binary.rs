@@ -44,6 +44,7 @@ pub fn example_binary(name: &str) -> PathBuf {
         let features: Vec<&str> = [
             ("tokio", cfg!(feature = "tokio")),
             ("http", cfg!(feature = "http")),
+            ("metrics", cfg!(feature = "metrics")),
         ]
         .into_iter()
         .filter_map(|(name, on)| on.then_some(name))

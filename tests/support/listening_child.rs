@@ -1,5 +1,7 @@
 //! An example server started as a child process, as a user starts it: it prints
-//! `listening on ADDRESS` first, and is killed when dropped.
+//! `listening on ADDRESS` once it accepts connections (other lines may come before), and is
+//! killed when dropped. Its stdout is read to the end, so that it never writes to a closed
+//! pipe.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -11,6 +13,9 @@ use std::time::Duration;
 pub struct Listening {
     pub child: Child,
     pub address: String,
+    /// The lines it printed before `listening on`.
+    #[allow(dead_code)] // not every test reads them
+    pub before: Vec<String>,
 }
 
 impl Drop for Listening {
@@ -22,27 +27,34 @@ impl Drop for Listening {
 
 /// Starts `binary` with `args` and waits (up to a minute) for its `listening on` line.
 pub fn start_listening(binary: &Path, args: &[&str]) -> Listening {
-    let mut child = Command::new(binary)
+    let child = Command::new(binary)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap_or_else(|error| panic!("start {}: {error}", binary.display()));
-    let stdout = child.stdout.take().expect("stdout");
+    // Killed and waited for when dropped, a failed start included.
+    let mut listening = Listening {
+        child,
+        address: String::new(),
+        before: Vec::new(),
+    };
+    let stdout = listening.child.stdout.take().expect("stdout");
     let (sender, receiver) = mpsc::channel();
     std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = sender.send(line);
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = sender.send(line);
+        }
     });
-    let line = receiver
-        .recv_timeout(Duration::from_secs(60))
-        .expect("the server says where it listens");
-    let address = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_owned();
-    Listening { child, address }
+    loop {
+        let line = receiver
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server says where it listens");
+        if let Some(address) = line.trim().strip_prefix("listening on ") {
+            listening.address = address.to_owned();
+            return listening;
+        }
+        listening.before.push(line);
+    }
 }
