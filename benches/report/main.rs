@@ -13,7 +13,7 @@
 //!
 //! Options (after `--`):
 //! - `--quick`: shorter batches and histograms (well under 2 minutes);
-//! - `--only W1,W3`: just these workloads (`stages`, `transports`: those sections); prints,
+//! - `--only W1,W3`: just these workloads (`stages`, `transports`, `gateway`: those sections); prints,
 //!   writes nothing;
 //! - `--transport-server KIND`: run one server of the transports section (its child process);
 //! - `--instructions WORKLOAD PARSER N`: parse message 0 of WORKLOAD N times inside
@@ -26,6 +26,7 @@
 mod common;
 mod config;
 mod environment;
+mod gateway;
 mod measure;
 mod pipeline;
 mod render_json;
@@ -52,7 +53,7 @@ static GLOBAL: common::alloc::Counting = common::alloc::COUNTING;
 // Main
 
 pub(crate) const USAGE: &str =
-    "usage: cargo bench --bench report --features http [-- [--quick] [--only W1,W2,...,stages,transports] \
+    "usage: cargo bench --bench report --features http [-- [--quick] [--only W1,W2,...,stages,transports,gateway] \
                      | --instructions WORKLOAD PARSER N]";
 
 pub(crate) fn instructions_mode(args: &[String]) {
@@ -92,9 +93,12 @@ pub(crate) fn instructions_mode(args: &[String]) {
 pub(crate) fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     #[cfg(feature = "http")]
-    if let [flag, kind] = &args[..] {
+    if let [flag, kind, rest @ ..] = &args[..] {
         if flag == "--transport-server" {
-            transports::server::serve(kind);
+            match kind.strip_prefix("gateway-") {
+                Some(kind) => gateway::servers::serve(kind, rest),
+                None => transports::server::serve(kind),
+            }
             return;
         }
     }
@@ -128,7 +132,7 @@ pub(crate) fn main() {
     let workload_list: Vec<Workload> = match &only {
         Some(names) => names
             .iter()
-            .filter(|n| *n != "stages" && *n != "transports")
+            .filter(|n| *n != "stages" && *n != "transports" && *n != "gateway")
             .filter_map(|n| workloads::build(n))
             .collect(),
         None => workloads::all(),
@@ -267,10 +271,19 @@ pub(crate) fn main() {
     } else {
         Vec::new()
     };
+    let run_gateway = only
+        .as_ref()
+        .map_or(true, |names| names.iter().any(|n| n == "gateway"));
+    let gateway_runs = if run_gateway {
+        gateway::measure_gateway(&config)
+    } else {
+        Vec::new()
+    };
     let instructions = Instructions::load(&reports_dir());
     let mut target_list = targets(&results, instructions.as_ref());
     target_list.extend(stage_targets(&stage_results));
     target_list.extend(transports::transport_targets(&transport_runs));
+    target_list.extend(gateway::gateway_targets(&gateway_runs));
     let probes = peers::probe_all();
     print_table(&results, &target_list, &threads);
     print_stages(&stage_results);
@@ -302,6 +315,7 @@ pub(crate) fn main() {
         correlation: &correlation,
         peer: &peer_runs,
         transports: &transport_runs,
+        gateway: &gateway_runs,
         instructions: instructions.as_ref(),
         probes: &probes,
         machine: &machine,

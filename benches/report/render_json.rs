@@ -85,6 +85,8 @@ pub(crate) struct JsonReport {
     pub(crate) peer_round_trip: Vec<PeerRun>,
     /// HTTP and WebSocket servers (rpcwire, jsonrpsee, the floors) under one load generator.
     pub(crate) transports: Vec<crate::transports::TransportRun>,
+    /// Forwarding through gateways (rpcwire's, the usual way, the floor) under one load generator.
+    pub(crate) gateway: Vec<crate::gateway::GatewayRun>,
     pub(crate) instructions_per_msg: Vec<InstructionJson>,
     pub(crate) strictness_probes: Vec<JsonProbe>,
 }

@@ -18,6 +18,7 @@ pub(crate) struct Report<'a> {
     pub(crate) correlation: &'a [CorrelationRun],
     pub(crate) peer: &'a [PeerRun],
     pub(crate) transports: &'a [TransportRun],
+    pub(crate) gateway: &'a [crate::gateway::GatewayRun],
     pub(crate) instructions: Option<&'a Instructions>,
     pub(crate) probes: &'a [(&'static str, Vec<bool>)],
     pub(crate) machine: &'a str,
@@ -72,6 +73,15 @@ impl Report<'_> {
                 self.transports[0].rounds.len()
             );
             s.push_str(&transports_table(self.transports));
+        }
+        if !self.gateway.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n\nForwarding through a gateway to the same upstream, one load generator, same run \
+                 (added latency over calling the upstream straight; CPU per request is the gateway \
+                 process's):\n"
+            );
+            s.push_str(&gateway_table(self.gateway));
         }
         let _ = writeln!(s, "\n\n| target | measured | verdict |\n| --- | --- | --- |");
         for t in self.targets {
@@ -231,6 +241,26 @@ impl Report<'_> {
                 self.transports[0].rounds.len()
             );
             s.push_str(&transports_table(self.transports));
+            let _ = writeln!(s);
+        }
+        if !self.gateway.is_empty() {
+            let _ = writeln!(s, "## Gateway\n");
+            let _ = writeln!(
+                s,
+                "The transports section's load generator sends W1 (the upstream answers it with a \
+                 fixed result) and every single request of the Ethereum corpus (the upstream, \
+                 rpcwire's `HttpServer`, answers each with the corpus's recorded answer: results up \
+                 to 275 KB) over HTTP/1.1 keep-alive at 1 and 64 requests in flight, straight to the \
+                 upstream and through three gateways in front of it, each a child process on one \
+                 thread: rpcwire's (`proxy::Gateway` behind `HttpServer`: the client's id swapped \
+                 for the gateway's on the raw frame, params and results passed on as bytes), the \
+                 usual way (hyper, each body parsed into a `serde_json::Value`, the id set, \
+                 serialized, and the answer the same way back), and the floor (hyper forwarding \
+                 the bodies without reading them, on hyper's pooled client). Added latency is the \
+                 gateway's p50/p99 minus going straight's; CPU per request is the gateway \
+                 process's ({CPU_METHOD}), the upstream's for the straight rows.\n"
+            );
+            s.push_str(&gateway_table(self.gateway));
             let _ = writeln!(s);
         }
 
@@ -483,6 +513,7 @@ impl Report<'_> {
             correlation_table: self.correlation.to_vec(),
             peer_round_trip: self.peer.to_vec(),
             transports: self.transports.to_vec(),
+            gateway: self.gateway.to_vec(),
             instructions_per_msg: self
                 .instructions
                 .map(|i| {
@@ -545,6 +576,29 @@ fn transports_table(runs: &[TransportRun]) -> String {
                 .map(|cpu| format!("{cpu:.2}"))
                 .collect::<Vec<_>>()
                 .join(" · ")
+        );
+    }
+    s
+}
+
+/// The gateway table: one row per workload × requests in flight × way of forwarding.
+fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
+    let mut s = String::from(
+        "| workload | in flight | forwarding | req/s | added p50 µs | added p99 µs | CPU µs/req | what forwards |\n\
+         | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.2} | {} |",
+            r.workload,
+            r.in_flight,
+            r.implementation,
+            r.req_per_s,
+            r.added_p50_us,
+            r.added_p99_us,
+            r.cpu_us_per_req,
+            r.what
         );
     }
     s

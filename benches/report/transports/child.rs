@@ -15,6 +15,11 @@ pub(crate) struct ServerProcess {
 impl ServerProcess {
     /// Starts the server `kind` and waits for its `listening on ADDR` line.
     pub(crate) fn start(kind: &str) -> ServerProcess {
+        ServerProcess::start_with(kind, &[])
+    }
+
+    /// Starts the server `kind` with `args` after it, and waits for its `listening on ADDR`.
+    pub(crate) fn start_with(kind: &str, args: &[&str]) -> ServerProcess {
         let exe = std::env::current_exe().expect("the bench binary's path");
         // For profiling: `TRANSPORT_SERVER_WRAPPER="perf record -g -o /tmp/server.data --"`
         // starts each server under that command. The CPU figures are then the wrapper's, not
@@ -31,6 +36,7 @@ impl ServerProcess {
         };
         let mut child = command
             .args(["--transport-server", kind])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -12,7 +12,34 @@ use hdrhistogram::Histogram;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::REQUEST;
+/// One request a client sends, ready on the wire, and what its answer must contain.
+#[derive(Clone, Debug)]
+pub(crate) struct Exchange {
+    pub(crate) wire: Vec<u8>,
+    pub(crate) expect: Vec<u8>,
+}
+
+impl Exchange {
+    /// `body` as an HTTP/1.1 POST or a WebSocket text frame; its answer must contain `expect`.
+    pub(crate) fn new(protocol: Protocol, body: &[u8], expect: &[u8]) -> Exchange {
+        let wire = match protocol {
+            Protocol::Http => {
+                let mut wire = format!(
+                    "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    body.len()
+                )
+                .into_bytes();
+                wire.extend_from_slice(body);
+                wire
+            }
+            Protocol::WebSocket => masked_text_frame(body),
+        };
+        Exchange {
+            wire,
+            expect: expect.to_vec(),
+        }
+    }
+}
 
 /// Which protocol the connections speak.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,14 +61,17 @@ const STOPPING: u8 = 2;
 
 /// Opens `connections` connections to `address`, runs them for `warmup` unmeasured, calls
 /// `mark` (to read the server's CPU) and measures for `duration`, then calls `mark` again.
+/// Each connection sends `exchanges` in turn (starting at its own offset).
 pub(crate) fn run(
     protocol: Protocol,
     address: SocketAddr,
     connections: usize,
+    exchanges: &Arc<Vec<Exchange>>,
     warmup: Duration,
     duration: Duration,
     mut mark: impl FnMut(),
 ) -> Load {
+    let exchanges = exchanges.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -49,9 +79,16 @@ pub(crate) fn run(
     runtime.block_on(async move {
         let phase = Arc::new(AtomicU8::new(WARMING));
         let mut clients = Vec::with_capacity(connections);
-        for _ in 0..connections {
+        for client in 0..connections {
             let socket = connect(protocol, address).await;
-            clients.push(tokio::spawn(drive(protocol, socket, phase.clone())));
+            let start = client * 7 % exchanges.len().max(1);
+            clients.push(tokio::spawn(drive(
+                protocol,
+                socket,
+                exchanges.clone(),
+                start,
+                phase.clone(),
+            )));
         }
         tokio::time::sleep(warmup).await;
         mark();
@@ -102,17 +139,15 @@ async fn connect(protocol: Protocol, address: SocketAddr) -> TcpStream {
     socket
 }
 
-/// Sends the request and reads its answer until told to stop; the count and latencies of
-/// the exchanges that ended while measuring.
-async fn drive(protocol: Protocol, mut socket: TcpStream, phase: Arc<AtomicU8>) -> (u64, Histogram<u64>) {
-    let request = match protocol {
-        Protocol::Http => format!(
-            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{REQUEST}",
-            REQUEST.len()
-        )
-        .into_bytes(),
-        Protocol::WebSocket => masked_text_frame(REQUEST.as_bytes()),
-    };
+/// Sends the requests in turn and reads their answers until told to stop; the count and
+/// latencies of the exchanges that ended while measuring.
+async fn drive(
+    protocol: Protocol,
+    mut socket: TcpStream,
+    exchanges: Arc<Vec<Exchange>>,
+    mut next: usize,
+    phase: Arc<AtomicU8>,
+) -> (u64, Histogram<u64>) {
     let mut histogram = Histogram::<u64>::new(3).expect("a histogram");
     let mut buffer = Vec::with_capacity(4096);
     let mut count = 0;
@@ -121,16 +156,19 @@ async fn drive(protocol: Protocol, mut socket: TcpStream, phase: Arc<AtomicU8>) 
         if now == STOPPING {
             break;
         }
+        let exchange = &exchanges[next];
+        next = (next + 1) % exchanges.len();
         let began = Instant::now();
-        socket.write_all(&request).await.expect("send a request");
+        socket.write_all(&exchange.wire).await.expect("send a request");
         let body = match protocol {
             Protocol::Http => read_http_answer(&mut socket, &mut buffer).await,
             Protocol::WebSocket => read_ws_answer(&mut socket, &mut buffer).await,
         };
         assert!(
-            memchr::memmem::find(body, br#""result":19"#).is_some(),
-            "unexpected answer: {}",
-            String::from_utf8_lossy(body)
+            memchr::memmem::find(body, &exchange.expect).is_some(),
+            "unexpected answer: {} (expected {})",
+            String::from_utf8_lossy(&body[..body.len().min(300)]),
+            String::from_utf8_lossy(&exchange.expect)
         );
         let nanos = began.elapsed().as_nanos() as u64;
         if now == MEASURING && phase.load(Ordering::Relaxed) == MEASURING {

@@ -7,9 +7,9 @@
 //! and the server process's CPU time per request.
 
 #[cfg(feature = "http")]
-mod child;
+pub(crate) mod child;
 #[cfg(feature = "http")]
-mod load;
+pub(crate) mod load;
 #[cfg(feature = "http")]
 mod run;
 #[cfg(feature = "http")]

@@ -111,9 +111,20 @@ pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
             plan.iter().zip(&mut samples)
         {
             let mut marks = Vec::with_capacity(2);
-            let load = load::run(*protocol, process.address, *connections, warmup, duration, || {
-                marks.push(process.cpu())
-            });
+            let exchanges = std::sync::Arc::new(vec![load::Exchange::new(
+                *protocol,
+                super::REQUEST.as_bytes(),
+                br#""result":19"#,
+            )]);
+            let load = load::run(
+                *protocol,
+                process.address,
+                *connections,
+                &exchanges,
+                warmup,
+                duration,
+                || marks.push(process.cpu()),
+            );
             let cpu = marks[1].saturating_sub(marks[0]).as_secs_f64();
             let requests = load.requests.max(1);
             let us = |q: f64| round(load.histogram.value_at_quantile(q) as f64 / 1e3, 1);

@@ -52,11 +52,11 @@ pub(crate) fn serve(kind: &str) {
     });
 }
 
-async fn bind() -> TcpListener {
+pub(crate) async fn bind() -> TcpListener {
     TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1")
 }
 
-fn announce(address: SocketAddr) {
+pub(crate) fn announce(address: SocketAddr) {
     let mut out = std::io::stdout().lock();
     writeln!(out, "listening on {address}").expect("stdout");
     out.flush().expect("stdout");

@@ -1,0 +1,128 @@
+//! Runs every workload × requests in flight × way of forwarding (`http` feature).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::servers::{corpus_pairs, W1_RESULT};
+use super::GatewayRun;
+use crate::config::Config;
+use crate::render_json::round;
+use crate::transports::child::ServerProcess;
+use crate::transports::load::{self, Exchange, Protocol};
+
+/// The requests in flight measured.
+const IN_FLIGHT: [usize; 2] = [1, 64];
+
+/// The ways of forwarding, and what each is.
+const SUBJECTS: [(&str, &str); 4] = [
+    ("straight", "no gateway: the load generator calls the upstream"),
+    (
+        "rpcwire",
+        "rpcwire proxy::Gateway behind HttpServer (ids rewritten on raw frames)",
+    ),
+    (
+        "value",
+        "hyper + serde_json::Value: parsed, id set, serialized, both ways",
+    ),
+    ("floor", "hyper forwarding the bodies as they are"),
+];
+
+/// The requests of a workload and what their answers must contain (their id).
+fn exchanges(workload: &str) -> Vec<Exchange> {
+    let with_id = |request: &[u8]| -> Option<Exchange> {
+        let parsed = rpcwire::parse(request).ok()?.single()?;
+        let id = parsed.id()?.json_parts().concat();
+        Some(Exchange::new(
+            Protocol::Http,
+            request,
+            format!(r#""id":{id}"#).as_bytes(),
+        ))
+    };
+    match workload {
+        "W1" => {
+            let mut exchange = with_id(crate::common::workloads::W1.as_bytes()).expect("W1 is a request");
+            exchange.expect = format!(r#""result":{W1_RESULT}"#).into_bytes();
+            vec![exchange]
+        }
+        _ => corpus_pairs()
+            .iter()
+            .filter_map(|(request, _)| with_id(request))
+            .collect(),
+    }
+}
+
+/// Measures the gateway section; prints each run as it ends.
+pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
+    let (warmup, duration) = if config.quick {
+        (Duration::from_millis(200), Duration::from_millis(800))
+    } else {
+        (Duration::from_millis(500), Duration::from_millis(2000))
+    };
+    let upstream = ServerProcess::start_with("gateway-upstream", &[]);
+    let url = format!("http://{}/", upstream.address);
+    let gateways: Vec<Option<ServerProcess>> = SUBJECTS
+        .iter()
+        .map(|(name, _)| {
+            (*name != "straight").then(|| ServerProcess::start_with(&format!("gateway-{name}"), &[&url]))
+        })
+        .collect();
+    let mut runs = Vec::new();
+    for workload in ["W1", "ETH"] {
+        let exchanges = Arc::new(exchanges(workload));
+        if exchanges.is_empty() {
+            println!("gateway: {workload} skipped (no corpus)");
+            continue;
+        }
+        for in_flight in IN_FLIGHT {
+            let mut straight = (0.0, 0.0);
+            for ((name, what), gateway) in SUBJECTS.iter().zip(&gateways) {
+                let process = gateway.as_ref().unwrap_or(&upstream);
+                let mut marks = Vec::with_capacity(2);
+                let load = load::run(
+                    Protocol::Http,
+                    process.address,
+                    in_flight,
+                    &exchanges,
+                    warmup,
+                    duration,
+                    || marks.push(process.cpu()),
+                );
+                let cpu = marks[1].saturating_sub(marks[0]).as_secs_f64();
+                let us = |q: f64| load.histogram.value_at_quantile(q) as f64 / 1e3;
+                let (p50, p99) = (us(0.5), us(0.99));
+                if *name == "straight" {
+                    straight = (p50, p99);
+                }
+                let run = GatewayRun {
+                    workload,
+                    implementation: name,
+                    in_flight,
+                    req_per_s: round(load.requests as f64 / load.seconds, 0),
+                    added_p50_us: round(p50 - straight.0, 1),
+                    added_p99_us: round(p99 - straight.1, 1),
+                    cpu_us_per_req: round(cpu * 1e6 / load.requests.max(1) as f64, 2),
+                    p50_us: round(p50, 1),
+                    p99_us: round(p99, 1),
+                    requests: load.requests,
+                    what,
+                };
+                println!(
+                    "gateway: {:<3} {:>2} in flight {:<8}: {:>7.0} req/s, p50 {:>7.1} (+{:>6.1}) p99 {:>7.1} (+{:>6.1}) µs, \
+                     CPU {:>6.2} µs/req{}",
+                    run.workload,
+                    run.in_flight,
+                    run.implementation,
+                    run.req_per_s,
+                    run.p50_us,
+                    run.added_p50_us,
+                    run.p99_us,
+                    run.added_p99_us,
+                    run.cpu_us_per_req,
+                    if *name == "straight" { " (the upstream's)" } else { "" }
+                );
+                runs.push(run);
+            }
+        }
+    }
+    runs
+}

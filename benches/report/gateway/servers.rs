@@ -1,0 +1,195 @@
+//! The gateway section's servers, each in a child process on one tokio thread (this bench
+//! binary with `--transport-server gateway-KIND [UPSTREAM_URL]`): the upstream, and the three
+//! gateways in front of it.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io::BufRead;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+use crate::transports::server::{announce, bind};
+
+/// The W1 request's answer from the upstream.
+pub(crate) const W1_RESULT: &str = r#""0x0234c8a3397aab58""#;
+
+/// Request/answer pairs of the corpus: single requests with single answers, in file order.
+pub(crate) fn corpus_pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
+    let Some(eth) = crate::common::workloads::eth() else {
+        return Vec::new();
+    };
+    let mut pairs = Vec::new();
+    let mut messages = eth.messages.iter().peekable();
+    while let Some(message) = messages.next() {
+        use crate::common::workloads::Kind;
+        if message.kind != Kind::Request {
+            continue;
+        }
+        if let Some(answer) = messages.next_if(|next| matches!(next.kind, Kind::Response)) {
+            pairs.push((message.bytes.clone(), answer.bytes.clone()));
+        }
+    }
+    pairs
+}
+
+/// Runs the server `kind` until stdin closes; prints `listening on ADDR` first.
+pub(crate) fn serve(kind: &str, args: &[String]) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    std::thread::spawn(|| {
+        let mut line = String::new();
+        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) {}
+        std::process::exit(0);
+    });
+    let upstream = args.first().cloned().unwrap_or_default();
+    runtime.block_on(async move {
+        match kind {
+            "upstream" => self::upstream().await,
+            "rpcwire" => rpcwire(&upstream).await,
+            "value" => forwarder(&upstream, true).await,
+            "floor" => forwarder(&upstream, false).await,
+            other => panic!("unknown gateway server {other:?}"),
+        }
+    });
+}
+
+/// The upstream: rpcwire's `HttpServer` answering W1 and every corpus request with the
+/// corpus's answer for the same method and params.
+async fn upstream() {
+    type Answer = Result<rpcwire::JsonBytes, rpcwire::ErrorObject<'static>>;
+    let mut answers: HashMap<(String, Vec<u8>), Answer> = HashMap::new();
+    let w1 = crate::common::workloads::W1.as_bytes().to_vec();
+    let w1_answer = format!(r#"{{"jsonrpc":"2.0","id":42,"result":{W1_RESULT}}}"#).into_bytes();
+    for (request, answer) in std::iter::once((w1, w1_answer)).chain(corpus_pairs()) {
+        let Ok(rpcwire::Message::Request(request)) =
+            rpcwire::parse(&request).map(|p| p.single().expect("single"))
+        else {
+            continue;
+        };
+        let Ok(rpcwire::Message::Response(response)) =
+            rpcwire::parse(&answer).map(|p| p.single().expect("single"))
+        else {
+            continue;
+        };
+        let key = (
+            request.method().to_owned(),
+            request
+                .raw_params()
+                .map(|p| p.get().as_bytes().to_vec())
+                .unwrap_or_default(),
+        );
+        let value = match response.payload() {
+            rpcwire::ResponsePayload::Result(result) => {
+                Ok(rpcwire::JsonBytes::from(result.clone().into_owned()))
+            }
+            rpcwire::ResponsePayload::Error(error) => Err(error.clone().into_owned()),
+        };
+        answers.entry(key).or_insert(value);
+    }
+    let answers = std::sync::Arc::new(answers);
+    let mut router = rpcwire::dispatch::Router::new();
+    router.fallback_async(move |call: rpcwire::dispatch::RawCall| {
+        let key = (
+            call.method().to_owned(),
+            call.params().map(|p| p.to_vec()).unwrap_or_default(),
+        );
+        let answer = answers.get(&key).cloned();
+        async move { answer.unwrap_or_else(|| Err(rpcwire::ErrorObject::method_not_found(&key.0))) }
+    });
+    let listener = bind().await;
+    announce(listener.local_addr().expect("local address"));
+    rpcwire::transport::http::HttpServer::new(router)
+        .with_max_body(64 << 20)
+        .serve(listener)
+        .await
+        .expect("the upstream serves");
+}
+
+/// rpcwire's gateway as a user builds it: `proxy::Gateway` behind `HttpServer`.
+async fn rpcwire(upstream: &str) {
+    use rpcwire::proxy::{Gateway, Upstream, UpstreamPool};
+    let pool = UpstreamPool::new(vec![Upstream::address_limited(upstream, 64 << 20)]);
+    let router = Gateway::new(pool).into_router();
+    let listener = bind().await;
+    announce(listener.local_addr().expect("local address"));
+    rpcwire::transport::http::HttpServer::new(router)
+        .with_max_body(64 << 20)
+        .serve(listener)
+        .await
+        .expect("the gateway serves");
+}
+
+/// A hyper server that forwards each body to `upstream` with hyper's pooled client: as it
+/// is (`decode: false`, the floor), or the usual way (`decode: true`: the body parsed into a
+/// serde_json `Value`, the gateway's own id set, serialized; the answer parsed, the client's
+/// id put back, serialized).
+async fn forwarder(upstream: &str, decode: bool) {
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    let upstream: hyper::Uri = upstream.parse().expect("an upstream URL");
+    let listener = bind().await;
+    announce(listener.local_addr().expect("local address"));
+    let next_id = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(1));
+    loop {
+        let Ok((socket, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = socket.set_nodelay(true);
+        let (client, upstream, next_id) = (client.clone(), upstream.clone(), next_id.clone());
+        tokio::spawn(async move {
+            let service = service_fn(move |request: Request<Incoming>| {
+                let (client, upstream, next_id) = (client.clone(), upstream.clone(), next_id.clone());
+                async move {
+                    let body = request
+                        .into_body()
+                        .collect()
+                        .await
+                        .map(|b| b.to_bytes())
+                        .unwrap_or_default();
+                    let (body, client_id) = if decode {
+                        let mut value: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+                        let id = next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let client_id = std::mem::replace(&mut value["id"], id.into());
+                        (
+                            Bytes::from(serde_json::to_vec(&value).expect("serializes")),
+                            Some(client_id),
+                        )
+                    } else {
+                        (body, None)
+                    };
+                    let forwarded = Request::post(upstream)
+                        .header(hyper::header::CONTENT_TYPE, "application/json")
+                        .body(Full::new(body))
+                        .expect("a request");
+                    let answer = client.request(forwarded).await.expect("the upstream answers");
+                    let answer = answer.into_body().collect().await.expect("its body").to_bytes();
+                    let answer = match client_id {
+                        Some(client_id) => {
+                            let mut value: serde_json::Value = serde_json::from_slice(&answer).expect("JSON");
+                            value["id"] = client_id;
+                            Bytes::from(serde_json::to_vec(&value).expect("serializes"))
+                        }
+                        None => answer,
+                    };
+                    let mut response = Response::new(Full::new(answer));
+                    response.headers_mut().insert(
+                        hyper::header::CONTENT_TYPE,
+                        hyper::header::HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, Infallible>(response)
+                }
+            });
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(socket), service)
+                .await;
+        });
+    }
+}
