@@ -223,7 +223,7 @@ impl UpstreamPool {
                 break;
             };
             bump(&upstream.counters.requests);
-            match upstream.peer().notify_raw(method, params).await {
+            match upstream.notify_raw(method, params).await {
                 Ok(()) => return Ok(()),
                 Err(PeerError::Params(error)) => return Err(ForwardError::Params(error.to_string())),
                 Err(error) => {
@@ -266,7 +266,7 @@ impl UpstreamPool {
         let started = Instant::now();
         let call = async {
             let _slot = upstream.slots().clone().acquire_owned().await;
-            upstream.peer().call_raw(method, params).await
+            upstream.call_raw(method, params).await
         };
         let outcome = match tokio::time::timeout(self.timeout, call).await {
             Ok(outcome) => classify(outcome, &self.retry),

@@ -11,8 +11,9 @@ use tokio::sync::Semaphore;
 use super::breaker::Breaker;
 use crate::dispatch::Router;
 use crate::frame::Framing;
+use crate::message::{JsonBytes, RawJson};
 use crate::sync::{bump, lock_unpoisoned};
-use crate::transport::{AnyTransport, ConnectionState, Peer};
+use crate::transport::{AnyTransport, ConnectionState, Peer, PeerError};
 
 /// The largest answer an upstream made by [`Upstream::address`] may send (16 MiB: real
 /// Ethereum answers reach several MB; a client's requests are usually held to far less).
@@ -40,12 +41,24 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// ```
 pub struct Upstream {
     name: Box<str>,
-    connect: Box<dyn Fn() -> Peer + Send + Sync>,
-    peer: Mutex<Option<Peer>>,
+    link: Link,
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
     pub(crate) breaker: Breaker,
     pub(crate) counters: UpstreamCounters,
+}
+
+/// How calls reach the upstream.
+enum Link {
+    /// A connection served by a [`Peer`] (ids matched on it), made again when it has closed.
+    Peer {
+        connect: Box<dyn Fn() -> Peer + Send + Sync>,
+        peer: Mutex<Option<Peer>>,
+    },
+    /// HTTP: each call is its own POST on hyper's pooled client, its answer the response to
+    /// it — no id to match, no connection task to hand frames to.
+    #[cfg(feature = "http")]
+    Http(Box<crate::transport::http::HttpClientTransport>),
 }
 
 impl fmt::Debug for Upstream {
@@ -73,10 +86,19 @@ impl Upstream {
     /// # });
     /// ```
     pub fn new(name: &str, connect: impl Fn() -> Peer + Send + Sync + 'static) -> Upstream {
+        Upstream::with_link(
+            name,
+            Link::Peer {
+                connect: Box::new(connect),
+                peer: Mutex::new(None),
+            },
+        )
+    }
+
+    fn with_link(name: &str, link: Link) -> Upstream {
         Upstream {
             name: name.into(),
-            connect: Box::new(connect),
-            peer: Mutex::new(None),
+            link,
             in_flight: Arc::new(Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             breaker: Breaker::new(5, Duration::from_secs(5)),
@@ -108,6 +130,14 @@ impl Upstream {
     /// # });
     /// ```
     pub fn address_limited(address: &str, max_response: usize) -> Upstream {
+        #[cfg(feature = "http")]
+        if address.starts_with("http://") {
+            if let Ok(url) = address.parse() {
+                let client =
+                    crate::transport::http::HttpClientTransport::new(url).with_max_response(max_response);
+                return Upstream::with_link(address, Link::Http(Box::new(client)));
+            }
+        }
         let owned: Arc<str> = address.into();
         Upstream::new(address, move || {
             let address = owned.clone();
@@ -198,17 +228,56 @@ impl Upstream {
     }
 
     /// The connection to use now: the current one unless it has closed, else a new one.
-    pub(crate) fn peer(&self) -> Peer {
-        let mut current = lock_unpoisoned(&self.peer);
+    fn peer(&self, connect: &(dyn Fn() -> Peer + Send + Sync), current: &Mutex<Option<Peer>>) -> Peer {
+        let mut current = lock_unpoisoned(current);
         if let Some(peer) = current.as_ref() {
             if peer.state() != ConnectionState::Closed {
                 return peer.clone();
             }
         }
         bump(&self.counters.connects);
-        let peer = (self.connect)();
+        let peer = connect();
         *current = Some(peer.clone());
         peer
+    }
+
+    /// Calls `method` on the upstream; the result's JSON as it came.
+    pub(crate) async fn call_raw(
+        &self,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<JsonBytes, PeerError> {
+        match &self.link {
+            Link::Peer { connect, peer } => self.peer(connect.as_ref(), peer).call_raw(method, params).await,
+            #[cfg(feature = "http")]
+            Link::Http(client) => http_call(client, method, params).await,
+        }
+    }
+
+    /// Sends a notification of `method` to the upstream.
+    pub(crate) async fn notify_raw(
+        &self,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<(), PeerError> {
+        match &self.link {
+            Link::Peer { connect, peer } => {
+                self.peer(connect.as_ref(), peer).notify_raw(method, params).await
+            }
+            #[cfg(feature = "http")]
+            Link::Http(client) => {
+                let mut body = bytes::BytesMut::new();
+                crate::encode::write_call_raw(&mut body, None, method, params).map_err(PeerError::Params)?;
+                match crate::transport::http::client::exchange(client, body.freeze()).await {
+                    Ok(_) => Ok(()),
+                    Err(failure) => Err(PeerError::Remote(http_failure(
+                        &failure.reason,
+                        failure.reached,
+                        failure.status,
+                    ))),
+                }
+            }
+        }
     }
 
     /// The in-flight limit.
@@ -254,4 +323,59 @@ pub struct UpstreamStats {
     pub in_flight: usize,
     /// Whether its breaker has it benched now.
     pub benched: bool,
+}
+
+/// One call as its own HTTP exchange: the frame with id 1, the answer parsed and its result
+/// sliced out; what went wrong as the error object `HttpClientTransport` gives a failed
+/// exchange (-32000 with `{"reached", "status"}`), an answer that is not this call's
+/// response included (reached, no status: it may have run).
+#[cfg(feature = "http")]
+async fn http_call(
+    client: &crate::transport::http::HttpClientTransport,
+    method: &str,
+    params: Option<&RawJson<'_>>,
+) -> Result<JsonBytes, PeerError> {
+    use crate::message::{Id, Message, ResponsePayload};
+    let id = Id::from(1u64);
+    let mut body = bytes::BytesMut::with_capacity(64 + params.map_or(0, |p| p.get().len()));
+    crate::encode::write_call_raw(&mut body, Some(&id), method, params).map_err(PeerError::Params)?;
+    let answer = match crate::transport::http::client::exchange(client, body.freeze()).await {
+        Ok(Some(answer)) => answer,
+        Ok(None) => {
+            return Err(PeerError::Remote(http_failure(
+                "the upstream answered nothing",
+                true,
+                None,
+            )))
+        }
+        Err(failure) => {
+            return Err(PeerError::Remote(http_failure(
+                &failure.reason,
+                failure.reached,
+                failure.status,
+            )))
+        }
+    };
+    match crate::parse(&answer).ok().and_then(|parsed| parsed.single()) {
+        Some(Message::Response(response)) if *response.id() == id => match response.payload() {
+            ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(&answer, result)),
+            ResponsePayload::Error(error) => Err(PeerError::Remote(error.clone().into_owned())),
+        },
+        _ => Err(PeerError::Remote(http_failure(
+            "the upstream's answer is not a response to the call",
+            true,
+            None,
+        ))),
+    }
+}
+
+/// The error object of a failed HTTP exchange (as `HttpClientTransport` answers it).
+#[cfg(feature = "http")]
+fn http_failure(reason: &str, reached: bool, status: Option<u16>) -> crate::message::ErrorObject<'static> {
+    let error =
+        crate::message::ErrorObject::new(crate::transport::http::HTTP_FAILURE_CODE, reason.to_owned());
+    error
+        .clone()
+        .with_data(&serde_json::json!({ "reached": reached, "status": status }))
+        .unwrap_or(error)
 }

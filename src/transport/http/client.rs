@@ -195,16 +195,19 @@ impl FrameSender for HttpSender {
 }
 
 /// Why an exchange gave no answer, and whether the request may have reached the server.
-struct ExchangeFailure {
-    reason: String,
+pub(crate) struct ExchangeFailure {
+    pub(crate) reason: String,
     /// `false` only when the connection was never made (nothing was sent).
-    reached: bool,
+    pub(crate) reached: bool,
     /// The HTTP status the server answered with, if it answered.
-    status: Option<u16>,
+    pub(crate) status: Option<u16>,
 }
 
 /// One POST: the answer body (`None` for 204), or why there is none.
-async fn exchange(transport: &HttpClientTransport, body: Bytes) -> Result<Option<Bytes>, ExchangeFailure> {
+pub(crate) async fn exchange(
+    transport: &HttpClientTransport,
+    body: Bytes,
+) -> Result<Option<Bytes>, ExchangeFailure> {
     let failure = |reason: String, reached: bool| ExchangeFailure {
         reason,
         reached,

@@ -41,7 +41,7 @@
 //! # });
 //! ```
 
-mod client;
+pub(crate) mod client;
 mod detect_deadline;
 mod server;
 mod service;
