@@ -2,8 +2,7 @@
 //! sends W1 and the Ethereum corpus's requests over HTTP at 1 and 64 in flight, straight to
 //! an upstream (rpcwire's `HttpServer` replaying the corpus's answers), and through three
 //! gateways in front of it, each in a child process on one thread: rpcwire's
-//! (`proxy::Gateway`, ids rewritten on the raw frames, params and results passed on as
-//! bytes), the usual way (serde_json `Value` in, id set, serialized; the answer parsed, the
+//! (`proxy::Gateway`: params and results passed on as bytes), the usual way (serde_json `Value` in, id set, serialized; the answer parsed, the
 //! id put back, serialized), and the floor (a bare hyper forwarder copying the bodies without
 //! reading them). For each: requests/s, latency added over going straight, and the gateway
 //! process's CPU per request.

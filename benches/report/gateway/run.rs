@@ -18,7 +18,7 @@ const SUBJECTS: [(&str, &str); 4] = [
     ("straight", "no gateway: the load generator calls the upstream"),
     (
         "rpcwire",
-        "rpcwire proxy::Gateway behind HttpServer (ids rewritten on raw frames)",
+        "rpcwire proxy::Gateway behind HttpServer (params and results passed on as bytes)",
     ),
     (
         "value",
