@@ -296,3 +296,56 @@ async fn http_upstreams_are_classified_by_what_their_transport_saw() {
         .with_retry(fast.safe_method("whoami"));
     assert_eq!(whoami(&pool).await.unwrap(), "http");
 }
+
+/// HTTP upstreams that answer with something other than a response to the call (garbage, a
+/// foreign id, nothing at all) count as having given no answer; notifications are POSTed; a
+/// TCP upstream (a `Peer` served with `Peer::serve` per connection) is reached by its address.
+#[cfg(feature = "http")]
+#[tokio::test]
+async fn http_answers_that_are_not_the_calls_response_and_tcp_upstreams() {
+    use rpcwire::frame::Framing;
+
+    async fn serve_axum(answer: &'static str, status: u16) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let app = axum::Router::new().route(
+            "/",
+            axum::routing::post(move || async move {
+                (axum::http::StatusCode::from_u16(status).unwrap(), answer)
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        url
+    }
+    let garbage = serve_axum("this is not JSON-RPC", 200).await;
+    let foreign = serve_axum(r#"{"jsonrpc":"2.0","id":999,"result":1}"#, 200).await;
+    let nothing = serve_axum("", 204).await;
+    for url in [&garbage, &foreign, &nothing] {
+        let pool = UpstreamPool::new(vec![Upstream::address(url)]);
+        let error = whoami(&pool).await.unwrap_err();
+        assert!(matches!(error, ForwardError::NoAnswer(_)), "{url}: {error}");
+        assert_eq!(pool.upstreams()[0].stats().no_answer, 1);
+        // A notification is one POST; the answer to it does not matter.
+        pool.notify("log", None).await.unwrap();
+        assert!(format!("{pool:?}").contains(url.as_str()));
+    }
+
+    // TCP: a Peer per accepted connection.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = format!("tcp://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut router = Router::new();
+        router.method("whoami", |_: NoParams| Ok("tcp"));
+        let router = Arc::new(router);
+        while let Ok((socket, _)) = listener.accept().await {
+            tokio::spawn(Peer::serve(
+                StreamTransport::from_io(socket, Framing::Ndjson),
+                router.clone(),
+            ));
+        }
+    });
+    let pool = UpstreamPool::new(vec![Upstream::address_limited(&address, 1 << 20)]);
+    assert_eq!(whoami(&pool).await.unwrap(), "tcp");
+    pool.notify("whoami", None).await.unwrap();
+    assert_eq!(pool.upstreams()[0].stats().connects, 1);
+}

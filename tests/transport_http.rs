@@ -479,6 +479,23 @@ async fn any_transport_is_chosen_from_the_address() {
             .unwrap();
         assert_eq!(sum, 6, "{address}");
         client.close().await;
+
+        // A received-frame limit, whatever the transport: an answer over it fails its call.
+        let small = AnyTransport::open(&address, Framing::Ndjson)
+            .await
+            .unwrap()
+            .with_max_frame(48);
+        let client = Peer::builder()
+            .call_timeout(Duration::from_secs(2))
+            .start(small, Router::new());
+        let long = tokio::time::timeout(
+            Duration::from_secs(10),
+            client.call::<_, Vec<String>>("echo", ["z".repeat(100)]),
+        )
+        .await
+        .expect("ends in time");
+        assert!(long.is_err(), "{address}: {long:?}");
+        client.close().await;
     }
 }
 

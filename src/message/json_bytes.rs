@@ -163,4 +163,18 @@ mod tests {
         assert_eq!(format!("{value} {value:?}"), "[2] JsonBytes(\"[2]\")");
         assert_eq!(value.as_ref(), b"[2]");
     }
+
+    #[test]
+    fn validated_trimmed_viewed_and_decoded() {
+        let value = JsonBytes::new(Bytes::from_static(b" \n[1, {\"a\": null}]\t")).unwrap();
+        assert_eq!(value.as_str(), "[1, {\"a\": null}]");
+        assert_eq!(value.to_raw_json().get(), value.as_str());
+        let decoded: (u8, serde_json::Value) = value.decode().unwrap();
+        assert_eq!(decoded.0, 1);
+        assert_eq!(value.clone().into_bytes(), Bytes::from_static(b"[1, {\"a\": null}]"));
+        assert!(JsonBytes::new(Bytes::from_static(b"[1,")).is_err());
+        assert!(JsonBytes::new(Bytes::from_static(b"")).is_err());
+        let owned = JsonBytes::from(RawJson::from_value(&[1, 2]).unwrap());
+        assert_eq!(&owned[..], b"[1,2]");
+    }
 }
