@@ -400,6 +400,18 @@ fn duplicate_members_are_rejected() {
         ParseErrorKind::DuplicateMember("method".into()),
     );
     assert_eq!(e.id(), Some(&Id::from("late")));
+    // Two ids: which one is meant cannot be told, so the answer's id is null (JSON-RPC 2.0,
+    // section 5: "If there was an error in detecting the id … it MUST be Null"), even when
+    // both are the same, and however they are spelled.
+    for input in [
+        &br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"a"}"#[..],
+        br#"{"jsonrpc":"2.0","id":7,"method":"a","id":7}"#,
+        br#"{"jsonrpc":"2.0","id":"x","method":"a","\u0069d":"y"}"#,
+        br#"{"jsonrpc":"2.0","id":1,"result":0,"id":2}"#,
+    ] {
+        let e = invalid(input, ParseErrorKind::DuplicateMember("id".into()));
+        assert_eq!(e.id(), None, "{}", String::from_utf8_lossy(input));
+    }
 }
 
 #[test]

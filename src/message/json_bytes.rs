@@ -171,7 +171,10 @@ mod tests {
         assert_eq!(value.to_raw_json().get(), value.as_str());
         let decoded: (u8, serde_json::Value) = value.decode().unwrap();
         assert_eq!(decoded.0, 1);
-        assert_eq!(value.clone().into_bytes(), Bytes::from_static(b"[1, {\"a\": null}]"));
+        assert_eq!(
+            value.clone().into_bytes(),
+            Bytes::from_static(b"[1, {\"a\": null}]")
+        );
         assert!(JsonBytes::new(Bytes::from_static(b"[1,")).is_err());
         assert!(JsonBytes::new(Bytes::from_static(b"")).is_err());
         let owned = JsonBytes::from(RawJson::from_value(&[1, 2]).unwrap());

@@ -57,6 +57,8 @@ pub(crate) fn general(
 #[derive(Default)]
 struct Found {
     id: Option<IdSpan>,
+    /// How many `"id"` members there were: with more than one, the id cannot be told.
+    ids: u8,
     method: Option<StrSpan>,
     params: Option<Span>,
     result: Option<Span>,
@@ -94,21 +96,24 @@ fn message_at(r: &mut Cursor<'_>, enclosing: usize, max_depth: usize) -> Result<
                     members.note(ParseErrorKind::BadVersion, value_at);
                 }
             }
-            Some(Member::Id) => match r.peek() {
-                Some(b'"') => found.id = Some(IdSpan::String(r.string()?)),
-                Some(b'-' | b'0'..=b'9') => found.id = Some(IdSpan::Number(r.number()?)),
-                Some(b'n' | b't' | b'f') => {
-                    if r.literal()? == Literal::Null {
-                        found.id = Some(IdSpan::Null);
-                    } else {
+            Some(Member::Id) => {
+                found.ids = found.ids.saturating_add(1);
+                match r.peek() {
+                    Some(b'"') => found.id = Some(IdSpan::String(r.string()?)),
+                    Some(b'-' | b'0'..=b'9') => found.id = Some(IdSpan::Number(r.number()?)),
+                    Some(b'n' | b't' | b'f') => {
+                        if r.literal()? == Literal::Null {
+                            found.id = Some(IdSpan::Null);
+                        } else {
+                            members.note(ParseErrorKind::BadId, value_at);
+                        }
+                    }
+                    _ => {
+                        r.value(depth, max_depth)?;
                         members.note(ParseErrorKind::BadId, value_at);
                     }
                 }
-                _ => {
-                    r.value(depth, max_depth)?;
-                    members.note(ParseErrorKind::BadId, value_at);
-                }
-            },
+            }
             Some(Member::Method) => {
                 if r.peek() == Some(b'"') {
                     let name = r.string()?;
@@ -149,7 +154,8 @@ fn message_at(r: &mut Cursor<'_>, enclosing: usize, max_depth: usize) -> Result<
         }
         Ok(())
     })?;
-    let id = found.id;
+    // Two ids: which one is meant cannot be told, so an error answer carries `null`.
+    let id = if found.ids > 1 { None } else { found.id };
     Ok(assemble(&members, object_at, found)
         .map_err(|problem| problem.with_id(id.map(|id| id.view(r.buf).into_owned()))))
 }
@@ -169,6 +175,7 @@ fn assemble(members: &Members<'_>, object_at: usize, found: Found) -> Outcome {
         params,
         result,
         error,
+        ids: _,
     } = found;
     let has_result = members.has(Member::Result);
     let has_error = members.has(Member::Error);
