@@ -143,7 +143,12 @@ fn arb_spec(wide: bool) -> impl Strategy<Value = Spec> {
             params
         }),
         (arb_method(), arb_params()).prop_map(|(method, params)| Spec::Notification { method, params }),
-        (arb_id(wide), arb_value()).prop_map(|(id, result)| Spec::Success { id, result }),
+        // Only an error response may have a null id.
+        (
+            arb_id(wide).prop_filter("a success has a non-null id", |id| !matches!(id, IdSpec::Null)),
+            arb_value()
+        )
+            .prop_map(|(id, result)| Spec::Success { id, result }),
         (
             arb_id(wide),
             prop_oneof![any::<i64>(), -32768i64..-32000],
@@ -374,7 +379,9 @@ impl Printer {
                 members.push(("id", self.id_text(id)));
                 let text = self.value_text(result);
                 members.push(("result", text.clone()));
-                Response::success_raw(id.id(), RawJson::new(text).unwrap()).into()
+                Response::success_raw(id.id(), RawJson::new(text).unwrap())
+                    .unwrap()
+                    .into()
             }
             Spec::Failure {
                 id,

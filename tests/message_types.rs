@@ -689,8 +689,20 @@ fn fr_010_constructors() {
     let ok = Response::success(9u64, &[1, 2]).unwrap();
     assert_eq!(ok.result().unwrap().get(), "[1,2]");
     assert_eq!(ok.id().as_u64(), Some(9));
-    let ok = Response::success_raw("s", RawJson::new("true").unwrap());
+    let ok = Response::success_raw("s", RawJson::new("true").unwrap()).unwrap();
     assert_eq!(ok.result().unwrap().get(), "true");
+    // Only an error response may have a null id.
+    assert!(matches!(
+        Response::success(Id::null(), &1),
+        Err(BuildError::NullIdSuccess)
+    ));
+    assert!(matches!(
+        Response::success_raw(Id::null(), RawJson::new("1").unwrap()),
+        Err(BuildError::NullIdSuccess)
+    ));
+    assert!(Response::error(Id::null(), ErrorObject::parse_error())
+        .id()
+        .is_null());
     let failed = Response::error(9u64, ErrorObject::invalid_request());
     assert_eq!(failed.error_object().unwrap().code(), ErrorCode::InvalidRequest);
 
@@ -815,6 +827,17 @@ fn fr_012_id_text_survives_parse_and_serialize() {
         let message = parse_single(&input);
         let written = serde_json::to_string(&message).unwrap();
         assert_eq!(written, input, "request id {id}");
+        if id == "null" {
+            // Only an error response may carry a null id.
+            assert!(Response::success(message.id().unwrap().clone(), &1).is_err());
+            let answer = Response::error(message.id().unwrap().clone(), ErrorObject::new(-32000, "x"));
+            let written = serde_json::to_string(&answer).unwrap();
+            assert_eq!(
+                written,
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"x"}}"#
+            );
+            continue;
+        }
         let answer = Response::success(message.id().unwrap().clone(), &1).unwrap();
         let written = serde_json::to_string(&answer).unwrap();
         assert_eq!(

@@ -1006,3 +1006,29 @@ fn parse_reusing_matches_parse() {
     let parsed = parser.parse_reusing(b"[1]", &mut scratch).unwrap();
     assert_eq!(parsed.batch().unwrap().len(), 1);
 }
+
+#[test]
+fn only_an_error_response_may_have_a_null_id() {
+    for input in [
+        &br#"{"jsonrpc":"2.0","id":null,"result":1}"#[..], // the canonical layout
+        br#"{"id":null,"jsonrpc":"2.0","result":{"a":1}}"#,
+        br#"{ "jsonrpc": "2.0", "result": [], "id": null }"#,
+    ] {
+        let e = invalid(input, ParseErrorKind::NullIdSuccess);
+        assert!(e.to_string().contains("null"), "{e}");
+    }
+    // In a batch, that element alone is refused.
+    let batch =
+        rpcwire::parse(br#"[{"jsonrpc":"2.0","id":null,"result":1},{"jsonrpc":"2.0","id":2,"result":1}]"#)
+            .unwrap()
+            .batch()
+            .unwrap();
+    assert_eq!(
+        batch.get(0).unwrap().unwrap_err().kind(),
+        &ParseErrorKind::NullIdSuccess
+    );
+    assert!(batch.get(1).unwrap().is_ok());
+    // An error response with a null id (the answer to a request whose id could not be read).
+    let answer = parse_ok(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
+    assert!(matches!(answer, Message::Response(ref r) if r.id().is_null() && !r.is_success()));
+}

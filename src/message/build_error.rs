@@ -16,4 +16,8 @@ pub enum BuildError {
     /// JSON-RPC 2.0 requires `params` to be an array or an object.
     #[error("params must be a JSON array or object")]
     ParamsNotStructured,
+    /// Only an error response may have a `null` id (the id of a request that could not be
+    /// read); a successful one answers a request, whose id it repeats.
+    #[error("a successful response must not have a null id")]
+    NullIdSuccess,
 }

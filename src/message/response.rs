@@ -48,19 +48,34 @@ impl<'a> Response<'a> {
         id: impl Into<Id<'a>>,
         result: &T,
     ) -> Result<Response<'a>, BuildError> {
+        let id = id.into();
+        if id.is_null() {
+            return Err(BuildError::NullIdSuccess);
+        }
         let result = RawJson::from_value(result).map_err(BuildError::Serialize)?;
-        Ok(Response::success_raw(id, result))
+        Ok(Response::success_parts(id, result))
     }
 
-    /// A successful response whose result is already JSON text.
+    /// A successful response whose result is already JSON text. Fails with
+    /// [`BuildError::NullIdSuccess`] for a `null` id: only error responses may have one.
     ///
     /// ```
-    /// let r = rpcwire::Response::success_raw(1u64, rpcwire::RawJson::new("true").unwrap());
+    /// let r = rpcwire::Response::success_raw(1u64, rpcwire::RawJson::new("true").unwrap()).unwrap();
     /// assert!(r.is_success());
+    /// assert!(rpcwire::Response::success_raw(rpcwire::Id::null(), rpcwire::RawJson::new("1").unwrap()).is_err());
     /// ```
-    pub fn success_raw(id: impl Into<Id<'a>>, result: RawJson<'a>) -> Response<'a> {
+    pub fn success_raw(id: impl Into<Id<'a>>, result: RawJson<'a>) -> Result<Response<'a>, BuildError> {
+        let id = id.into();
+        if id.is_null() {
+            return Err(BuildError::NullIdSuccess);
+        }
+        Ok(Response::success_parts(id, result))
+    }
+
+    /// A successful response from parts already checked (the parser refuses a null id).
+    pub(crate) fn success_parts(id: Id<'a>, result: RawJson<'a>) -> Response<'a> {
         Response {
-            id: id.into(),
+            id,
             payload: ResponsePayload::Result(result),
         }
     }

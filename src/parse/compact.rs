@@ -144,6 +144,8 @@ pub(crate) fn message(
             depth,
             max_depth,
         ),
+        // A success with a null id is refused by the general path, which says why.
+        b'r' if id == IdSpan::Null => None,
         b'r' => {
             let (result, end) = value(buf, literal(buf, pos, b"result\":")?, depth, max_depth)?;
             Some((MessageSpans::Success { id, result }, literal(buf, end, b"}")?))

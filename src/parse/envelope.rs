@@ -201,6 +201,7 @@ fn assemble(members: &Members<'_>, object_at: usize, found: Found) -> Outcome {
         return fail(ParseErrorKind::ParamsInResponse);
     }
     match (result, error) {
+        (Some(_), _) if id == IdSpan::Null => fail(ParseErrorKind::NullIdSuccess),
         (Some(result), _) => Ok(MessageSpans::Success { id, result }),
         (None, Some(error)) => Ok(MessageSpans::Failure {
             id,

@@ -62,6 +62,9 @@ pub enum ParseErrorKind {
     MissingId,
     /// A response with a `params` member.
     ParamsInResponse,
+    /// A successful response whose `id` is `null`: only an error response may have a null
+    /// id (the id of a request that could not be read).
+    NullIdSuccess,
     /// `error` is not an object with an integer `code` and a string `message`; the text says
     /// which part is wrong.
     BadErrorObject(&'static str),
@@ -123,6 +126,7 @@ impl fmt::Display for ParseErrorKind {
             }
             ParseErrorKind::MissingId => f.write_str("a response must have an \"id\""),
             ParseErrorKind::ParamsInResponse => f.write_str("a response must not have \"params\""),
+            ParseErrorKind::NullIdSuccess => f.write_str("a successful response must not have a null \"id\""),
             ParseErrorKind::BadErrorObject(what) => write!(f, "invalid \"error\" object: {what}"),
         }
     }

@@ -67,7 +67,7 @@ impl MessageSpans {
             MessageSpans::Notification { method, params } => {
                 Message::Notification(Notification::from_parts(method.value(input), raw(input, params)))
             }
-            MessageSpans::Success { id, result } => Message::Response(Response::success_raw(
+            MessageSpans::Success { id, result } => Message::Response(Response::success_parts(
                 id.view(input),
                 RawJson::from_validated(result.text(input)),
             )),
