@@ -747,3 +747,67 @@ async fn a_fallback_forwards_calls_and_notifications_upstream() {
     .await
     .expect("the notification reaches the upstream");
 }
+
+/// Pretty-printed raw JSON (params given as text, a raw handler's result) keeps an NDJSON
+/// frame on one line: its newlines are whitespace and go out as spaces.
+#[tokio::test]
+async fn pretty_printed_raw_json_stays_one_ndjson_frame() {
+    let (peer, (mut receiver, mut sender)) = peer_and_raw(Peer::builder(), Router::new(), Framing::Ndjson);
+    let pretty = rpcwire::RawJson::new("{\n  \"a\": [\n    1,\n    \"x\\ny\"\n  ]\n}").unwrap();
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            let pretty = rpcwire::RawJson::new("{\n  \"a\": [\n    1,\n    \"x\\ny\"\n  ]\n}").unwrap();
+            peer.call_raw("m", Some(&pretty)).await
+        })
+    };
+    peer.notify("other", ()).await.unwrap();
+    // Two frames, whichever comes first: each one line, each whole.
+    let (first, second) = (next_json(&mut receiver).await, next_json(&mut receiver).await);
+    let (request, other) = if first["method"] == "m" {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    assert_eq!(
+        request["params"],
+        serde_json::from_str::<Value>(pretty.get()).unwrap()
+    );
+    assert_eq!(
+        request["params"]["a"][1], "x\ny",
+        "an escaped newline inside a string stays"
+    );
+    assert_eq!(other["method"], "other");
+    // The answer's result is pretty-printed too, as a raw handler would write it.
+    sender
+        .send(Bytes::from(format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{{\"ok\": true}}}}",
+            request["id"]
+        )))
+        .await
+        .unwrap();
+    sender.flush().await.unwrap();
+    assert_eq!(call.await.unwrap().unwrap().as_str(), r#"{"ok": true}"#);
+
+    let mut router = Router::new();
+    router.raw_method("pretty", |_, reply| {
+        Ok(reply.raw(&rpcwire::RawJson::new("[\n 1,\n 2\n]").unwrap()))
+    });
+    let (_server, (mut receiver, mut sender)) = peer_and_raw(Peer::builder(), router, Framing::Ndjson);
+    send_json(
+        &mut sender,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "pretty"}),
+    )
+    .await;
+    send_json(
+        &mut sender,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "pretty"}),
+    )
+    .await;
+    for id in [1, 2] {
+        assert_eq!(
+            next_json(&mut receiver).await,
+            json!({"jsonrpc": "2.0", "id": id, "result": [1, 2]})
+        );
+    }
+}

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use bytes::{Buf, BufMut, BytesMut};
 
 use super::decoder::FrameDecoder;
-use super::write::{encode_content_length, encode_ndjson, header, MAX_HEADER};
+use super::write::{encode_content_length, encode_ndjson, header, newlines_to_spaces, MAX_HEADER};
 
 /// How messages are delimited on the wire.
 ///
@@ -136,7 +136,10 @@ impl Framing {
             "the buffer was shortened below the frame's body"
         );
         match self {
-            Framing::Ndjson => dst.put_u8(b'\n'),
+            Framing::Ndjson => {
+                newlines_to_spaces(&mut dst[mark.body..end]);
+                dst.put_u8(b'\n');
+            }
             Framing::ContentLength => {
                 let body_len = end - mark.body;
                 let (header, len) = header(body_len);
@@ -256,5 +259,17 @@ mod tests {
         let mark = Framing::ContentLength.begin(&mut dst);
         dst.clear();
         Framing::ContentLength.finish(&mut dst, mark);
+    }
+
+    #[test]
+    fn an_ndjson_frame_written_in_place_stays_one_line() {
+        let mut dst = BytesMut::from(&b"[1]\n"[..]);
+        let mark = Framing::Ndjson.begin(&mut dst);
+        dst.extend_from_slice(b"{\"result\": [\n  1,\n  \"a\\nb\"\n]}");
+        Framing::Ndjson.finish(&mut dst, mark);
+        assert_eq!(&dst[..], &b"[1]\n{\"result\": [   1,   \"a\\nb\" ]}\n"[..]);
+        let mut encoded = BytesMut::new();
+        Framing::Ndjson.encode(b"[\n]", &mut encoded);
+        assert_eq!(&encoded[..], b"[ ]\n");
     }
 }

@@ -23,19 +23,37 @@ pub(super) fn header(len: usize) -> ([u8; MAX_HEADER], usize) {
 
 /// Appends `body` and a `\n` to `dst`.
 ///
-/// `body` must not contain a `\n` (compact JSON never does: a newline inside a string is
-/// written `\n` escaped). Reserves room for the whole frame at once; allocates nothing when
-/// `dst` already has it.
+/// `body` is one JSON message or batch. A raw `\n` byte in valid JSON can only be
+/// whitespace (inside a string a newline is written `\n`, escaped), so any in `body` — say, from
+/// pretty-printed raw params or results — is written as a space: the frame stays one line.
+/// Reserves room for the whole frame at once; allocates nothing when `dst` already has it.
 ///
 /// ```
 /// let mut dst = bytes::BytesMut::new();
 /// rpcwire::frame::encode_ndjson(br#"{"jsonrpc":"2.0","id":1,"result":0}"#, &mut dst);
 /// assert_eq!(&dst[..], b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":0}\n");
+///
+/// dst.clear();
+/// rpcwire::frame::encode_ndjson(b"{\"result\": [\n  1\n]}", &mut dst);
+/// assert_eq!(&dst[..], b"{\"result\": [   1 ]}\n");
 /// ```
 pub fn encode_ndjson(body: &[u8], dst: &mut BytesMut) {
     dst.reserve(body.len() + 1);
+    let start = dst.len();
     dst.put_slice(body);
+    newlines_to_spaces(&mut dst[start..]);
     dst.put_u8(b'\n');
+}
+
+/// Turns every `\n` in `body` (JSON, where a raw newline is whitespace) into a space, so that
+/// an NDJSON frame stays one line.
+#[inline]
+pub(super) fn newlines_to_spaces(body: &mut [u8]) {
+    let mut from = 0;
+    while let Some(at) = memchr::memchr(b'\n', &body[from..]) {
+        body[from + at] = b' ';
+        from += at + 1;
+    }
 }
 
 /// Appends `Content-Length: {body.len()}\r\n\r\n` and `body` to `dst`: the header
