@@ -811,3 +811,47 @@ async fn pretty_printed_raw_json_stays_one_ndjson_frame() {
         );
     }
 }
+
+/// When the other side stops reading, the outgoing queue fills: calls still end at their
+/// deadline (the wait for room counts), and a notification gives up after the call timeout
+/// saying why — instead of waiting forever.
+#[tokio::test]
+async fn calls_and_notifications_end_when_the_other_side_stops_reading() {
+    let (ours, theirs) = tokio::io::duplex(64);
+    let peer = Peer::builder()
+        .outgoing_queue(1)
+        .call_timeout(Duration::from_millis(200))
+        .start(StreamTransport::from_io(ours, Framing::Ndjson), Router::new());
+    let _not_reading = theirs;
+    let calls: Vec<_> = (0..20)
+        .map(|i| {
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                peer.call_raw("m", Some(&rpcwire::RawJson::new(format!("[{i}]")).unwrap()))
+                    .await
+            })
+        })
+        .collect();
+    for call in calls {
+        let outcome = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .expect("every call ends")
+            .unwrap();
+        assert!(matches!(outcome, Err(PeerError::TimedOut { .. })), "{outcome:?}");
+    }
+    let notified = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut last = Ok(());
+        for _ in 0..20 {
+            last = peer.notify("tick", ()).await;
+            if last.is_err() {
+                break;
+            }
+        }
+        last
+    })
+    .await
+    .expect("a notification gives up in time");
+    let error = notified.unwrap_err();
+    assert!(matches!(error, PeerError::QueueFull { .. }), "{error}");
+    assert!(error.to_string().contains("not reading"), "{error}");
+}

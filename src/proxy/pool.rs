@@ -315,6 +315,7 @@ fn classify(outcome: Result<JsonBytes, PeerError>, policy: &RetryPolicy) -> Atte
         PeerError::TooManyPending { capacity } => {
             Attempt::NotReached(format!("too many requests pending (capacity {capacity})"))
         }
+        error @ PeerError::QueueFull { .. } => Attempt::NotReached(error.to_string()),
         PeerError::Closed(reason @ CloseReason::ConnectFailed(_)) => Attempt::NotReached(reason.to_string()),
         PeerError::Closed(reason) => Attempt::NoAnswer {
             reason: format!("connection closed: {reason}"),

@@ -140,7 +140,17 @@ impl Peer {
             )?;
         }
         batch.finish();
-        shared.send(body.freeze()).await?;
+        // The calls' deadline covers the wait for room in the queue too.
+        match pendings.first().and_then(|pending| pending.deadline()) {
+            Some(deadline) => {
+                let after = shared.call_timeout;
+                shared
+                    .send_until(body.freeze(), Some(deadline), || PeerError::TimedOut { after })
+                    .await?
+            }
+            None if pendings.is_empty() => shared.send_notification(body.freeze()).await?,
+            None => shared.send(body.freeze()).await?,
+        }
         for entry in entries {
             bump(if entry.call {
                 &shared.counters.calls

@@ -31,6 +31,13 @@ pub enum PeerError {
         /// The call's timeout.
         after: Duration,
     },
+    /// The frame could not be queued in time: the outgoing queue stayed full (the other side
+    /// is not reading) for the call timeout.
+    #[error("the other side is not reading: the outgoing queue stayed full for {after:?}")]
+    QueueFull {
+        /// How long it waited for room.
+        after: Duration,
+    },
     /// The other side answered with an error object.
     #[error("the other side answered with an error: {0}")]
     Remote(ErrorObject<'static>),
@@ -93,6 +100,10 @@ impl PeerError {
                 "too many requests pending",
             ),
             PeerError::TimedOut { .. } => (ErrorCode::from(PeerError::TIMED_OUT_CODE), "request timed out"),
+            PeerError::QueueFull { .. } => (
+                ErrorCode::from(PeerError::TOO_MANY_PENDING_CODE),
+                "too many requests pending",
+            ),
             PeerError::Params(_) => (ErrorCode::InvalidParams, ErrorCode::InvalidParams.message()),
             PeerError::Result(_) => (ErrorCode::InternalError, ErrorCode::InternalError.message()),
         };

@@ -221,7 +221,13 @@ impl Peer {
             .map_err(|error| PeerError::from_call(error, || shared.close_reason()))?;
         let mut body = BytesMut::with_capacity(64 + method.len());
         outgoing::write_call(&mut body, Some(pending.id()), method, params)?;
-        shared.send(body.freeze()).await?;
+        // The deadline covers the wait for room in the queue too.
+        let after = shared.call_timeout;
+        shared
+            .send_until(body.freeze(), pending.deadline(), || PeerError::TimedOut {
+                after,
+            })
+            .await?;
         bump(&shared.counters.calls);
         self.finish_call(pending).await
     }
@@ -266,7 +272,7 @@ impl Peer {
         }
         let mut body = BytesMut::with_capacity(64 + method.len());
         outgoing::write_call(&mut body, None, method, OutgoingParams::Serde(&params))?;
-        shared.send(body.freeze()).await?;
+        shared.send_notification(body.freeze()).await?;
         bump(&shared.counters.notifications);
         Ok(())
     }
@@ -293,7 +299,7 @@ impl Peer {
         }
         let mut body = BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
         outgoing::write_call::<()>(&mut body, None, method, OutgoingParams::Raw(params))?;
-        shared.send(body.freeze()).await?;
+        shared.send_notification(body.freeze()).await?;
         bump(&shared.counters.notifications);
         Ok(())
     }
@@ -600,6 +606,7 @@ impl PeerBuilder {
             CorrelationTable::new(self.calls.clone()),
             outgoing,
             state,
+            self.calls.timeout,
         ));
         tokio::spawn(driver::run(connect, shared.clone(), router, queue, self.limits));
         Peer {

@@ -30,6 +30,9 @@ pub(super) struct Shared {
     pub(super) counters: Counters,
     /// The first reason recorded wins.
     reason: Mutex<Option<CloseReason>>,
+    /// How long a call may take in all, queueing its frame included; also how long a
+    /// notification may wait for room in the queue.
+    pub(super) call_timeout: std::time::Duration,
 }
 
 impl Shared {
@@ -37,6 +40,7 @@ impl Shared {
         table: CorrelationTable<Answer>,
         outgoing: mpsc::Sender<Outgoing>,
         state: ConnectionState,
+        call_timeout: std::time::Duration,
     ) -> Shared {
         Shared {
             table,
@@ -46,6 +50,7 @@ impl Shared {
             shutdown: Notify::new(),
             counters: Counters::default(),
             reason: Mutex::new(None),
+            call_timeout,
         }
     }
 
@@ -86,12 +91,48 @@ impl Shared {
         self.queue_frame(frame).await.map_err(|()| self.closed_error())
     }
 
+    /// [`send`](Shared::send), giving up at `deadline` (when there is one) with `on_time_out`:
+    /// when the other side stops reading, the queue fills and stays full.
+    pub(super) async fn send_until(
+        &self,
+        frame: Bytes,
+        deadline: Option<std::time::Instant>,
+        on_time_out: impl FnOnce() -> PeerError,
+    ) -> Result<(), PeerError> {
+        match deadline {
+            Some(deadline) => match tokio::time::timeout_at(deadline.into(), self.send(frame)).await {
+                Ok(sent) => sent,
+                Err(_elapsed) => Err(on_time_out()),
+            },
+            None => self.send(frame).await,
+        }
+    }
+
+    /// Queues a notification, waiting at most the call timeout for room (a notification has
+    /// no answer to wait for, so nothing else would bound the wait).
+    pub(super) async fn send_notification(&self, frame: Bytes) -> Result<(), PeerError> {
+        let after = self.call_timeout;
+        let deadline = std::time::Instant::now().checked_add(after);
+        self.send_until(frame, deadline, || PeerError::QueueFull { after })
+            .await
+    }
+
     /// Queues a frame for the writer; `Err` once the writer is gone.
     pub(super) async fn queue_frame(&self, frame: Bytes) -> Result<(), ()> {
+        /// Takes a frame off the count again unless it was queued (an error, or the send
+        /// dropped while it waited for room).
+        struct Counted<'a>(&'a AtomicUsize);
+        impl Drop for Counted<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
         self.unwritten.fetch_add(1, Ordering::AcqRel);
+        let counted = Counted(&self.unwritten);
         let queued = self.outgoing.send(Outgoing::Frame(frame)).await;
-        if queued.is_err() {
-            self.unwritten.fetch_sub(1, Ordering::AcqRel);
+        if queued.is_ok() {
+            // Counted until the writer has written it.
+            std::mem::forget(counted);
         }
         queued.map_err(|_| ())
     }
