@@ -225,10 +225,10 @@ impl UpstreamPool {
             bump(&upstream.counters.requests);
             match upstream.notify_raw(method, params).await {
                 Ok(()) => return Ok(()),
-                Err(PeerError::Params(error)) => return Err(ForwardError::Params(error.to_string())),
+                Err(error @ PeerError::Params(_)) => return Err(ForwardError::Params(error.report())),
                 Err(error) => {
                     bump(&upstream.counters.not_reached);
-                    failure = ForwardError::Unavailable(format!("{}: {error}", upstream.name()));
+                    failure = ForwardError::Unavailable(format!("{}: {}", upstream.name(), error.report()));
                 }
             }
         }
@@ -315,19 +315,19 @@ fn classify(outcome: Result<JsonBytes, PeerError>, policy: &RetryPolicy) -> Atte
         PeerError::TooManyPending { capacity } => {
             Attempt::NotReached(format!("too many requests pending (capacity {capacity})"))
         }
-        error @ PeerError::QueueFull { .. } => Attempt::NotReached(error.to_string()),
-        PeerError::Closed(reason @ CloseReason::ConnectFailed(_)) => Attempt::NotReached(reason.to_string()),
-        PeerError::Closed(reason) => Attempt::NoAnswer {
-            reason: format!("connection closed: {reason}"),
+        error @ PeerError::QueueFull { .. } => Attempt::NotReached(error.report()),
+        error @ PeerError::Closed(CloseReason::ConnectFailed(_)) => Attempt::NotReached(error.report()),
+        error @ PeerError::Closed(_) => Attempt::NoAnswer {
+            reason: error.report(),
             answer: None,
         },
         PeerError::TimedOut { after } => Attempt::NoAnswer {
             reason: format!("no answer within {after:?}"),
             answer: None,
         },
-        PeerError::Params(error) => Attempt::BadParams(error.to_string()),
+        error @ PeerError::Params(_) => Attempt::BadParams(error.report()),
         // `call_raw` decodes nothing.
-        PeerError::Result(error) => Attempt::BadParams(error.to_string()),
+        error @ PeerError::Result(_) => Attempt::BadParams(error.report()),
     }
 }
 

@@ -1,5 +1,6 @@
 //! What a call or notification through a [`Peer`](super::Peer) can fail with.
 
+use std::fmt;
 use std::time::Duration;
 
 use super::CloseReason;
@@ -13,40 +14,68 @@ use crate::message::{ErrorCode, ErrorObject};
 /// let error = PeerError::Closed(CloseReason::EndOfInput);
 /// assert_eq!(error.to_string(), "connection closed: the other side ended the connection");
 /// ```
-#[derive(Debug, thiserror::Error)]
+///
+/// `source()` goes on to the cause: for `Closed`, the close reason's own cause (the transport
+/// or connect error; the reason itself is in this error's text), for `Params` and `Result`,
+/// serde_json's error. [`report`](PeerError::report) writes the whole chain.
+#[derive(Debug)]
 pub enum PeerError {
     /// The connection is closed (or closing): the call was not sent, or its answer can no
     /// longer arrive.
-    #[error("connection closed: {0}")]
     Closed(CloseReason),
     /// As many calls as the peer allows are pending; the call was not sent.
-    #[error("too many pending requests (capacity {capacity})")]
     TooManyPending {
         /// The most calls that may be pending at once.
         capacity: usize,
     },
     /// No answer arrived in time; an answer arriving later is dropped.
-    #[error("request timed out after {after:?}")]
     TimedOut {
         /// The call's timeout.
         after: Duration,
     },
     /// The frame could not be queued in time: the outgoing queue stayed full (the other side
     /// is not reading) for the call timeout.
-    #[error("the other side is not reading: the outgoing queue stayed full for {after:?}")]
     QueueFull {
         /// How long it waited for room.
         after: Duration,
     },
     /// The other side answered with an error object.
-    #[error("the other side answered with an error: {0}")]
     Remote(ErrorObject<'static>),
     /// The params could not be serialized, or are not an array or an object.
-    #[error("params cannot be sent: {0}")]
     Params(serde_json::Error),
     /// The result could not be decoded into the type asked for.
-    #[error("result cannot be decoded: {0}")]
     Result(serde_json::Error),
+}
+
+impl fmt::Display for PeerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PeerError::Closed(reason) => write!(f, "connection closed: {reason}"),
+            PeerError::TooManyPending { capacity } => {
+                write!(f, "too many pending requests (capacity {capacity})")
+            }
+            PeerError::TimedOut { after } => write!(f, "request timed out after {after:?}"),
+            PeerError::QueueFull { after } => {
+                write!(
+                    f,
+                    "the other side is not reading: the outgoing queue stayed full for {after:?}"
+                )
+            }
+            PeerError::Remote(error) => write!(f, "the other side answered with an error: {error}"),
+            PeerError::Params(_) => f.write_str("params cannot be sent"),
+            PeerError::Result(_) => f.write_str("result cannot be decoded"),
+        }
+    }
+}
+
+impl std::error::Error for PeerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PeerError::Closed(reason) => std::error::Error::source(reason),
+            PeerError::Params(error) | PeerError::Result(error) => Some(error),
+            _ => None,
+        }
+    }
 }
 
 impl PeerError {
@@ -107,9 +136,28 @@ impl PeerError {
             PeerError::Params(_) => (ErrorCode::InvalidParams, ErrorCode::InvalidParams.message()),
             PeerError::Result(_) => (ErrorCode::InternalError, ErrorCode::InternalError.message()),
         };
-        let reason = self.to_string();
+        let reason = self.report();
         let object = ErrorObject::new(code, message);
         object.clone().with_data(&reason).unwrap_or(object)
+    }
+
+    /// The error and its causes, each after a colon: `connection closed: could not connect:
+    /// connection refused`.
+    ///
+    /// ```
+    /// use rpcwire::transport::PeerError;
+    /// let error = PeerError::Params(serde_json::from_str::<u8>("x").unwrap_err());
+    /// assert!(error.report().starts_with("params cannot be sent: expected value"));
+    /// ```
+    pub fn report(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(error) = cause {
+            text.push_str(": ");
+            text.push_str(&error.to_string());
+            cause = error.source();
+        }
+        text
     }
 
     /// Maps a correlation table error, naming the close reason for a closed connection.
@@ -149,7 +197,25 @@ mod tests {
             let object = error.to_error_object();
             assert_eq!(object.code().code(), code, "{error}");
             let data: String = object.data().expect("the reason in data").decode().unwrap();
-            assert_eq!(data, error.to_string());
+            assert_eq!(data, error.report());
         }
+    }
+
+    #[test]
+    fn causes_chain_through_source() {
+        use std::error::Error;
+        let refused = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused by 127.0.0.1:1");
+        let error = PeerError::Closed(CloseReason::ConnectFailed(refused.into()));
+        assert_eq!(error.to_string(), "connection closed: could not connect");
+        let io = error.source().expect("the I/O error");
+        assert_eq!(io.to_string(), "refused by 127.0.0.1:1");
+        assert!(io.source().is_none());
+        assert_eq!(
+            error.report(),
+            "connection closed: could not connect: refused by 127.0.0.1:1"
+        );
+        let result = PeerError::Result(serde_json::from_str::<u8>("[]").unwrap_err());
+        assert!(result.source().is_some());
+        assert!(PeerError::Closed(CloseReason::EndOfInput).source().is_none());
     }
 }

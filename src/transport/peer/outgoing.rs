@@ -77,7 +77,7 @@ mod tests {
     #[test]
     fn rejects_scalar_params() {
         let error = written(Some(1), OutgoingParams::Serde(&5)).unwrap_err();
-        assert!(error.to_string().contains("array or an object"), "{error}");
+        assert!(error.report().contains("array or an object"), "{error}");
         let raw = RawJson::new("\"text\"").unwrap();
         assert!(written(Some(1), OutgoingParams::<()>::Raw(Some(&raw))).is_err());
     }

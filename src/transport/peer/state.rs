@@ -78,8 +78,27 @@ impl fmt::Display for CloseReason {
         match self {
             CloseReason::Local => f.write_str("closed by this side"),
             CloseReason::EndOfInput => f.write_str("the other side ended the connection"),
-            CloseReason::Transport(error) => write!(f, "{error}"),
-            CloseReason::ConnectFailed(error) => write!(f, "could not connect: {error}"),
+            CloseReason::Transport(_) => f.write_str("the transport failed"),
+            CloseReason::ConnectFailed(_) => f.write_str("could not connect"),
+        }
+    }
+}
+
+/// The transport's error or the connect error is the [`source`](std::error::Error::source).
+///
+/// ```
+/// use std::error::Error;
+/// use rpcwire::transport::CloseReason;
+/// let reason = CloseReason::ConnectFailed(std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into());
+/// assert_eq!(reason.to_string(), "could not connect");
+/// assert!(reason.source().unwrap().to_string().contains("refused"));
+/// ```
+impl std::error::Error for CloseReason {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CloseReason::Transport(error) => Some(&**error),
+            CloseReason::ConnectFailed(error) => Some(&**error),
+            CloseReason::Local | CloseReason::EndOfInput => None,
         }
     }
 }
