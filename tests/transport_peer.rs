@@ -855,3 +855,44 @@ async fn calls_and_notifications_end_when_the_other_side_stops_reading() {
     assert!(matches!(error, PeerError::QueueFull { .. }), "{error}");
     assert!(error.to_string().contains("not reading"), "{error}");
 }
+
+/// Every handler slot busy and the backlog full: a new request is answered at once with the
+/// overload error and its id, nothing waits; the ones taken are answered once they run.
+#[tokio::test]
+async fn an_overloaded_peer_answers_at_once_instead_of_queueing() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let mut router = Router::new();
+    let gate = release.clone();
+    router.method_async("hold", move |(n,): (u32,)| {
+        let gate = gate.clone();
+        async move {
+            gate.notified().await;
+            Ok(n)
+        }
+    });
+    let (peer, (mut receiver, mut sender)) = peer_and_raw(
+        Peer::builder().max_concurrent_requests(1).max_queued_requests(1),
+        router,
+        Framing::Ndjson,
+    );
+    for n in 0..5 {
+        send_json(
+            &mut sender,
+            &json!({"jsonrpc": "2.0", "id": n, "method": "hold", "params": [n]}),
+        )
+        .await;
+    }
+    // Requests 2, 3 and 4 found the slot and the backlog taken.
+    for n in 2..5 {
+        let answer = next_json(&mut receiver).await;
+        assert_eq!(answer["id"], n, "{answer}");
+        assert_eq!(answer["error"]["code"], rpcwire::transport::OVERLOADED_CODE);
+        assert_eq!(answer["error"]["message"], "server overloaded");
+    }
+    assert_eq!(peer.stats().rejected_overloaded, 3);
+    for n in 0..2 {
+        release.notify_one();
+        let answer = next_json(&mut receiver).await;
+        assert_eq!(answer, json!({"jsonrpc": "2.0", "id": n, "result": n}));
+    }
+}

@@ -173,6 +173,52 @@ impl Responder {
         out.len() > before
     }
 
+    /// Answers every request in `frame` with `error` (each with its own id; a batch as an
+    /// array, elements that are not messages with their parse errors), running no handler:
+    /// what a server overloaded answers at once instead of making the request wait.
+    /// Notifications get nothing. `true` when there is an answer.
+    ///
+    /// ```
+    /// let router = rpcwire::dispatch::Router::new();
+    /// let busy = rpcwire::ErrorObject::new(-32003, "server overloaded");
+    /// let frame = br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","method":"c","id":"x"}]"#;
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(rpcwire::dispatch::Responder::new().answer_all_with(&router, frame, &busy, &mut out));
+    /// assert_eq!(&out[..], &br#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"server overloaded"}},{"jsonrpc":"2.0","id":"x","error":{"code":-32003,"message":"server overloaded"}}]"#[..]);
+    /// ```
+    pub fn answer_all_with(
+        &mut self,
+        router: &Router,
+        frame: &[u8],
+        error: &crate::message::ErrorObject<'_>,
+        out: &mut BytesMut,
+    ) -> bool {
+        let before = out.len();
+        let answer = |message: &Message<'_>, dst: &mut BytesMut| {
+            if let Message::Request(request) = message {
+                crate::encode::write_error(dst, request.id(), error);
+            }
+        };
+        match router.parser().parse_reusing(frame, &mut self.scratch) {
+            Ok(Parsed::Single(message)) => answer(&message, out),
+            Ok(Parsed::Batch(batch)) => {
+                let mut writer = crate::encode::BatchWriter::new(out);
+                for element in batch.iter() {
+                    match element {
+                        Ok(Message::Request(request)) => {
+                            crate::encode::write_error(writer.element(), request.id(), error)
+                        }
+                        Ok(_) => {}
+                        Err(problem) => write_parse_error(writer.element(), problem),
+                    }
+                }
+                writer.finish();
+            }
+            Err(problem) => write_parse_error(out, &problem),
+        }
+        out.len() > before
+    }
+
     /// Answers a framing error (a frame over the size limit: -32600; a header or frame that
     /// cannot be read: -32700) with id `null`, appending it to `out`.
     ///

@@ -46,7 +46,9 @@ mod stream;
 
 pub use any::{AnyReceiver, AnySender, AnyTransport};
 pub use error::TransportError;
-pub use peer::{BatchEntry, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerStats};
+pub use peer::{
+    BatchEntry, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerStats, OVERLOADED_CODE,
+};
 pub use stream::{stdio, StreamReceiver, StreamSender, StreamTransport};
 
 use std::future::Future;

@@ -33,15 +33,17 @@ use super::shared::{Answer, Shared};
 use super::{CloseReason, ConnectionState};
 use crate::dispatch::{Responder, Router, Served};
 use crate::frame::FrameError;
-use crate::message::{JsonBytes, Response, ResponsePayload};
+use crate::message::{ErrorObject, JsonBytes, Response, ResponsePayload};
 use crate::sync::bump;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
-/// How many async handlers may run at once, and how many frames may wait for one.
-#[derive(Clone, Copy, Debug)]
+/// How many async handlers may run at once, how many frames may wait for one, and what a
+/// request gets when both are full (`None`: reading pauses instead).
+#[derive(Clone, Debug)]
 pub(super) struct HandlerLimits {
     pub(super) max_concurrent: usize,
     pub(super) max_queued: usize,
+    pub(super) overload: Option<Arc<ErrorObject<'static>>>,
 }
 
 /// Runs the connection from connecting to closed.
@@ -179,7 +181,9 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
                     let frame = self.backlog.pop_front().expect("the backlog is not empty");
                     self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
                 }
-                received = self.receiver.receive(), if self.backlog.len() < self.limits.max_queued => {
+                received = self.receiver.receive(),
+                    if self.backlog.len() < self.limits.max_queued || self.limits.overload.is_some() =>
+                {
                     match received {
                         Ok(Some(frame)) => self.on_frame(frame).await,
                         Ok(None) => {
@@ -222,6 +226,14 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
             });
         if served != Served::NeedsAsync {
             self.send_answer().await;
+        } else if self.backlog.len() >= self.limits.max_queued {
+            // Every slot busy and the backlog full: answered at once, nothing run.
+            if let Some(overload) = self.limits.overload.clone() {
+                bump(&self.shared.counters.rejected_overloaded);
+                self.responder
+                    .answer_all_with(&self.router, &frame, &overload, &mut self.out);
+                self.send_answer().await;
+            }
         } else if !self.backlog.is_empty() {
             self.backlog.push_back(frame);
         } else {

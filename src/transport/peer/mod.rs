@@ -25,11 +25,16 @@ use tokio::sync::{mpsc, watch};
 use super::Transport;
 use crate::correlate::{CorrelationTable, IdFormat, PendingCall, TableConfig};
 use crate::dispatch::Router;
-use crate::message::{JsonBytes, RawJson};
+use crate::message::{ErrorObject, JsonBytes, RawJson};
 use crate::sync::bump;
 use driver::HandlerLimits;
 use outgoing::OutgoingParams;
 use shared::{Answer, Shared};
+
+/// The error code a request gets when the peer is overloaded (every handler slot busy, the
+/// backlog full): in the range the specification leaves to servers. See
+/// [`PeerBuilder::overload_answer`].
+pub const OVERLOADED_CODE: i64 = -32003;
 
 /// One JSON-RPC connection over a [`Transport`] that serves and calls at the same time.
 ///
@@ -461,6 +466,7 @@ impl PeerBuilder {
             limits: HandlerLimits {
                 max_concurrent: 64,
                 max_queued: 1024,
+                overload: Some(Arc::new(ErrorObject::new(OVERLOADED_CODE, "server overloaded"))),
             },
             outgoing_queue: 1024,
         }
@@ -514,10 +520,10 @@ impl PeerBuilder {
     }
 
     /// How many received requests for async handlers may wait for a free handler slot
-    /// while the peer goes on reading (default 1,024). Reading pauses only when this many
-    /// wait. Responses keep arriving meanwhile, so handlers that call the other side back
-    /// cannot deadlock the connection unless more than `max_concurrent_requests +
-    /// max_queued_requests` requests wait at once.
+    /// while the peer goes on reading (default 1,024). When this many wait, a new request is
+    /// answered at once with the [`overload_answer`](PeerBuilder::overload_answer) (or, with
+    /// none, reading pauses). Responses keep arriving meanwhile, so handlers that call the
+    /// other side back cannot deadlock the connection.
     ///
     /// ```
     /// let builder = rpcwire::transport::Peer::builder().max_queued_requests(16);
@@ -525,6 +531,21 @@ impl PeerBuilder {
     /// ```
     pub fn max_queued_requests(mut self, frames: usize) -> PeerBuilder {
         self.limits.max_queued = frames;
+        self
+    }
+
+    /// What a request gets when every handler slot is busy and the backlog is full: this
+    /// error, at once, with its id, instead of waiting (default: [`OVERLOADED_CODE`],
+    /// "server overloaded"). `None` makes reading pause instead until a slot frees.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder()
+    ///     .max_concurrent_requests(8)
+    ///     .overload_answer(Some(rpcwire::ErrorObject::new(-32005, "try again later")));
+    /// # let _ = builder;
+    /// ```
+    pub fn overload_answer(mut self, error: Option<ErrorObject<'static>>) -> PeerBuilder {
+        self.limits.overload = error.map(Arc::new);
         self
     }
 

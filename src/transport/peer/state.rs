@@ -124,6 +124,9 @@ pub struct PeerStats {
     pub unmatched_responses: u64,
     /// Frames the transport rejected (too large, bad header, cut off).
     pub frame_errors: u64,
+    /// Requests answered at once with the overload error because every handler slot and
+    /// the backlog were full ([`PeerBuilder::overload_answer`](super::PeerBuilder::overload_answer)).
+    pub rejected_overloaded: u64,
 }
 
 /// The live counters behind [`PeerStats`].
@@ -135,6 +138,7 @@ pub(super) struct Counters {
     pub(super) notifications: AtomicU64,
     pub(super) unmatched_responses: AtomicU64,
     pub(super) frame_errors: AtomicU64,
+    pub(super) rejected_overloaded: AtomicU64,
 }
 
 impl Counters {
@@ -146,6 +150,7 @@ impl Counters {
             notifications: self.notifications.load(Relaxed),
             unmatched_responses: self.unmatched_responses.load(Relaxed),
             frame_errors: self.frame_errors.load(Relaxed),
+            rejected_overloaded: self.rejected_overloaded.load(Relaxed),
         }
     }
 }
