@@ -144,6 +144,13 @@ proptest! {
         expected.extend_from_slice(id.as_bytes());
         expected.extend_from_slice(&after);
         prop_assert_eq!(&restored[..], &expected[..]);
+        if id == "null" && !failed {
+            // A success with a null id is not a valid response (only error responses may
+            // have one): a gateway answering a request whose id was null must not send it.
+            let refused = rpcwire::parse(&restored).unwrap_err();
+            prop_assert_eq!(refused.kind(), &rpcwire::ParseErrorKind::NullIdSuccess);
+            return Ok(());
+        }
         let parsed = parse_single(&restored);
         let back = parsed.id().unwrap();
         let kind = if id == "null" { IdKind::Null } else if id.starts_with('"') { IdKind::String } else { IdKind::Number };
