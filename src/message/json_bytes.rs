@@ -2,7 +2,7 @@
 //! on without being copied or validated again.
 
 use std::fmt;
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
@@ -66,12 +66,9 @@ impl JsonBytes {
     /// ```
     pub fn slice_of(frame: &Bytes, raw: &RawJson<'_>) -> JsonBytes {
         let text = raw.get().as_bytes();
-        let base = frame.as_ptr() as usize;
-        let start = (text.as_ptr() as usize).wrapping_sub(base);
-        let bytes = if start <= frame.len() && text.len() <= frame.len() - start {
-            frame.slice(start..start + text.len())
-        } else {
-            Bytes::copy_from_slice(text)
+        let bytes = match range_within(frame, text) {
+            Some(range) => frame.slice(range),
+            None => Bytes::copy_from_slice(text),
         };
         JsonBytes::from_validated(bytes)
     }
@@ -115,6 +112,14 @@ impl JsonBytes {
     pub fn into_bytes(self) -> Bytes {
         self.bytes
     }
+}
+
+/// Where `part` lies in `outer`, when it is a slice of it (a parsed view's text lies in the
+/// bytes it was parsed from).
+pub(crate) fn range_within(outer: &[u8], part: &[u8]) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= outer.len()).then_some(start..end)
 }
 
 impl Deref for JsonBytes {

@@ -263,7 +263,7 @@ impl Gateway {
             bump(&self.counters.notifications);
             // Nobody hears of a failure: a notification has no answer.
             let _ = pool.notify(method, params.as_ref()).await;
-            return Ok(JsonBytes::from(crate::message::RawJson::from_validated("null")));
+            return Ok(JsonBytes::from_validated(Bytes::from_static(b"null")));
         }
         let result = if self.coalesce {
             self.coalesced(pool, &call).await
@@ -283,9 +283,7 @@ impl Gateway {
     async fn coalesced(&self, pool: &UpstreamPool, call: &RawCall) -> Result<JsonBytes, ForwardError> {
         let key: Key = (
             call.method().into(),
-            call.params()
-                .map(|p| Bytes::copy_from_slice(p))
-                .unwrap_or_default(),
+            call.params().map(|p| p.clone().into_bytes()).unwrap_or_default(),
         );
         let follow = {
             let mut under_way = lock_unpoisoned(&self.under_way);

@@ -5,7 +5,7 @@ use std::ops::Range;
 use bytes::{Bytes, BytesMut};
 
 use crate::json::iter::MemberIter;
-use crate::message::{IdKind, Message};
+use crate::message::{range_within, IdKind, Message};
 
 /// A message's bytes with the place of its id: the id's exact JSON text can be read from it,
 /// and the same bytes with another id in that place built from it (the bytes before and after
@@ -125,13 +125,6 @@ impl IdSlot {
         out.extend_from_slice(&self.text[self.id.end..]);
         out.freeze()
     }
-}
-
-/// Where `part` lies in `text`, when it is a slice of it.
-fn range_within(text: &[u8], part: &[u8]) -> Option<Range<usize>> {
-    let start = (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-    let end = start.checked_add(part.len())?;
-    (end <= text.len()).then_some(start..end)
 }
 
 /// Where the value of the (last) `"id"` member of the object in `text` lies.

@@ -270,11 +270,7 @@ impl Upstream {
                 crate::encode::write_call_raw(&mut body, None, method, params).map_err(PeerError::Params)?;
                 match crate::transport::http::client::exchange(client, body.freeze()).await {
                     Ok(_) => Ok(()),
-                    Err(failure) => Err(PeerError::Remote(http_failure(
-                        &failure.reason,
-                        failure.reached,
-                        failure.status,
-                    ))),
+                    Err(failure) => Err(PeerError::Remote(failure.to_error_object())),
                 }
             }
         }
@@ -341,41 +337,28 @@ async fn http_call(
     crate::encode::write_call_raw(&mut body, Some(&id), method, params).map_err(PeerError::Params)?;
     let answer = match crate::transport::http::client::exchange(client, body.freeze()).await {
         Ok(Some(answer)) => answer,
-        Ok(None) => {
-            return Err(PeerError::Remote(http_failure(
-                "the upstream answered nothing",
-                true,
-                None,
-            )))
-        }
-        Err(failure) => {
-            return Err(PeerError::Remote(http_failure(
-                &failure.reason,
-                failure.reached,
-                failure.status,
-            )))
-        }
+        Ok(None) => return Err(PeerError::Remote(unusable("the upstream answered nothing"))),
+        Err(failure) => return Err(PeerError::Remote(failure.to_error_object())),
     };
     match crate::parse(&answer).ok().and_then(|parsed| parsed.single()) {
         Some(Message::Response(response)) if *response.id() == id => match response.payload() {
             ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(&answer, result)),
             ResponsePayload::Error(error) => Err(PeerError::Remote(error.clone().into_owned())),
         },
-        _ => Err(PeerError::Remote(http_failure(
+        _ => Err(PeerError::Remote(unusable(
             "the upstream's answer is not a response to the call",
-            true,
-            None,
         ))),
     }
 }
 
-/// The error object of a failed HTTP exchange (as `HttpClientTransport` answers it).
+/// An exchange that reached the upstream and brought back nothing usable, as the error
+/// object a failed exchange gets.
 #[cfg(feature = "http")]
-fn http_failure(reason: &str, reached: bool, status: Option<u16>) -> crate::message::ErrorObject<'static> {
-    let error =
-        crate::message::ErrorObject::new(crate::transport::http::HTTP_FAILURE_CODE, reason.to_owned());
-    error
-        .clone()
-        .with_data(&serde_json::json!({ "reached": reached, "status": status }))
-        .unwrap_or(error)
+fn unusable(reason: &str) -> crate::message::ErrorObject<'static> {
+    crate::transport::http::client::ExchangeFailure {
+        reason: reason.to_owned(),
+        reached: true,
+        status: None,
+    }
+    .to_error_object()
 }

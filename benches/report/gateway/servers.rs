@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::io::BufRead;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -15,7 +14,7 @@ use hyper::{Request, Response};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use crate::transports::server::{announce, bind};
+use crate::transports::server::{announce, bind, run_child_server};
 
 /// The W1 request's answer from the upstream.
 pub(crate) const W1_RESULT: &str = r#""0x0234c8a3397aab58""#;
@@ -41,17 +40,8 @@ pub(crate) fn corpus_pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
 
 /// Runs the server `kind` until stdin closes; prints `listening on ADDR` first.
 pub(crate) fn serve(kind: &str, args: &[String]) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    std::thread::spawn(|| {
-        let mut line = String::new();
-        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) {}
-        std::process::exit(0);
-    });
     let upstream = args.first().cloned().unwrap_or_default();
-    runtime.block_on(async move {
+    run_child_server(async move {
         match kind {
             "upstream" => self::upstream().await,
             "rpcwire" => rpcwire(&upstream).await,

@@ -32,17 +32,7 @@ pub(crate) const FLOOR_FASTWEBSOCKETS: &str = "floor-fastwebsockets";
 
 /// Runs the server `kind` on 127.0.0.1 until stdin closes; prints `listening on ADDR` first.
 pub(crate) fn serve(kind: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a tokio runtime");
-    // The parent closes our stdin to stop us (or dies, which closes it too).
-    std::thread::spawn(|| {
-        let mut line = String::new();
-        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) {}
-        std::process::exit(0);
-    });
-    runtime.block_on(async {
+    run_child_server(async {
         match kind {
             RPCWIRE => rpcwire().await,
             JSONRPSEE => jsonrpsee().await,
@@ -50,6 +40,21 @@ pub(crate) fn serve(kind: &str) {
             other => panic!("unknown transport server {other:?}"),
         }
     });
+}
+
+/// Runs `server` on one tokio thread until the process's stdin closes (the parent closes it
+/// to stop us, or dies, which closes it too).
+pub(crate) fn run_child_server(server: impl std::future::Future<Output = ()>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    std::thread::spawn(|| {
+        let mut line = String::new();
+        while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) {}
+        std::process::exit(0);
+    });
+    runtime.block_on(server);
 }
 
 pub(crate) async fn bind() -> TcpListener {

@@ -203,6 +203,16 @@ pub(crate) struct ExchangeFailure {
     pub(crate) status: Option<u16>,
 }
 
+impl ExchangeFailure {
+    /// The error object a call of a failed exchange gets: [`HTTP_FAILURE_CODE`], the reason
+    /// as the message, `{"reached", "status"}` as data.
+    pub(crate) fn to_error_object(&self) -> ErrorObject<'static> {
+        let data = serde_json::json!({ "reached": self.reached, "status": self.status });
+        let error = ErrorObject::new(HTTP_FAILURE_CODE, self.reason.clone());
+        error.clone().with_data(&data).unwrap_or(error)
+    }
+}
+
 /// One POST: the answer body (`None` for 204), or why there is none.
 pub(crate) async fn exchange(
     transport: &HttpClientTransport,
@@ -265,9 +275,7 @@ pub(crate) async fn exchange(
 /// request may have reached the server (`"reached"`) and the HTTP status, if any
 /// (`"status"`), so that a caller can tell what is safe to retry.
 fn failure_answer(sent: &[u8], failure: &ExchangeFailure) -> Option<Bytes> {
-    let data = serde_json::json!({ "reached": failure.reached, "status": failure.status });
-    let error = ErrorObject::new(HTTP_FAILURE_CODE, failure.reason.clone());
-    let error = error.clone().with_data(&data).unwrap_or(error);
+    let error = failure.to_error_object();
     let mut out = BytesMut::new();
     let answer = |id: &Id<'_>, out: &mut BytesMut| encode::write_error(out, id, &error);
     match crate::parse(sent) {
