@@ -148,8 +148,18 @@ pub fn write_success<T: Serialize + ?Sized>(
 /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":[1, 2]}"#);
 /// ```
 pub fn write_success_raw(dst: &mut BytesMut, id: &Id<'_>, result: &RawJson<'_>) {
+    write_success_bytes(dst, id, result.get().as_bytes());
+}
+
+/// Writes a success response around `result` (JSON text already validated), the room for
+/// the whole answer reserved first: a large result (a forwarded block of several MB) is
+/// copied once, never into a buffer that then grows again for the closing brace.
+pub(crate) fn write_success_bytes(dst: &mut BytesMut, id: &Id<'_>, result: &[u8]) {
+    let head = br#"{"jsonrpc":"2.0","id":,"result":}"#.len();
+    let id_len: usize = id.json_parts().iter().map(|piece| piece.len()).sum();
+    dst.reserve(head + id_len + result.len());
     begin_success(dst, id);
-    dst.put_slice(result.get().as_bytes());
+    dst.put_slice(result);
     finish_response(dst);
 }
 
@@ -446,6 +456,22 @@ mod tests {
 
     fn text(out: &BytesMut) -> &str {
         std::str::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_large_success_is_written_into_one_allocation_of_its_size() {
+        // A forwarded result of 300 KB: before, the closing brace made the buffer double.
+        let result = format!("[{}1]", "1,".repeat(150_000));
+        for id in [
+            Id::from(7u64),
+            Id::from("a long string id, longer than the head"),
+            Id::null(),
+        ] {
+            let mut out = BytesMut::new();
+            write_success_bytes(&mut out, &id, result.as_bytes());
+            assert!(out.ends_with(b"1]}") && out.starts_with(br#"{"jsonrpc":"2.0","id":"#));
+            assert_eq!(out.capacity(), out.len(), "reserved exactly once for {id}");
+        }
     }
 
     #[test]

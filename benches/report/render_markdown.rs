@@ -79,7 +79,8 @@ impl Report<'_> {
                 s,
                 "\n\nForwarding through a gateway to the same upstream, one load generator, same run \
                  (added latency over calling the upstream straight; CPU per request is the gateway \
-                 process's):\n"
+                 process's, the median of {} interleaved rounds):\n",
+                self.gateway[0].rounds.len()
             );
             s.push_str(&gateway_table(self.gateway));
         }
@@ -258,7 +259,10 @@ impl Report<'_> {
                  serialized, and the answer the same way back), and the floor (hyper forwarding \
                  the bodies without reading them, on hyper's pooled client). Added latency is the \
                  gateway's p50/p99 minus going straight's; CPU per request is the gateway \
-                 process's ({CPU_METHOD}), the upstream's for the straight rows.\n"
+                 process's ({CPU_METHOD}), the upstream's for the straight rows. Every \
+                 configuration is measured in {} rounds, interleaved, and the round with the median \
+                 CPU per request is the one shown.\n",
+                self.gateway[0].rounds.len()
             );
             s.push_str(&gateway_table(self.gateway));
             let _ = writeln!(s);
@@ -584,13 +588,13 @@ fn transports_table(runs: &[TransportRun]) -> String {
 /// The gateway table: one row per workload × requests in flight × way of forwarding.
 fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
     let mut s = String::from(
-        "| workload | in flight | forwarding | req/s | added p50 µs | added p99 µs | CPU µs/req | what forwards |\n\
-         | --- | ---: | --- | ---: | ---: | ---: | ---: | --- |\n",
+        "| workload | in flight | forwarding | req/s | added p50 µs | added p99 µs | CPU µs/req | what forwards | CPU µs/req of each round |\n\
+         | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n",
     );
     for r in runs {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.2} | {} |",
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.2} | {} | {} |",
             r.workload,
             r.in_flight,
             r.implementation,
@@ -598,7 +602,12 @@ fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
             r.added_p50_us,
             r.added_p99_us,
             r.cpu_us_per_req,
-            r.what
+            r.what,
+            r.rounds
+                .iter()
+                .map(|cpu| format!("{cpu:.2}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
         );
     }
     s

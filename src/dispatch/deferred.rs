@@ -111,11 +111,7 @@ impl Finished<'_> {
         if let Some(id) = self.id {
             let dst = target.answer();
             match self.outcome {
-                Ok(result) => {
-                    encode::begin_success(dst, id);
-                    dst.extend_from_slice(&result);
-                    encode::finish_response(dst);
-                }
+                Ok(result) => encode::write_success_bytes(dst, id, &result),
                 Err(error) => encode::write_error(dst, id, &error),
             }
         }

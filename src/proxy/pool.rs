@@ -169,7 +169,6 @@ impl UpstreamPool {
     /// ```
     pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
         self.budget.deposit();
-        let safe = self.retry.is_safe(method);
         let first = self.next.fetch_add(1, Ordering::Relaxed);
         let mut failure = ForwardError::Unavailable("no upstream is configured".to_owned());
         for attempt in 0..self.retry.max_attempts() {
@@ -196,7 +195,8 @@ impl UpstreamPool {
                         Some(error) => ForwardError::Remote(error),
                         None => ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())),
                     };
-                    if !safe {
+                    // Looked up only on a failure: most calls never need it.
+                    if !self.retry.is_safe(method) {
                         break;
                     }
                 }

@@ -142,7 +142,7 @@ impl RetryPolicy {
     /// assert!(!rpcwire::proxy::RetryPolicy::new().is_safe("eth_sendRawTransaction"));
     /// ```
     pub fn is_safe(&self, method: &str) -> bool {
-        self.safe.contains(method)
+        !self.safe.is_empty() && self.safe.contains(method)
     }
 
     /// Retries a safe method whose upstream answered with error `code` (an upstream's way

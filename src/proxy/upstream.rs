@@ -333,7 +333,7 @@ async fn http_call(
 ) -> Result<JsonBytes, PeerError> {
     use crate::message::{Id, Message, ResponsePayload};
     let id = Id::from(1u64);
-    let mut body = bytes::BytesMut::with_capacity(64 + params.map_or(0, |p| p.get().len()));
+    let mut body = bytes::BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
     crate::encode::write_call_raw(&mut body, Some(&id), method, params).map_err(PeerError::Params)?;
     let answer = match crate::transport::http::client::exchange(client, body.freeze()).await {
         Ok(Some(answer)) => answer,

@@ -37,6 +37,8 @@ pub(crate) struct GatewayRun {
     pub(crate) requests: u64,
     /// What forwards.
     pub(crate) what: &'static str,
+    /// Every round's CPU per request, sorted (the run kept is the median round).
+    pub(crate) rounds: Vec<f64>,
 }
 
 /// Without the `http` feature there is nothing to measure.

@@ -51,12 +51,19 @@ fn exchanges(workload: &str) -> Vec<Exchange> {
     }
 }
 
-/// Measures the gateway section; prints each run as it ends.
+/// How many times each workload × in flight × way of forwarding is measured, the rounds
+/// interleaved, in a full run: the report keeps, per configuration, the round with the median
+/// gateway CPU per request (as the transports section does), so that one slow second of a
+/// shared 2-core machine does not decide a comparison.
+const ROUNDS: usize = 3;
+
+/// Measures the gateway section, `ROUNDS` times interleaved; prints each run as it ends and
+/// returns, per configuration, its median round.
 pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
-    let (warmup, duration) = if config.quick {
-        (Duration::from_millis(200), Duration::from_millis(800))
+    let (warmup, duration, rounds) = if config.quick {
+        (Duration::from_millis(200), Duration::from_millis(800), 1)
     } else {
-        (Duration::from_millis(500), Duration::from_millis(2000))
+        (Duration::from_millis(500), Duration::from_millis(2000), ROUNDS)
     };
     let upstream = ServerProcess::start_with("gateway-upstream", &[]);
     let url = format!("http://{}/", upstream.address);
@@ -66,7 +73,7 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
             (*name != "straight").then(|| ServerProcess::start_with(&format!("gateway-{name}"), &[&url]))
         })
         .collect();
-    let mut runs = Vec::new();
+    let mut plan = Vec::new();
     for workload in ["W1", "ETH"] {
         let exchanges = Arc::new(exchanges(workload));
         if exchanges.is_empty() {
@@ -74,15 +81,22 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
             continue;
         }
         for in_flight in IN_FLIGHT {
+            plan.push((workload, in_flight, exchanges.clone()));
+        }
+    }
+    // samples[configuration][subject] = one run per round.
+    let mut samples: Vec<Vec<Vec<GatewayRun>>> = vec![vec![Vec::new(); SUBJECTS.len()]; plan.len()];
+    for round_number in 1..=rounds {
+        for ((workload, in_flight, exchanges), samples) in plan.iter().zip(&mut samples) {
             let mut straight = (0.0, 0.0);
-            for ((name, what), gateway) in SUBJECTS.iter().zip(&gateways) {
+            for (((name, what), gateway), samples) in SUBJECTS.iter().zip(&gateways).zip(samples.iter_mut()) {
                 let process = gateway.as_ref().unwrap_or(&upstream);
                 let mut marks = Vec::with_capacity(2);
                 let load = load::run(
                     Protocol::Http,
                     process.address,
-                    in_flight,
-                    &exchanges,
+                    *in_flight,
+                    exchanges,
                     warmup,
                     duration,
                     || marks.push(process.cpu()),
@@ -96,7 +110,7 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                 let run = GatewayRun {
                     workload,
                     implementation: name,
-                    in_flight,
+                    in_flight: *in_flight,
                     req_per_s: round(load.requests as f64 / load.seconds, 0),
                     added_p50_us: round(p50 - straight.0, 1),
                     added_p99_us: round(p99 - straight.1, 1),
@@ -105,10 +119,11 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                     p99_us: round(p99, 1),
                     requests: load.requests,
                     what,
+                    rounds: Vec::new(),
                 };
                 println!(
-                    "gateway: {:<3} {:>2} in flight {:<8}: {:>7.0} req/s, p50 {:>7.1} (+{:>6.1}) p99 {:>7.1} (+{:>6.1}) µs, \
-                     CPU {:>6.2} µs/req{}",
+                    "gateway: round {round_number}/{rounds} {:<3} {:>2} in flight {:<8}: {:>7.0} req/s, p50 {:>7.1} (+{:>6.1}) \
+                     p99 {:>7.1} (+{:>6.1}) µs, CPU {:>6.2} µs/req{}",
                     run.workload,
                     run.in_flight,
                     run.implementation,
@@ -120,9 +135,18 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                     run.cpu_us_per_req,
                     if *name == "straight" { " (the upstream's)" } else { "" }
                 );
-                runs.push(run);
+                samples.push(run);
             }
         }
     }
-    runs
+    samples.into_iter().flatten().map(median_round).collect()
+}
+
+/// The round with the median CPU per request, with every round's figure beside it.
+fn median_round(mut samples: Vec<GatewayRun>) -> GatewayRun {
+    samples.sort_by(|a, b| a.cpu_us_per_req.total_cmp(&b.cpu_us_per_req));
+    let all: Vec<f64> = samples.iter().map(|run| run.cpu_us_per_req).collect();
+    let mut median = samples.swap_remove(samples.len() / 2);
+    median.rounds = all;
+    median
 }
