@@ -8,7 +8,8 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 
-use super::handler::{self, AsyncFn, AsyncInput, BoxOutcome, Outcome};
+use super::context::{OnCancel, Serving, Watch, REQUEST_CANCELLED};
+use super::handler::{self, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
 use super::target::Target;
 use crate::encode;
 use crate::message::{ErrorObject, Id, Notification, Request};
@@ -28,43 +29,70 @@ impl Future for CatchUnwind {
     }
 }
 
-/// A message bound to an async handler: its id (`None` for a notification) and either the
-/// future computing its result or the error that stopped it before it started.
+/// A message bound to an async handler: its id (`None` for a notification), either the
+/// future computing its result or the error that stopped it before it started, and the
+/// serving side's supervision of it, if any.
 pub(crate) struct Deferred<'m> {
     id: Option<&'m Id<'m>>,
     started: Result<BoxOutcome, ErrorObject<'static>>,
+    watch: Option<Watch>,
 }
 
 impl<'m> Deferred<'m> {
-    /// Starts `request` on `f`; `frame` is the frame it was parsed from, when at hand.
-    pub(crate) fn start(f: &AsyncFn, request: &'m Request<'_>, frame: Option<&Bytes>) -> Deferred<'m> {
-        let input = AsyncInput {
-            method: request.method(),
-            params: request.params(),
-            notification: false,
+    /// Starts `request` on `handler`; `frame` is the frame it was parsed from, when at hand.
+    pub(crate) fn start(
+        handler: &AsyncHandler,
+        request: &'m Request<'_>,
+        frame: Option<&Bytes>,
+        serving: &Serving,
+    ) -> Deferred<'m> {
+        Deferred::begin(
+            handler,
+            Some(shorten(request.id())),
+            request.method(),
+            request.params(),
             frame,
-        };
-        Deferred {
-            id: Some(shorten(request.id())),
-            started: handler::start_async(f, input),
-        }
+            serving,
+        )
     }
 
-    /// Starts `notification` on `f`; `frame` is the frame it was parsed from, when at hand.
+    /// Starts `notification` on `handler`; `frame` is the frame it was parsed from, when at hand.
     pub(crate) fn start_notification(
-        f: &AsyncFn,
+        handler: &AsyncHandler,
         notification: &'m Notification<'_>,
         frame: Option<&Bytes>,
+        serving: &Serving,
     ) -> Deferred<'m> {
-        let input = AsyncInput {
-            method: notification.method(),
-            params: notification.params(),
-            notification: true,
+        Deferred::begin(
+            handler,
+            None,
+            notification.method(),
+            notification.params(),
             frame,
+            serving,
+        )
+    }
+
+    fn begin(
+        handler: &AsyncHandler,
+        id: Option<&'m Id<'m>>,
+        method: &str,
+        params: Option<crate::message::Params<'_>>,
+        frame: Option<&Bytes>,
+        serving: &Serving,
+    ) -> Deferred<'m> {
+        let watch = serving.watch(id, method, handler.wants_context);
+        let input = AsyncInput {
+            method,
+            id,
+            params,
+            frame,
+            context: watch.as_ref().map(|watch| watch.context.clone()),
         };
         Deferred {
-            id: None,
-            started: handler::start_async(f, input),
+            id,
+            started: handler::start_async(&handler.f, input),
+            watch,
         }
     }
 
@@ -91,26 +119,74 @@ impl<'m> Deferred<'m> {
 
     /// Awaits the handler; the answer is written later with [`Finished::write`].
     pub(crate) async fn run(self) -> Finished<'m> {
-        let outcome = match self.started {
-            Ok(future) => CatchUnwind { inner: future }.await,
-            Err(error) => Err(error),
+        let future = match self.started {
+            Ok(future) => CatchUnwind { inner: future },
+            Err(error) => {
+                return Finished {
+                    id: self.id,
+                    outcome: Some(Err(error)),
+                }
+            }
+        };
+        let outcome = match self.watch {
+            None => Some(future.await),
+            Some(watch) => supervised(future, watch).await,
         };
         Finished { id: self.id, outcome }
+    }
+}
+
+/// Runs a handler until it is done, cancelled by the other side, past its timeout, or
+/// aborted; the outcome to answer with (`None`: no answer, a silent cancellation).
+async fn supervised(future: CatchUnwind, watch: Watch) -> Option<Outcome> {
+    let token = watch.context.cancellation().clone();
+    let abort = watch.abort.clone().unwrap_or_default();
+    let timeout = async {
+        match watch.timeout {
+            Some(after) => tokio::time::sleep(after).await,
+            None => std::future::pending().await,
+        }
+    };
+    // A cancellation wins over an outcome ready at the same time (the handler may have
+    // seen its token fire and returned early): the request is answered as cancelled.
+    tokio::select! {
+        biased;
+        () = abort.cancelled() => {
+            Some(Err(ErrorObject::internal_error("request aborted: the connection is closing")))
+        }
+        () = token.cancelled() => match watch.on_cancel {
+            OnCancel::Answer => Some(Err(ErrorObject::new(REQUEST_CANCELLED, "request cancelled"))),
+            OnCancel::Silent => None,
+        },
+        outcome = future => Some(outcome),
+        () = timeout => {
+            // A blocking handler sees it through its context.
+            token.cancel();
+            if let Some(timeouts) = &watch.timeouts {
+                crate::sync::bump(timeouts);
+            }
+            let after = watch.timeout.unwrap_or_default();
+            let error = ErrorObject::internal_error(format_args!(
+                "handler timed out after {after:?}"
+            ));
+            Some(Err(error))
+        }
     }
 }
 
 /// An async handler's outcome, waiting to be written.
 pub(crate) struct Finished<'m> {
     id: Option<&'m Id<'m>>,
-    outcome: Outcome,
+    /// `None`: cancelled the silent way, no answer.
+    outcome: Option<Outcome>,
 }
 
 impl Finished<'_> {
     /// Writes the answer (requests only; a notification's outcome is dropped).
     pub(crate) fn write(self, target: &mut Target<'_>) {
-        if let Some(id) = self.id {
+        if let (Some(id), Some(outcome)) = (self.id, self.outcome) {
             let dst = target.answer();
-            match self.outcome {
+            match outcome {
                 Ok(result) => encode::write_success_bytes(dst, id, &result),
                 Err(error) => encode::write_error(dst, id, &error),
             }

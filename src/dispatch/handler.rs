@@ -13,11 +13,13 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 #[cfg(feature = "tokio")]
+use super::context::RequestContext;
+#[cfg(feature = "tokio")]
 use super::raw_call::RawCall;
 use super::reply::{Reply, Written};
 use crate::message::{ErrorObject, Params};
 #[cfg(feature = "tokio")]
-use crate::message::{JsonBytes, RawJson};
+use crate::message::{Id, JsonBytes, RawJson};
 #[cfg(feature = "tokio")]
 use bytes::Bytes;
 
@@ -38,9 +40,21 @@ pub(crate) type Outcome = Result<JsonBytes, ErrorObject<'static>>;
 #[cfg(feature = "tokio")]
 pub(crate) struct AsyncInput<'p> {
     pub(crate) method: &'p str,
+    pub(crate) id: Option<&'p Id<'p>>,
     pub(crate) params: Option<Params<'p>>,
-    pub(crate) notification: bool,
     pub(crate) frame: Option<&'p Bytes>,
+    /// The context the serving side made, when it supervises the handler.
+    pub(crate) context: Option<RequestContext>,
+}
+
+#[cfg(feature = "tokio")]
+impl AsyncInput<'_> {
+    /// The serving side's context, or one of its own (nothing cancels it).
+    fn take_context(&mut self) -> RequestContext {
+        self.context
+            .take()
+            .unwrap_or_else(|| RequestContext::new(self.id.map(|id| id.clone().into_owned()), self.method))
+    }
 }
 
 /// A boxed, sendable future of an async handler's outcome.
@@ -53,6 +67,13 @@ pub(crate) type BoxOutcome = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 pub(crate) type AsyncFn =
     dyn for<'p> Fn(AsyncInput<'p>) -> Result<BoxOutcome, ErrorObject<'static>> + Send + Sync;
 
+/// An async handler and whether it takes a [`RequestContext`] (one is made for it then).
+#[cfg(feature = "tokio")]
+pub(crate) struct AsyncHandler {
+    pub(crate) f: Box<AsyncFn>,
+    pub(crate) wants_context: bool,
+}
+
 /// What a method name is bound to.
 pub(crate) enum Handler {
     /// Answers requests; also runs (its result discarded) for notifications.
@@ -61,7 +82,7 @@ pub(crate) enum Handler {
     Notification(Box<NotifyFn>),
     /// An async request handler (`tokio` feature).
     #[cfg(feature = "tokio")]
-    Async(Box<AsyncFn>),
+    Async(AsyncHandler),
 }
 
 impl Handler {
@@ -143,50 +164,105 @@ pub(crate) fn call_method(
 /// Wraps a typed async request handler: params are decoded before the future starts, the
 /// result is serialized when it completes.
 #[cfg(feature = "tokio")]
-pub(crate) fn typed_async<P, R, F, Fut>(f: F) -> Box<AsyncFn>
+pub(crate) fn typed_async<P, R, F, Fut>(f: F) -> AsyncHandler
 where
     P: DeserializeOwned,
     R: Serialize,
     F: Fn(P) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
 {
-    Box::new(
-        move |input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
-            let future = f(decode_params::<P>(input.params)?);
-            Ok(Box::pin(async move {
-                let result = future.await?;
-                RawJson::from_value(&result)
-                    .map(JsonBytes::from)
-                    .map_err(|error| {
-                        ErrorObject::internal_error(format_args!("result did not serialize: {error}"))
-                    })
-            }))
-        },
-    )
+    let f = move |input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+        let future = f(decode_params::<P>(input.params)?);
+        Ok(Box::pin(async move { serialized(future.await) }))
+    };
+    AsyncHandler {
+        f: Box::new(f),
+        wants_context: false,
+    }
+}
+
+/// Serializes an async handler's result.
+#[cfg(feature = "tokio")]
+fn serialized<R: Serialize>(result: Result<R, ErrorObject<'static>>) -> Outcome {
+    RawJson::from_value(&result?)
+        .map(JsonBytes::from)
+        .map_err(|error| ErrorObject::internal_error(format_args!("result did not serialize: {error}")))
+}
+
+/// Wraps a typed async request handler that takes the request's context.
+#[cfg(feature = "tokio")]
+pub(crate) fn typed_async_with_context<P, R, F, Fut>(f: F) -> AsyncHandler
+where
+    P: DeserializeOwned,
+    R: Serialize,
+    F: Fn(P, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
+{
+    let f = move |mut input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+        let context = input.take_context();
+        let future = f(decode_params::<P>(input.params)?, context);
+        Ok(Box::pin(async move { serialized(future.await) }))
+    };
+    AsyncHandler {
+        f: Box::new(f),
+        wants_context: true,
+    }
+}
+
+/// Wraps a synchronous handler that may block: it runs on tokio's blocking threads, off
+/// the task that reads the connection, with the request's context.
+#[cfg(feature = "tokio")]
+pub(crate) fn blocking<P, R, F>(f: F) -> AsyncHandler
+where
+    P: DeserializeOwned + Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(P, RequestContext) -> Result<R, ErrorObject<'static>> + Send + Sync + 'static,
+{
+    let f = std::sync::Arc::new(f);
+    let f = move |mut input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+        let context = input.take_context();
+        let params = decode_params::<P>(input.params)?;
+        let f = f.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            catch_unwind(AssertUnwindSafe(|| f(params, context)))
+                .unwrap_or_else(|payload| Err(panicked(&*payload)))
+        });
+        Ok(Box::pin(async move {
+            match task.await {
+                Ok(result) => serialized(result),
+                Err(error) => Err(ErrorObject::internal_error(format_args!(
+                    "blocking handler failed: {error}"
+                ))),
+            }
+        }))
+    };
+    AsyncHandler {
+        f: Box::new(f),
+        wants_context: true,
+    }
 }
 
 /// Wraps a raw async handler: it gets the method and the params as [`JsonBytes`] (a slice
 /// of the frame when the frame is at hand, a copy otherwise; never validated again) and
 /// answers with the result's JSON.
 #[cfg(feature = "tokio")]
-pub(crate) fn raw_async<F, Fut>(f: F) -> Box<AsyncFn>
+pub(crate) fn raw_async<F, Fut>(f: F) -> AsyncHandler
 where
     F: Fn(RawCall) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<JsonBytes, ErrorObject<'static>>> + Send + 'static,
 {
-    Box::new(
-        move |input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
-            let params = input.params.map(|params| match input.frame {
-                Some(frame) => JsonBytes::slice_of(frame, &params.raw()),
-                None => JsonBytes::from(params.raw()),
-            });
-            Ok(Box::pin(f(RawCall::new(
-                input.method,
-                params,
-                input.notification,
-            ))))
-        },
-    )
+    let f = move |input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+        let params = input.params.map(|params| match input.frame {
+            Some(frame) => JsonBytes::slice_of(frame, &params.raw()),
+            None => JsonBytes::from(params.raw()),
+        });
+        let call = RawCall::new(input.method, params, input.id.is_none());
+        Ok(Box::pin(f(call)))
+    };
+    AsyncHandler {
+        f: Box::new(f),
+        wants_context: false,
+    }
 }
 
 /// Runs the synchronous part of an async handler (params decoding), containing panics.

@@ -37,6 +37,8 @@
 //! ```
 
 #[cfg(feature = "tokio")]
+mod context;
+#[cfg(feature = "tokio")]
 mod deferred;
 mod error_answer;
 mod handler;
@@ -49,6 +51,10 @@ mod responder;
 mod router;
 mod target;
 
+#[cfg(feature = "tokio")]
+pub use context::RequestContext;
+#[cfg(feature = "tokio")]
+pub(crate) use context::{Cancellations, OnCancel, Serving};
 pub use error_answer::{write_frame_error, write_parse_error};
 pub use no_params::NoParams;
 #[cfg(feature = "tokio")]

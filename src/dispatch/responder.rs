@@ -5,6 +5,8 @@
 use bytes::Bytes;
 use bytes::BytesMut;
 
+#[cfg(feature = "tokio")]
+use super::context::Serving;
 use super::error_answer::{write_frame_error, write_parse_error};
 use super::router::Router;
 use crate::frame::FrameError;
@@ -99,12 +101,25 @@ impl Responder {
         router: &Router,
         frame: &[u8],
         out: &mut BytesMut,
+        on_response: impl FnMut(&Response<'_>),
+    ) -> Served {
+        self.serve_observing(router, frame, out, on_response, |_| {})
+    }
+
+    /// [`serve`](Responder::serve), also showing every request and notification in the
+    /// frame to `on_message` before it is routed (a peer watches for cancellations so).
+    pub(crate) fn serve_observing(
+        &mut self,
+        router: &Router,
+        frame: &[u8],
+        out: &mut BytesMut,
         mut on_response: impl FnMut(&Response<'_>),
+        mut on_message: impl FnMut(&Message<'_>),
     ) -> Served {
         let before = out.len();
         match router.parser().parse_reusing(frame, &mut self.scratch) {
             Ok(parsed) => {
-                for_each_response(&parsed, &mut on_response);
+                for_each_incoming(&parsed, &mut on_response, &mut on_message);
                 if router.needs_async(&parsed) {
                     return Served::NeedsAsync;
                 }
@@ -135,7 +150,8 @@ impl Responder {
     /// ```
     #[cfg(feature = "tokio")]
     pub async fn answer_async(&mut self, router: &Router, frame: &[u8], out: &mut BytesMut) -> bool {
-        self.answer_async_from(router, frame, None, out).await
+        self.answer_async_from(router, frame, None, &Serving::default(), out)
+            .await
     }
 
     /// [`answer_async`](Responder::answer_async) for a frame held in `Bytes`: raw async
@@ -154,7 +170,22 @@ impl Responder {
     /// ```
     #[cfg(feature = "tokio")]
     pub async fn answer_bytes_async(&mut self, router: &Router, frame: &Bytes, out: &mut BytesMut) -> bool {
-        self.answer_async_from(router, frame, Some(frame), out).await
+        self.answer_async_from(router, frame, Some(frame), &Serving::default(), out)
+            .await
+    }
+
+    /// [`answer_bytes_async`](Responder::answer_bytes_async) with the serving side's
+    /// supervision of async handlers (contexts, cancellation, timeouts): what a peer runs.
+    #[cfg(feature = "tokio")]
+    pub(crate) async fn answer_supervised(
+        &mut self,
+        router: &Router,
+        frame: &Bytes,
+        serving: &Serving,
+        out: &mut BytesMut,
+    ) -> bool {
+        self.answer_async_from(router, frame, Some(frame), serving, out)
+            .await
     }
 
     #[cfg(feature = "tokio")]
@@ -163,11 +194,12 @@ impl Responder {
         router: &Router,
         input: &[u8],
         frame: Option<&Bytes>,
+        serving: &Serving,
         out: &mut BytesMut,
     ) -> bool {
         let before = out.len();
         match router.parser().parse_reusing(input, &mut self.scratch) {
-            Ok(parsed) => router.answer_parsed_async(parsed, frame, out).await,
+            Ok(parsed) => router.answer_parsed_async(parsed, frame, serving, out).await,
             Err(error) => write_parse_error(out, &error),
         }
         out.len() > before
@@ -235,15 +267,20 @@ impl Responder {
 }
 
 /// Calls `f` with every response in `parsed`.
-fn for_each_response(parsed: &Parsed<'_>, f: &mut impl FnMut(&Response<'_>)) {
+fn for_each_incoming(
+    parsed: &Parsed<'_>,
+    on_response: &mut impl FnMut(&Response<'_>),
+    on_message: &mut impl FnMut(&Message<'_>),
+) {
+    let mut one = |message: &Message<'_>| match message {
+        Message::Response(response) => on_response(response),
+        other => on_message(other),
+    };
     match parsed {
-        Parsed::Single(Message::Response(response)) => f(response),
-        Parsed::Single(_) => {}
+        Parsed::Single(message) => one(message),
         Parsed::Batch(batch) => {
-            for element in batch.iter() {
-                if let Ok(Message::Response(response)) = element {
-                    f(&response);
-                }
+            for message in batch.iter().flatten() {
+                one(&message);
             }
         }
     }

@@ -10,6 +10,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 #[cfg(feature = "tokio")]
+use super::context::{RequestContext, Serving};
+#[cfg(feature = "tokio")]
 use super::deferred::{join_in_order, Deferred, Finished};
 use super::error_answer::write_parse_error;
 use super::handler::{self, Handler};
@@ -292,6 +294,73 @@ impl Router {
         self.register(name, Handler::Async(handler::typed_async(f)))
     }
 
+    /// Registers an async request handler that also takes the request's
+    /// [`RequestContext`] (`tokio` feature): its id and method, a cancellation token that
+    /// fires when the other side cancels it, and, under a [`Peer`](crate::transport::Peer),
+    /// a link for calls and notifications back (progress). Otherwise as
+    /// [`method_async`](Router::method_async).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::dispatch::{RequestContext, Router};
+    /// let mut router = Router::new();
+    /// router.method_async_with_context("wait", |(ms,): (u64,), cx: RequestContext| async move {
+    ///     tokio::select! {
+    ///         () = tokio::time::sleep(std::time::Duration::from_millis(ms)) => Ok(ms),
+    ///         () = cx.cancelled() => Err(rpcwire::ErrorObject::new(-32800, "cancelled")),
+    ///     }
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"{"jsonrpc":"2.0","method":"wait","params":[1],"id":1}"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":1}"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub fn method_async_with_context<P, R, F, Fut>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        P: DeserializeOwned,
+        R: Serialize,
+        F: Fn(P, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
+    {
+        self.register(name, Handler::Async(handler::typed_async_with_context(f)))
+    }
+
+    /// Registers a synchronous handler that may block (`tokio` feature): it runs on
+    /// tokio's blocking threads (`spawn_blocking`), off the task that reads the connection,
+    /// so a slow one holds up neither other requests nor the answers to this side's own
+    /// calls. It takes the request's [`RequestContext`]; a long computation should look at
+    /// [`is_cancelled`](RequestContext::is_cancelled) now and then. Answered through
+    /// [`handle_async`](Router::handle_async) and the async servers, as async handlers are.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method_blocking("hash", |(text,): (String,), cx: rpcwire::dispatch::RequestContext| {
+    ///     let mut h = 0u64;
+    ///     for byte in text.bytes() {
+    ///         if cx.is_cancelled() {
+    ///             return Err(rpcwire::ErrorObject::new(-32800, "cancelled"));
+    ///         }
+    ///         h = h.wrapping_mul(31).wrapping_add(u64::from(byte));
+    ///     }
+    ///     Ok(h)
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"{"jsonrpc":"2.0","method":"hash","params":["ab"],"id":1}"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":3105}"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub fn method_blocking<P, R, F>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        P: DeserializeOwned + Send + 'static,
+        R: Serialize + Send + 'static,
+        F: Fn(P, RequestContext) -> Result<R, ErrorObject<'static>> + Send + Sync + 'static,
+    {
+        self.register(name, Handler::Async(handler::blocking(f)))
+    }
+
     /// Registers a raw async request handler (`tokio` feature): it gets a [`RawCall`] — the
     /// method and the params as [`JsonBytes`](crate::JsonBytes), a slice of the received
     /// frame where the transport has it as `Bytes` — and answers with the result's JSON,
@@ -453,7 +522,10 @@ impl Router {
         let before = out.len();
         let mut scratch = BatchScratch::default();
         match self.parser.parse_reusing(input, &mut scratch) {
-            Ok(parsed) => self.answer_parsed_async(parsed, None, out).await,
+            Ok(parsed) => {
+                self.answer_parsed_async(parsed, None, &Serving::default(), out)
+                    .await
+            }
             Err(error) => write_parse_error(out, &error),
         }
         out.len() > before
@@ -466,13 +538,17 @@ impl Router {
         &self,
         parsed: Parsed<'_>,
         frame: Option<&Bytes>,
+        serving: &Serving,
         out: &mut BytesMut,
     ) {
         if !self.needs_async(&parsed) {
             return self.answer_parsed(parsed, out);
         }
         match parsed {
-            Parsed::Single(message) => self.answer_async(&message, frame, &mut Target::Single(out)).await,
+            Parsed::Single(message) => {
+                self.answer_async(&message, frame, serving, &mut Target::Single(out))
+                    .await
+            }
             Parsed::Batch(batch) => {
                 // The elements bound to async handlers run at the same time; then every
                 // answer is written in the batch's order (synchronous handlers run then).
@@ -483,7 +559,7 @@ impl Router {
                     let deferred = element
                         .as_ref()
                         .ok()
-                        .and_then(|message| self.deferred(message, frame));
+                        .and_then(|message| self.deferred(message, frame, serving));
                     is_async.push(deferred.is_some());
                     if let Some(deferred) = deferred {
                         running.push(Box::pin(deferred.run()));
@@ -524,14 +600,20 @@ impl Router {
     }
 
     /// Whether `method` is served by an async handler.
-    fn is_async(&self, method: &str) -> bool {
+    pub(crate) fn is_async(&self, method: &str) -> bool {
         self.handler(method).is_some_and(Handler::is_async)
     }
 
     /// One message, awaiting its handler when it is async.
     #[cfg(feature = "tokio")]
-    async fn answer_async(&self, message: &Message<'_>, frame: Option<&Bytes>, target: &mut Target<'_>) {
-        match self.deferred(message, frame) {
+    async fn answer_async(
+        &self,
+        message: &Message<'_>,
+        frame: Option<&Bytes>,
+        serving: &Serving,
+        target: &mut Target<'_>,
+    ) {
+        match self.deferred(message, frame, serving) {
             Some(deferred) => deferred.finish(target).await,
             None => self.answer(message, target),
         }
@@ -539,14 +621,21 @@ impl Router {
 
     /// The request or notification `message`, started on its async handler, when it has one.
     #[cfg(feature = "tokio")]
-    fn deferred<'m>(&self, message: &'m Message<'_>, frame: Option<&Bytes>) -> Option<Deferred<'m>> {
+    fn deferred<'m>(
+        &self,
+        message: &'m Message<'_>,
+        frame: Option<&Bytes>,
+        serving: &Serving,
+    ) -> Option<Deferred<'m>> {
         match message {
             Message::Request(request) => match self.handler(request.method()) {
-                Some(Handler::Async(f)) => Some(Deferred::start(f, request, frame)),
+                Some(Handler::Async(f)) => Some(Deferred::start(f, request, frame, serving)),
                 _ => None,
             },
             Message::Notification(notification) => match self.handler(notification.method()) {
-                Some(Handler::Async(f)) => Some(Deferred::start_notification(f, notification, frame)),
+                Some(Handler::Async(f)) => {
+                    Some(Deferred::start_notification(f, notification, frame, serving))
+                }
                 _ => None,
             },
             Message::Response(_) => None,
@@ -574,7 +663,9 @@ impl Router {
                         }
                     }
                     #[cfg(feature = "tokio")]
-                    Some(Handler::Async(f)) => Deferred::start(f, request, None).refuse(target.answer()),
+                    Some(Handler::Async(f)) => {
+                        Deferred::start(f, request, None, &Serving::default()).refuse(target.answer())
+                    }
                     Some(Handler::Notification(_)) | None => {
                         let error = ErrorObject::method_not_found(request.method());
                         encode::write_error(target.answer(), id, &error);
@@ -592,7 +683,8 @@ impl Router {
                 Some(Handler::Notification(f)) => handler::call_notification(f, notification.params()),
                 #[cfg(feature = "tokio")]
                 Some(Handler::Async(f)) => {
-                    Deferred::start_notification(f, notification, None).refuse(target.scratch())
+                    Deferred::start_notification(f, notification, None, &Serving::default())
+                        .refuse(target.scratch())
                 }
                 None => {}
             },

@@ -47,7 +47,8 @@ mod stream;
 pub use any::{AnyReceiver, AnySender, AnyTransport};
 pub use error::TransportError;
 pub use peer::{
-    BatchEntry, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerStats, OVERLOADED_CODE,
+    BatchEntry, CancelProtocol, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerLink,
+    PeerStats, OVERLOADED_CODE,
 };
 pub use stream::{stdio, StreamReceiver, StreamSender, StreamTransport};
 

@@ -97,19 +97,28 @@ pub fn run(command: &mut Command, timeout: Duration) -> std::io::Result<Finished
 /// "skipped") when the setup failed outside CI. With `CI` set, a failed setup panics.
 pub fn python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match PYTHON.get_or_init(setup) {
-        Ok(python) => Some(python.clone()),
+    static SAID: Once = Once::new();
+    installed(
+        PYTHON.get_or_init(setup),
+        &SAID,
+        "the interop tests with Python peers",
+    )
+}
+
+/// What an interop setup installed; `None` (after saying "skipped" once) when it failed
+/// outside CI. With `CI` set, a failed setup panics.
+pub fn installed(setup: &Result<PathBuf, String>, said: &'static Once, tests: &str) -> Option<PathBuf> {
+    match setup {
+        Ok(path) => Some(path.clone()),
         Err(why) if std::env::var_os("CI").is_some_and(|ci| !ci.is_empty()) => {
-            panic!("the Python interop peer could not be installed (CI is set, so this fails):\n{why}")
+            panic!("the peer of {tests} could not be installed (CI is set, so this fails):\n{why}")
         }
         Err(why) => {
             // Once, and past the test harness's capture of eprintln!, so that it is seen.
-            static SAID: Once = Once::new();
-            SAID.call_once(|| {
+            said.call_once(|| {
                 let _ = writeln!(
                     std::io::stderr(),
-                    "skipped: the interop tests with Python peers, whose setup failed \
-                     (with CI set this is a failure):\n{why}"
+                    "skipped: {tests}, whose setup failed (with CI set this is a failure):\n{why}"
                 );
             });
             None

@@ -161,7 +161,7 @@ impl Peer {
         let mut answers = Vec::with_capacity(pendings.len());
         // All are in flight: waiting for them one after another takes as long as the slowest.
         for pending in pendings {
-            answers.push(self.finish_call(pending).await);
+            answers.push(self.handle.link.finish_call(pending).await);
         }
         Ok(answers)
     }

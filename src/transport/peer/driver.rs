@@ -30,10 +30,10 @@ use tokio::sync::{mpsc, Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore}
 
 use super::outgoing::Outgoing;
 use super::shared::{Answer, Shared};
-use super::{CloseReason, ConnectionState};
-use crate::dispatch::{Responder, Router, Served};
+use super::{CloseReason, ConnectionState, PeerLink};
+use crate::dispatch::{Cancellations, Responder, Router, Served, Serving};
 use crate::frame::FrameError;
-use crate::message::{ErrorObject, JsonBytes, Response, ResponsePayload};
+use crate::message::{ErrorObject, JsonBytes, Message, Notification, Response, ResponsePayload};
 use crate::sync::bump;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
@@ -44,6 +44,7 @@ pub(super) struct HandlerLimits {
     pub(super) max_concurrent: usize,
     pub(super) max_queued: usize,
     pub(super) overload: Option<Arc<ErrorObject<'static>>>,
+    pub(super) handler_timeout: Option<std::time::Duration>,
 }
 
 /// Runs the connection from connecting to closed.
@@ -86,8 +87,21 @@ pub(super) async fn run<T, F>(
         connecting
     });
 
+    let protocol = shared.cancel_protocol;
+    let serving = Arc::new(Serving {
+        remote: Some(Arc::new(PeerLink {
+            shared: shared.clone(),
+        })),
+        cancellations: protocol.method().map(|_| Arc::new(Cancellations::default())),
+        on_cancel: protocol.on_cancel(),
+        abort: None,
+        handler_timeout: limits.handler_timeout,
+        timeouts: Some(shared.counters.handler_timeouts.clone()),
+    });
     let mut reader = Reader {
         receiver,
+        serving,
+        expected: Vec::new(),
         limit: Arc::new(Semaphore::new(limits.max_concurrent)),
         limits,
         backlog: VecDeque::new(),
@@ -149,6 +163,10 @@ async fn write_answer<S: FrameSender>(mut sender: OwnedMutexGuard<S>, answer: By
 
 struct Reader<R, S> {
     receiver: R,
+    /// What async handlers get: their context, cancellation by id, the handler timeout.
+    serving: Arc<Serving>,
+    /// The ids of the requests for async handlers in the frame being read.
+    expected: Vec<String>,
     /// The transport's write half, shared with the writer task.
     sender: Arc<Mutex<S>>,
     /// Permits for handler tasks.
@@ -219,11 +237,37 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
     async fn on_frame(&mut self, frame: Bytes) {
         bump(&self.shared.counters.frames_received);
         let shared = &self.shared;
-        let served = self
-            .responder
-            .serve(&self.router, &frame, &mut self.out, |response| {
-                complete(shared, response, &frame)
-            });
+        let serving = &self.serving;
+        let router = &self.router;
+        let expected = &mut self.expected;
+        let served = self.responder.serve_observing(
+            router,
+            &frame,
+            &mut self.out,
+            |response| complete(shared, response, &frame),
+            |message| match message {
+                Message::Notification(notification) => cancel(shared, serving, notification),
+                Message::Request(request) => {
+                    if serving.cancellations.is_some() && router.is_async(request.method()) {
+                        expected.push(request.id().json_parts().concat());
+                    }
+                }
+                Message::Response(_) => {}
+            },
+        );
+        let expected = std::mem::take(&mut self.expected);
+        if served == Served::NeedsAsync
+            && (self.backlog.len() < self.limits.max_queued || self.limits.overload.is_none())
+        {
+            // On its way to a handler: a cancellation arriving before it starts finds it.
+            if let Some(cancellations) = &self.serving.cancellations {
+                for id in &expected {
+                    cancellations.expect(id, self.serving.new_token());
+                }
+            }
+        }
+        self.expected = expected;
+        self.expected.clear();
         if served != Served::NeedsAsync {
             self.send_answer().await;
         } else if self.backlog.len() >= self.limits.max_queued {
@@ -247,10 +291,11 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
     fn spawn_handler(&self, frame: Bytes, permit: OwnedSemaphorePermit) {
         let router = self.router.clone();
         let shared = self.shared.clone();
+        let serving = self.serving.clone();
         tokio::spawn(async move {
             let mut out = BytesMut::new();
             if Responder::new()
-                .answer_bytes_async(&router, &frame, &mut out)
+                .answer_supervised(&router, &frame, &serving, &mut out)
                 .await
             {
                 bump(&shared.counters.answers_sent);
@@ -290,6 +335,22 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         bump(&self.shared.counters.frame_errors);
         self.responder.answer_frame_error(error, &mut self.out);
         self.send_answer().await;
+    }
+}
+
+/// Fires the token of the request a cancel notification names (with a cancel protocol).
+fn cancel(shared: &Shared, serving: &Serving, notification: &Notification<'_>) {
+    let protocol = shared.cancel_protocol;
+    let (Some(method), Some(cancellations)) = (protocol.method(), &serving.cancellations) else {
+        return;
+    };
+    if notification.method() != method {
+        return;
+    }
+    if let Some(id) = protocol.cancelled_id(notification.params()) {
+        if cancellations.cancel(&id) {
+            bump(&shared.counters.cancelled_by_remote);
+        }
     }
 }
 

@@ -1,14 +1,18 @@
 //! [`Peer`]: one connection that both serves and calls.
 
 mod batch;
+mod cancel;
 mod driver;
 mod error;
+mod link;
 mod outgoing;
 mod shared;
 mod state;
 
 pub use batch::BatchEntry;
+pub use cancel::CancelProtocol;
 pub use error::PeerError;
+pub use link::PeerLink;
 pub use state::{CloseReason, ConnectionState, PeerStats};
 
 use std::fmt;
@@ -17,19 +21,16 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
 use super::Transport;
-use crate::correlate::{CorrelationTable, IdFormat, PendingCall, TableConfig};
+use crate::correlate::{CorrelationTable, IdFormat, TableConfig};
 use crate::dispatch::Router;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
-use crate::sync::bump;
 use driver::HandlerLimits;
-use outgoing::OutgoingParams;
-use shared::{Answer, Shared};
+use shared::Shared;
 
 /// The error code a request gets when the peer is overloaded (every handler slot busy, the
 /// backlog full): in the range the specification leaves to servers. See
@@ -87,12 +88,12 @@ pub struct Peer {
 
 /// Closes the connection when the last [`Peer`] handle is dropped.
 struct Handle {
-    shared: Arc<Shared>,
+    link: PeerLink,
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        self.shared.request_close(CloseReason::Local);
+        self.link.shared.request_close(CloseReason::Local);
     }
 }
 
@@ -128,7 +129,28 @@ impl Peer {
     }
 
     fn shared(&self) -> &Shared {
-        &self.handle.shared
+        &self.handle.link.shared
+    }
+
+    /// A link for calls and notifications on this connection that does not keep it open:
+    /// the connection still closes when the last `Peer` is dropped, and the link's calls
+    /// fail with [`PeerError::Closed`] from then on. Handlers get one through their
+    /// [`RequestContext`](crate::dispatch::RequestContext).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// let link = peer.link();
+    /// assert!(link.is_open());
+    /// drop(peer);
+    /// link.closed().await;
+    /// assert!(link.notify("late", ()).await.unwrap_err().is_closed());
+    /// # }
+    /// ```
+    pub fn link(&self) -> PeerLink {
+        self.handle.link.clone()
     }
 
     /// Serves a connection until it closes and says why: for accept loops, where a `Peer`
@@ -187,8 +209,7 @@ impl Peer {
         method: &str,
         params: P,
     ) -> Result<R, PeerError> {
-        let result = self.call_with(method, OutgoingParams::Serde(&params)).await?;
-        serde_json::from_slice(&result).map_err(PeerError::Result)
+        self.handle.link.call(method, params).await
     }
 
     /// Calls `method` with params given as JSON text (`None` for none) and returns the
@@ -211,50 +232,7 @@ impl Peer {
     /// # }
     /// ```
     pub async fn call_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, PeerError> {
-        self.call_with::<()>(method, OutgoingParams::Raw(params)).await
-    }
-
-    async fn call_with<P: Serialize + ?Sized>(
-        &self,
-        method: &str,
-        params: OutgoingParams<'_, P>,
-    ) -> Result<JsonBytes, PeerError> {
-        let shared = self.shared();
-        let pending = shared
-            .table
-            .start()
-            .map_err(|error| PeerError::from_call(error, || shared.close_reason()))?;
-        let mut body = BytesMut::with_capacity(64 + method.len());
-        outgoing::write_call(&mut body, Some(pending.id()), method, params)?;
-        // The deadline covers the wait for room in the queue too.
-        let after = shared.call_timeout;
-        shared
-            .send_until(body.freeze(), pending.deadline(), || PeerError::TimedOut {
-                after,
-            })
-            .await?;
-        bump(&shared.counters.calls);
-        self.finish_call(pending).await
-    }
-
-    /// Waits for a call's answer, until its deadline.
-    async fn finish_call(&self, mut pending: PendingCall<Answer>) -> Result<JsonBytes, PeerError> {
-        let shared = self.shared();
-        let outcome = match pending.deadline() {
-            Some(deadline) => tokio::select! {
-                biased;
-                outcome = &mut pending => outcome,
-                // Past its deadline the call times itself out when polled (unless its
-                // response won the race).
-                () = tokio::time::sleep_until(deadline.into()) => pending.await,
-            },
-            None => pending.await,
-        };
-        match outcome {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(PeerError::Remote(error)),
-            Err(error) => Err(PeerError::from_call(error, || shared.close_reason())),
-        }
+        self.handle.link.call_raw(method, params).await
     }
 
     /// Sends a notification (no answer comes back). `Ok` means it is queued for writing.
@@ -271,15 +249,7 @@ impl Peer {
     /// # }
     /// ```
     pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), PeerError> {
-        let shared = self.shared();
-        if !self.state().is_open() {
-            return Err(shared.closed_error());
-        }
-        let mut body = BytesMut::with_capacity(64 + method.len());
-        outgoing::write_call(&mut body, None, method, OutgoingParams::Serde(&params))?;
-        shared.send_notification(body.freeze()).await?;
-        bump(&shared.counters.notifications);
-        Ok(())
+        self.handle.link.notify(method, params).await
     }
 
     /// Sends a notification whose params are given as JSON text (`None` for none), written
@@ -298,15 +268,7 @@ impl Peer {
     /// # }
     /// ```
     pub async fn notify_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), PeerError> {
-        let shared = self.shared();
-        if !self.state().is_open() {
-            return Err(shared.closed_error());
-        }
-        let mut body = BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
-        outgoing::write_call::<()>(&mut body, None, method, OutgoingParams::Raw(params))?;
-        shared.send_notification(body.freeze()).await?;
-        bump(&shared.counters.notifications);
-        Ok(())
+        self.handle.link.notify_raw(method, params).await
     }
 
     /// The connection's state now.
@@ -443,6 +405,7 @@ pub struct PeerBuilder {
     calls: TableConfig,
     limits: HandlerLimits,
     outgoing_queue: usize,
+    cancel: CancelProtocol,
 }
 
 impl Default for PeerBuilder {
@@ -467,8 +430,10 @@ impl PeerBuilder {
                 max_concurrent: 64,
                 max_queued: 1024,
                 overload: Some(Arc::new(ErrorObject::new(OVERLOADED_CODE, "server overloaded"))),
+                handler_timeout: None,
             },
             outgoing_queue: 1024,
+            cancel: CancelProtocol::None,
         }
     }
 
@@ -546,6 +511,33 @@ impl PeerBuilder {
     /// ```
     pub fn overload_answer(mut self, error: Option<ErrorObject<'static>>) -> PeerBuilder {
         self.limits.overload = error.map(Arc::new);
+        self
+    }
+
+    /// How requests are cancelled, both ways (default [`CancelProtocol::None`]): with `Lsp`
+    /// or `Mcp`, a call dropped or timed out sends that protocol's cancel notification, and
+    /// the other side's cancel notifications stop the handlers of the requests they name
+    /// (LSP: answered -32800; MCP: not answered).
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().cancel_protocol(rpcwire::transport::CancelProtocol::Lsp);
+    /// # let _ = builder;
+    /// ```
+    pub fn cancel_protocol(mut self, protocol: CancelProtocol) -> PeerBuilder {
+        self.cancel = protocol;
+        self
+    }
+
+    /// How long an async handler may run (default: no limit); past it, the handler is
+    /// dropped, its context's token fires, and the request is answered -32603 with the
+    /// reason ("handler timed out after …").
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().handler_timeout(std::time::Duration::from_secs(30));
+    /// # let _ = builder;
+    /// ```
+    pub fn handler_timeout(mut self, timeout: Duration) -> PeerBuilder {
+        self.limits.handler_timeout = Some(timeout);
         self
     }
 
@@ -628,10 +620,13 @@ impl PeerBuilder {
             outgoing,
             state,
             self.calls.timeout,
+            self.cancel,
         ));
         tokio::spawn(driver::run(connect, shared.clone(), router, queue, self.limits));
         Peer {
-            handle: Arc::new(Handle { shared }),
+            handle: Arc::new(Handle {
+                link: PeerLink { shared },
+            }),
         }
     }
 }

@@ -8,7 +8,7 @@ use tokio::sync::{mpsc, watch, Notify};
 
 use super::outgoing::Outgoing;
 use super::state::Counters;
-use super::{CloseReason, ConnectionState, PeerError};
+use super::{CancelProtocol, CloseReason, ConnectionState, PeerError};
 use crate::correlate::CorrelationTable;
 use crate::message::{ErrorObject, JsonBytes};
 use crate::sync::lock_unpoisoned;
@@ -33,6 +33,8 @@ pub(super) struct Shared {
     /// How long a call may take in all, queueing its frame included; also how long a
     /// notification may wait for room in the queue.
     pub(super) call_timeout: std::time::Duration,
+    /// How calls are cancelled on the other side.
+    pub(super) cancel_protocol: CancelProtocol,
 }
 
 impl Shared {
@@ -41,6 +43,7 @@ impl Shared {
         outgoing: mpsc::Sender<Outgoing>,
         state: ConnectionState,
         call_timeout: std::time::Duration,
+        cancel_protocol: CancelProtocol,
     ) -> Shared {
         Shared {
             table,
@@ -51,6 +54,7 @@ impl Shared {
             counters: Counters::default(),
             reason: Mutex::new(None),
             call_timeout,
+            cancel_protocol,
         }
     }
 
@@ -135,6 +139,17 @@ impl Shared {
             std::mem::forget(counted);
         }
         queued.map_err(|_| ())
+    }
+
+    /// Queues a frame for the writer if there is room now, without waiting; `false` when
+    /// the queue is full or the writer is gone.
+    pub(super) fn try_queue_frame(&self, frame: Bytes) -> bool {
+        self.unwritten.fetch_add(1, Ordering::AcqRel);
+        let queued = self.outgoing.try_send(Outgoing::Frame(frame)).is_ok();
+        if !queued {
+            self.unwritten.fetch_sub(1, Ordering::AcqRel);
+        }
+        queued
     }
 
     /// Asks the writer to write out everything queued, then close the transport.

@@ -127,6 +127,17 @@ pub struct PeerStats {
     /// Requests answered at once with the overload error because every handler slot and
     /// the backlog were full ([`PeerBuilder::overload_answer`](super::PeerBuilder::overload_answer)).
     pub rejected_overloaded: u64,
+    /// Calls that got no answer within the call timeout.
+    pub calls_timed_out: u64,
+    /// Cancel notifications sent for calls dropped or timed out (with a
+    /// [`CancelProtocol`](super::CancelProtocol)).
+    pub cancels_sent: u64,
+    /// Cancel notifications not sent because the outgoing queue was full.
+    pub cancels_lost: u64,
+    /// Requests under way that the other side cancelled.
+    pub cancelled_by_remote: u64,
+    /// Requests whose handler ran past the handler timeout (answered with an error).
+    pub handler_timeouts: u64,
 }
 
 /// The live counters behind [`PeerStats`].
@@ -139,6 +150,12 @@ pub(super) struct Counters {
     pub(super) unmatched_responses: AtomicU64,
     pub(super) frame_errors: AtomicU64,
     pub(super) rejected_overloaded: AtomicU64,
+    pub(super) calls_timed_out: AtomicU64,
+    pub(super) cancels_sent: AtomicU64,
+    pub(super) cancels_lost: AtomicU64,
+    pub(super) cancelled_by_remote: AtomicU64,
+    /// Shared with the handlers' supervision (`dispatch::Serving`).
+    pub(super) handler_timeouts: Arc<AtomicU64>,
 }
 
 impl Counters {
@@ -151,6 +168,11 @@ impl Counters {
             unmatched_responses: self.unmatched_responses.load(Relaxed),
             frame_errors: self.frame_errors.load(Relaxed),
             rejected_overloaded: self.rejected_overloaded.load(Relaxed),
+            calls_timed_out: self.calls_timed_out.load(Relaxed),
+            cancels_sent: self.cancels_sent.load(Relaxed),
+            cancels_lost: self.cancels_lost.load(Relaxed),
+            cancelled_by_remote: self.cancelled_by_remote.load(Relaxed),
+            handler_timeouts: self.handler_timeouts.load(Relaxed),
         }
     }
 }

@@ -1,0 +1,312 @@
+//! [`PeerLink`]: calls and notifications on a peer's connection, without keeping it open;
+//! and the cancel notification a dropped call sends.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::outgoing::{self, OutgoingParams};
+use super::shared::{Answer, Shared};
+use super::{CloseReason, ConnectionState, PeerError, PeerStats};
+use crate::correlate::PendingCall;
+use crate::dispatch::RequestContext;
+use crate::message::{Id, JsonBytes, RawJson};
+use crate::sync::bump;
+
+/// Calls and notifications on a [`Peer`](super::Peer)'s connection, from a handle that does
+/// not keep the connection open ([`Peer::link`](super::Peer::link), or
+/// [`RequestContext::peer`](crate::dispatch::RequestContext::peer) inside a handler, for
+/// progress reports and calls back). Once the connection closes, everything fails with
+/// [`PeerError::Closed`].
+///
+/// ```
+/// use rpcwire::dispatch::{RequestContext, Router};
+/// use rpcwire::frame::Framing;
+/// use rpcwire::transport::{Peer, StreamTransport};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut server = Router::new();
+/// server.method_async_with_context("work", |_: rpcwire::dispatch::NoParams, cx: RequestContext| async move {
+///     let link = cx.peer().expect("served by a peer");
+///     link.notify("progress", serde_json::json!({"done": 50})).await.map_err(|e| e.to_error_object())?;
+///     Ok("done")
+/// });
+/// let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+/// let mut client = Router::new();
+/// let counter = seen.clone();
+/// client.notification("progress", move |_: serde_json::Value| {
+///     counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+/// });
+/// let (a, b) = tokio::io::duplex(4096);
+/// let _server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), server);
+/// let client = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), client);
+/// assert_eq!(client.call::<_, String>("work", ()).await.unwrap(), "done");
+/// assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 1); // read before the answer
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct PeerLink {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl RequestContext {
+    /// The link to the other side when a [`Peer`](super::Peer) serves the request (`None`
+    /// over HTTP and in [`Router::handle_async`](crate::dispatch::Router::handle_async)).
+    ///
+    /// ```
+    /// assert!(rpcwire::dispatch::RequestContext::new(None, "m").peer().is_none());
+    /// ```
+    pub fn peer(&self) -> Option<&PeerLink> {
+        self.remote.as_deref()?.downcast_ref::<PeerLink>()
+    }
+}
+
+impl fmt::Debug for PeerLink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PeerLink").field("state", &self.state()).finish()
+    }
+}
+
+impl PeerLink {
+    /// As [`Peer::call`](super::Peer::call).
+    ///
+    /// ```
+    /// # use rpcwire::{dispatch::Router, frame::Framing, transport::*};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, b) = tokio::io::duplex(4096);
+    /// # let mut router = Router::new();
+    /// # router.method("add", |(a, b): (u32, u32)| Ok(a + b));
+    /// # let _server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), router);
+    /// let peer = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), Router::new());
+    /// assert_eq!(peer.link().call::<_, u32>("add", [1, 2]).await.unwrap(), 3);
+    /// # }
+    /// ```
+    pub async fn call<P: Serialize, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: P,
+    ) -> Result<R, PeerError> {
+        let result = self.call_with(method, OutgoingParams::Serde(&params)).await?;
+        serde_json::from_slice(&result).map_err(PeerError::Result)
+    }
+
+    /// As [`Peer::call_raw`](super::Peer::call_raw).
+    ///
+    /// ```
+    /// # use rpcwire::{dispatch::Router, frame::Framing, transport::*};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, b) = tokio::io::duplex(4096);
+    /// # let mut router = Router::new();
+    /// # router.method("one", |_: rpcwire::dispatch::NoParams| Ok(1));
+    /// # let _server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), router);
+    /// let peer = Peer::new(StreamTransport::from_io(b, Framing::Ndjson), Router::new());
+    /// assert_eq!(&peer.link().call_raw("one", None).await.unwrap()[..], b"1");
+    /// # }
+    /// ```
+    pub async fn call_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, PeerError> {
+        self.call_with::<()>(method, OutgoingParams::Raw(params)).await
+    }
+
+    /// As [`Peer::notify`](super::Peer::notify).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// peer.link().notify("progress", [1]).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), PeerError> {
+        let shared = &self.shared;
+        if !self.is_open() {
+            return Err(shared.closed_error());
+        }
+        let mut body = BytesMut::with_capacity(64 + method.len());
+        outgoing::write_call(&mut body, None, method, OutgoingParams::Serde(&params))?;
+        shared.send_notification(body.freeze()).await?;
+        bump(&shared.counters.notifications);
+        Ok(())
+    }
+
+    /// As [`Peer::notify_raw`](super::Peer::notify_raw).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// peer.link().notify_raw("ping", None).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn notify_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), PeerError> {
+        let shared = &self.shared;
+        if !self.is_open() {
+            return Err(shared.closed_error());
+        }
+        let mut body = BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
+        outgoing::write_call::<()>(&mut body, None, method, OutgoingParams::Raw(params))?;
+        shared.send_notification(body.freeze()).await?;
+        bump(&shared.counters.notifications);
+        Ok(())
+    }
+
+    /// Whether calls can be made (the connection is connecting or connected).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// let link = peer.link();
+    /// peer.close().await;
+    /// assert!(!link.is_open());
+    /// # }
+    /// ```
+    pub fn is_open(&self) -> bool {
+        self.state().is_open()
+    }
+
+    /// The connection's state now.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// assert_eq!(peer.link().state(), rpcwire::transport::ConnectionState::Connected);
+    /// # }
+    /// ```
+    pub fn state(&self) -> ConnectionState {
+        *self.shared.state.borrow()
+    }
+
+    /// Waits until the connection is closed and says why (without keeping it open).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// let link = peer.link();
+    /// drop(b);
+    /// assert!(matches!(link.closed().await, rpcwire::transport::CloseReason::EndOfInput));
+    /// # }
+    /// ```
+    pub async fn closed(&self) -> CloseReason {
+        let mut states = self.shared.state.subscribe();
+        let _ = states.wait_for(|state| *state == ConnectionState::Closed).await;
+        self.shared.close_reason()
+    }
+
+    /// What the peer has done so far.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (a, _b) = tokio::io::duplex(1024);
+    /// # let peer = rpcwire::transport::Peer::new(rpcwire::transport::StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// assert_eq!(peer.link().stats(), peer.stats());
+    /// # }
+    /// ```
+    pub fn stats(&self) -> PeerStats {
+        self.shared.counters.snapshot()
+    }
+
+    async fn call_with<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: OutgoingParams<'_, P>,
+    ) -> Result<JsonBytes, PeerError> {
+        let shared = &self.shared;
+        let pending = shared
+            .table
+            .start()
+            .map_err(|error| PeerError::from_call(error, || shared.close_reason()))?;
+        let mut body = BytesMut::with_capacity(64 + method.len());
+        outgoing::write_call(&mut body, Some(pending.id()), method, params)?;
+        // The deadline covers the wait for room in the queue too.
+        let after = shared.call_timeout;
+        shared
+            .send_until(body.freeze(), pending.deadline(), || PeerError::TimedOut {
+                after,
+            })
+            .await?;
+        bump(&shared.counters.calls);
+        // From here on the other side may be working on it: dropping this future, or a
+        // timeout, tells it so (with a cancel protocol).
+        let mut cancel = CancelOnDrop::new(shared, pending.id());
+        let outcome = self.finish_call(pending).await;
+        if !matches!(outcome, Err(PeerError::TimedOut { .. })) {
+            cancel.disarm();
+        } else {
+            bump(&shared.counters.calls_timed_out);
+        }
+        outcome
+    }
+
+    /// Waits for a call's answer, until its deadline.
+    pub(super) async fn finish_call(&self, mut pending: PendingCall<Answer>) -> Result<JsonBytes, PeerError> {
+        let shared = &self.shared;
+        let outcome = match pending.deadline() {
+            Some(deadline) => tokio::select! {
+                biased;
+                outcome = &mut pending => outcome,
+                // Past its deadline the call times itself out when polled (unless its
+                // response won the race).
+                () = tokio::time::sleep_until(deadline.into()) => pending.await,
+            },
+            None => pending.await,
+        };
+        match outcome {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(error)) => Err(PeerError::Remote(error)),
+            Err(error) => Err(PeerError::from_call(error, || shared.close_reason())),
+        }
+    }
+}
+
+/// Sends the cancel notification of a call still under way when it is dropped (the
+/// caller dropped the call's future, or it timed out); nothing without a cancel protocol.
+struct CancelOnDrop<'s> {
+    shared: &'s Shared,
+    id: Option<Id<'static>>,
+}
+
+impl<'s> CancelOnDrop<'s> {
+    fn new(shared: &'s Shared, id: &Id<'_>) -> CancelOnDrop<'s> {
+        let id = (shared.cancel_protocol.method().is_some()).then(|| id.clone().into_owned());
+        CancelOnDrop { shared, id }
+    }
+
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        if !self.shared.state.borrow().is_open() {
+            return;
+        }
+        if let Some(frame) = self
+            .shared
+            .cancel_protocol
+            .notification(&id, "the caller gave up")
+        {
+            // A drop cannot wait: when the queue is full the cancel is lost (and counted).
+            if self.shared.try_queue_frame(frame) {
+                bump(&self.shared.counters.cancels_sent);
+            } else {
+                bump(&self.shared.counters.cancels_lost);
+            }
+        }
+    }
+}
