@@ -24,6 +24,7 @@ use std::future::Future;
 use std::io;
 use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
@@ -44,7 +45,11 @@ pub(super) struct HandlerLimits {
     pub(super) max_concurrent: usize,
     pub(super) max_queued: usize,
     pub(super) overload: Option<Arc<ErrorObject<'static>>>,
-    pub(super) handler_timeout: Option<std::time::Duration>,
+    pub(super) handler_timeout: Option<Duration>,
+    /// The most bytes of frames waiting for a handler.
+    pub(super) max_queued_bytes: usize,
+    /// Reading stops (and the connection closes) after this long without a frame.
+    pub(super) idle_timeout: Option<Duration>,
 }
 
 /// Runs the connection from connecting to closed.
@@ -105,6 +110,7 @@ pub(super) async fn run<T, F>(
         limit: Arc::new(Semaphore::new(limits.max_concurrent)),
         limits,
         backlog: VecDeque::new(),
+        backlog_bytes: 0,
         out: BytesMut::new(),
         sender,
         responder: Responder::new(),
@@ -131,9 +137,10 @@ async fn write<S: FrameSender>(
             let mut next = Some(item);
             while let Some(item) = next {
                 match item {
-                    Outgoing::Frame(frame) => {
+                    Outgoing::Frame(frame, room) => {
                         let sent = sender.send(frame).await;
                         shared.written();
+                        drop(room);
                         sent?;
                     }
                     Outgoing::Close => return sender.close().await,
@@ -144,7 +151,13 @@ async fn write<S: FrameSender>(
         }
         Ok(())
     };
-    if let Err(error) = written.await {
+    let written = tokio::select! {
+        biased;
+        written = written => written,
+        // A close whose deadline passed: what is not written yet is dropped.
+        () = shared.abort_writer.cancelled() => Ok(()),
+    };
+    if let Err(error) = written {
         // Dropping the queue makes every later send fail at once.
         shared.request_close(CloseReason::Transport(Arc::new(error)));
     }
@@ -174,6 +187,8 @@ struct Reader<R, S> {
     limits: HandlerLimits,
     /// Frames waiting for a handler permit.
     backlog: VecDeque<Bytes>,
+    /// The bytes of the frames in the backlog.
+    backlog_bytes: usize,
     /// Answers written on the reader task.
     out: BytesMut,
     responder: Responder,
@@ -189,19 +204,30 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         let shared = self.shared.clone();
         let shutdown = shared.shutdown.notified();
         tokio::pin!(shutdown);
+        let idle_after = self.limits.idle_timeout;
+        // Without an idle timeout the timer is never polled (its branch is off).
+        let idle = tokio::time::sleep(idle_after.unwrap_or(Duration::from_secs(3600)));
+        tokio::pin!(idle);
         loop {
             let limit = &self.limit;
+            let may_read = self.backlog_has_room(0) || self.limits.overload.is_some();
             tokio::select! {
                 biased;
                 () = &mut shutdown => return,
                 // Made only when polled, that is when frames wait for a permit.
                 permit = async { limit.clone().acquire_owned().await }, if !self.backlog.is_empty() => {
                     let frame = self.backlog.pop_front().expect("the backlog is not empty");
+                    self.backlog_bytes -= frame.len();
                     self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
                 }
-                received = self.receiver.receive(),
-                    if self.backlog.len() < self.limits.max_queued || self.limits.overload.is_some() =>
-                {
+                () = &mut idle, if idle_after.is_some() => {
+                    self.shared.record_reason(CloseReason::IdleTimeout(idle_after.unwrap_or_default()));
+                    return;
+                }
+                received = self.receiver.receive(), if may_read => {
+                    if let Some(after) = idle_after {
+                        idle.as_mut().reset(tokio::time::Instant::now() + after);
+                    }
                     match received {
                         Ok(Some(frame)) => self.on_frame(frame).await,
                         Ok(None) => {
@@ -227,6 +253,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
     /// handler to finish (their answers are queued before the writer is told to close).
     async fn finish(&mut self) {
         while let Some(frame) = self.backlog.pop_front() {
+            self.backlog_bytes -= frame.len();
             let permit = self.limit.clone().acquire_owned().await;
             self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
         }
@@ -257,7 +284,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         );
         let expected = std::mem::take(&mut self.expected);
         if served == Served::NeedsAsync
-            && (self.backlog.len() < self.limits.max_queued || self.limits.overload.is_none())
+            && (self.backlog_has_room(frame.len()) || self.limits.overload.is_none())
         {
             // On its way to a handler: a cancellation arriving before it starts finds it.
             if let Some(cancellations) = &self.serving.cancellations {
@@ -270,7 +297,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         self.expected.clear();
         if served != Served::NeedsAsync {
             self.send_answer().await;
-        } else if self.backlog.len() >= self.limits.max_queued {
+        } else if !self.backlog_has_room(frame.len()) {
             // Every slot busy and the backlog full: answered at once, nothing run.
             if let Some(overload) = self.limits.overload.clone() {
                 bump(&self.shared.counters.rejected_overloaded);
@@ -279,13 +306,25 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
                 self.send_answer().await;
             }
         } else if !self.backlog.is_empty() {
-            self.backlog.push_back(frame);
+            self.queue(frame);
         } else {
             match self.limit.clone().try_acquire_owned() {
                 Ok(permit) => self.spawn_handler(frame, permit),
-                Err(_) => self.backlog.push_back(frame),
+                Err(_) => self.queue(frame),
             }
         }
+    }
+
+    /// Whether a frame of `len` bytes can join the backlog (its count and its bytes both
+    /// within their limits; a frame alone in the backlog may be larger than the bytes limit).
+    fn backlog_has_room(&self, len: usize) -> bool {
+        self.backlog.len() < self.limits.max_queued
+            && (self.backlog.is_empty() || self.backlog_bytes + len <= self.limits.max_queued_bytes)
+    }
+
+    fn queue(&mut self, frame: Bytes) {
+        self.backlog_bytes += frame.len();
+        self.backlog.push_back(frame);
     }
 
     fn spawn_handler(&self, frame: Bytes, permit: OwnedSemaphorePermit) {
@@ -294,10 +333,22 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         let serving = self.serving.clone();
         tokio::spawn(async move {
             let mut out = BytesMut::new();
-            if Responder::new()
-                .answer_supervised(&router, &frame, &serving, &mut out)
-                .await
-            {
+            let mut responder = Responder::new();
+            let answered = {
+                let answer = responder.answer_supervised(&router, &frame, &serving, &mut out);
+                tokio::select! {
+                    biased;
+                    answered = answer => Some(answered),
+                    () = shared.abort_handlers.cancelled() => None,
+                }
+            };
+            let answered = answered.unwrap_or_else(|| {
+                // Aborted by a close whose deadline passed: every request in the frame
+                // still gets an answer, saying so.
+                out.clear();
+                responder.answer_all_with(&router, &frame, &aborted(), &mut out)
+            });
+            if answered {
                 bump(&shared.counters.answers_sent);
                 let _ = shared.queue_frame(out.freeze()).await;
             }
@@ -336,6 +387,11 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         self.responder.answer_frame_error(error, &mut self.out);
         self.send_answer().await;
     }
+}
+
+/// What a request gets when its handler is aborted by a close whose deadline passed.
+fn aborted() -> ErrorObject<'static> {
+    ErrorObject::internal_error("request aborted: the connection closed before its handler finished")
 }
 
 /// Fires the token of the request a cancel notification names (with a cancel protocol).

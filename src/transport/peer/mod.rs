@@ -37,6 +37,9 @@ use shared::Shared;
 /// [`PeerBuilder::overload_answer`].
 pub const OVERLOADED_CODE: i64 = -32003;
 
+/// The default byte limits of the backlog and of the outgoing queue.
+const DEFAULT_QUEUE_BYTES: usize = 64 << 20;
+
 /// One JSON-RPC connection over a [`Transport`] that serves and calls at the same time.
 ///
 /// * **Serving:** incoming requests and notifications go to the [`Router`]. Synchronous
@@ -341,6 +344,42 @@ impl Peer {
         self.closed().await;
     }
 
+    /// Closes the connection as [`close`](Peer::close) does, but waits at most `deadline`
+    /// for running handlers: past it they are stopped and their requests answered -32603
+    /// ("request aborted"); those answers get as long again to be written, and then what is
+    /// still unwritten is dropped. Returns why the connection closed.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use rpcwire::transport::{Peer, StreamTransport};
+    /// let mut router = rpcwire::dispatch::Router::new();
+    /// router.method_async("forever", |_: rpcwire::dispatch::NoParams| async {
+    ///     std::future::pending::<Result<(), rpcwire::ErrorObject<'static>>>().await
+    /// });
+    /// let (a, b) = tokio::io::duplex(4096);
+    /// let server = Peer::new(StreamTransport::from_io(a, rpcwire::frame::Framing::Ndjson), router);
+    /// let client = Peer::new(StreamTransport::from_io(b, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new());
+    /// let call = tokio::spawn(async move { client.call::<_, ()>("forever", ()).await });
+    /// tokio::time::sleep(Duration::from_millis(50)).await;
+    /// server.close_within(Duration::from_millis(100)).await;
+    /// let aborted = call.await.unwrap().unwrap_err();
+    /// assert!(aborted.to_string().contains("-32603"), "{aborted}");
+    /// # }
+    /// ```
+    pub async fn close_within(&self, deadline: Duration) -> CloseReason {
+        let shared = self.shared();
+        shared.request_close(CloseReason::Local);
+        if tokio::time::timeout(deadline, self.closed()).await.is_err() {
+            shared.abort_handlers.cancel();
+            if tokio::time::timeout(deadline, self.closed()).await.is_err() {
+                shared.abort_writer.cancel();
+            }
+        }
+        self.closed().await
+    }
+
     /// What the peer has done so far.
     ///
     /// ```
@@ -405,6 +444,7 @@ pub struct PeerBuilder {
     calls: TableConfig,
     limits: HandlerLimits,
     outgoing_queue: usize,
+    outgoing_queue_bytes: usize,
     cancel: CancelProtocol,
 }
 
@@ -416,8 +456,9 @@ impl Default for PeerBuilder {
 
 impl PeerBuilder {
     /// The defaults: 1,024 pending calls, a 30 s call timeout, number ids, 64 concurrent
-    /// async handlers with 1,024 more requests queued for them, and room for 1,024 frames
-    /// in the outgoing queue.
+    /// async handlers with 1,024 more requests (64 MiB at most) queued for them, room for
+    /// 1,024 frames (64 MiB at most) in the outgoing queue, no handler or idle timeout, no
+    /// cancel protocol.
     ///
     /// ```
     /// let builder = rpcwire::transport::PeerBuilder::new();
@@ -431,8 +472,11 @@ impl PeerBuilder {
                 max_queued: 1024,
                 overload: Some(Arc::new(ErrorObject::new(OVERLOADED_CODE, "server overloaded"))),
                 handler_timeout: None,
+                max_queued_bytes: DEFAULT_QUEUE_BYTES,
+                idle_timeout: None,
             },
             outgoing_queue: 1024,
+            outgoing_queue_bytes: DEFAULT_QUEUE_BYTES,
             cancel: CancelProtocol::None,
         }
     }
@@ -541,6 +585,45 @@ impl PeerBuilder {
         self
     }
 
+    /// How many bytes of received requests may wait for a handler slot (default 64 MiB);
+    /// past it, as past [`max_queued_requests`](PeerBuilder::max_queued_requests), a new
+    /// request gets the overload answer (a single frame larger than this still waits when
+    /// it is alone).
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().max_queued_bytes(1 << 20);
+    /// # let _ = builder;
+    /// ```
+    pub fn max_queued_bytes(mut self, bytes: usize) -> PeerBuilder {
+        self.limits.max_queued_bytes = bytes;
+        self
+    }
+
+    /// How many bytes of frames may wait to be written (default 64 MiB); when full, callers
+    /// and handlers wait for the writer, as when [`outgoing_queue`](PeerBuilder::outgoing_queue)
+    /// frames wait (a frame larger than this is sent alone).
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().outgoing_queue_bytes(8 << 20);
+    /// # let _ = builder;
+    /// ```
+    pub fn outgoing_queue_bytes(mut self, bytes: usize) -> PeerBuilder {
+        self.outgoing_queue_bytes = bytes;
+        self
+    }
+
+    /// Closes the connection when nothing has been received for `timeout` (default: never),
+    /// with [`CloseReason::IdleTimeout`]; the answers under way are still written.
+    ///
+    /// ```
+    /// let builder = rpcwire::transport::Peer::builder().idle_timeout(std::time::Duration::from_secs(300));
+    /// # let _ = builder;
+    /// ```
+    pub fn idle_timeout(mut self, timeout: Duration) -> PeerBuilder {
+        self.limits.idle_timeout = Some(timeout);
+        self
+    }
+
     /// How many frames may wait to be written (at least 1); when full, callers and the
     /// reader wait for the writer.
     ///
@@ -621,6 +704,7 @@ impl PeerBuilder {
             state,
             self.calls.timeout,
             self.cancel,
+            self.outgoing_queue_bytes,
         ));
         tokio::spawn(driver::run(connect, shared.clone(), router, queue, self.limits));
         Peer {

@@ -10,8 +10,8 @@ use crate::message::{Id, RawJson};
 /// What the writer task is asked to do.
 #[derive(Debug)]
 pub(super) enum Outgoing {
-    /// Write one frame body.
-    Frame(Bytes),
+    /// Write one frame body; the permit holds its bytes' room in the queue until written.
+    Frame(Bytes, Option<tokio::sync::OwnedSemaphorePermit>),
     /// Write out everything before this, then close the write direction.
     Close,
 }

@@ -1,10 +1,11 @@
 //! The state a peer's handles and its tasks share.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, watch, Notify};
+use tokio::sync::{mpsc, watch, Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
 
 use super::outgoing::Outgoing;
 use super::state::Counters;
@@ -35,6 +36,12 @@ pub(super) struct Shared {
     pub(super) call_timeout: std::time::Duration,
     /// How calls are cancelled on the other side.
     pub(super) cancel_protocol: CancelProtocol,
+    /// Room in the outgoing queue, in bytes: a frame waits for its size (at most all of it).
+    queued_bytes: Arc<Semaphore>,
+    max_queued_bytes: usize,
+    /// Fires when a close's deadline passed: handlers are aborted, the writer gives up.
+    pub(super) abort_handlers: CancellationToken,
+    pub(super) abort_writer: CancellationToken,
 }
 
 impl Shared {
@@ -44,7 +51,9 @@ impl Shared {
         state: ConnectionState,
         call_timeout: std::time::Duration,
         cancel_protocol: CancelProtocol,
+        max_queued_bytes: usize,
     ) -> Shared {
+        let max_queued_bytes = max_queued_bytes.clamp(1, Semaphore::MAX_PERMITS.min(u32::MAX as usize));
         Shared {
             table,
             outgoing,
@@ -55,7 +64,17 @@ impl Shared {
             reason: Mutex::new(None),
             call_timeout,
             cancel_protocol,
+            queued_bytes: Arc::new(Semaphore::new(max_queued_bytes)),
+            max_queued_bytes,
+            abort_handlers: CancellationToken::new(),
+            abort_writer: CancellationToken::new(),
         }
+    }
+
+    /// The queue room a frame of `len` bytes takes (a frame larger than the whole queue
+    /// takes all of it, so that it can still be sent, alone).
+    fn room(&self, len: usize) -> u32 {
+        u32::try_from(len.clamp(1, self.max_queued_bytes)).unwrap_or(u32::MAX)
     }
 
     /// Why the connection closed (`Local` if it has not, which callers only ask once it has).
@@ -133,7 +152,13 @@ impl Shared {
         }
         self.unwritten.fetch_add(1, Ordering::AcqRel);
         let counted = Counted(&self.unwritten);
-        let queued = self.outgoing.send(Outgoing::Frame(frame)).await;
+        let room = self
+            .queued_bytes
+            .clone()
+            .acquire_many_owned(self.room(frame.len()))
+            .await
+            .ok();
+        let queued = self.outgoing.send(Outgoing::Frame(frame, room)).await;
         if queued.is_ok() {
             // Counted until the writer has written it.
             std::mem::forget(counted);
@@ -144,8 +169,15 @@ impl Shared {
     /// Queues a frame for the writer if there is room now, without waiting; `false` when
     /// the queue is full or the writer is gone.
     pub(super) fn try_queue_frame(&self, frame: Bytes) -> bool {
+        let Ok(room) = self
+            .queued_bytes
+            .clone()
+            .try_acquire_many_owned(self.room(frame.len()))
+        else {
+            return false;
+        };
         self.unwritten.fetch_add(1, Ordering::AcqRel);
-        let queued = self.outgoing.try_send(Outgoing::Frame(frame)).is_ok();
+        let queued = self.outgoing.try_send(Outgoing::Frame(frame, Some(room))).is_ok();
         if !queued {
             self.unwritten.fetch_sub(1, Ordering::AcqRel);
         }

@@ -58,6 +58,8 @@ pub enum CloseReason {
     Transport(Arc<TransportError>),
     /// The transport could not be established.
     ConnectFailed(Arc<io::Error>),
+    /// Nothing was received for this long ([`PeerBuilder::idle_timeout`](super::PeerBuilder::idle_timeout)).
+    IdleTimeout(std::time::Duration),
 }
 
 impl CloseReason {
@@ -80,6 +82,7 @@ impl fmt::Display for CloseReason {
             CloseReason::EndOfInput => f.write_str("the other side ended the connection"),
             CloseReason::Transport(_) => f.write_str("the transport failed"),
             CloseReason::ConnectFailed(_) => f.write_str("could not connect"),
+            CloseReason::IdleTimeout(after) => write!(f, "nothing received for {after:?}"),
         }
     }
 }
@@ -98,7 +101,7 @@ impl std::error::Error for CloseReason {
         match self {
             CloseReason::Transport(error) => Some(&**error),
             CloseReason::ConnectFailed(error) => Some(&**error),
-            CloseReason::Local | CloseReason::EndOfInput => None,
+            CloseReason::Local | CloseReason::EndOfInput | CloseReason::IdleTimeout(_) => None,
         }
     }
 }
