@@ -46,6 +46,7 @@ pub mod pool;
 pub mod proxy;
 pub mod serve;
 mod sync;
+mod trace;
 #[cfg(feature = "tokio")]
 pub mod transport;
 

@@ -260,6 +260,7 @@ impl Connection {
     /// for a header or frame that cannot be read.
     fn answer_frame_error(&mut self, error: &FrameError) {
         self.stats.frame_errors += 1;
+        crate::trace::event!(warn, error = %error, "frame error");
         let output: &mut BytesMut = &mut self.output;
         let mark = self.framing.begin(output);
         self.responder.answer_frame_error(error, output);

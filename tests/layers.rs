@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("sync", 0),
     ("message", 1),
     ("parse", 2),
+    ("trace", 2),
     ("frame", 3),
     ("encode", 3),
     ("pool", 3),

@@ -13,6 +13,7 @@ use super::handler::{self, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
 use super::target::Target;
 use crate::encode;
 use crate::message::{ErrorObject, Id, Notification, Request};
+use crate::trace::{event, RequestSpan};
 
 /// A future that turns a panic inside `inner` into -32603, the way the sync path does.
 struct CatchUnwind {
@@ -36,6 +37,7 @@ pub(crate) struct Deferred<'m> {
     id: Option<&'m Id<'m>>,
     started: Result<BoxOutcome, ErrorObject<'static>>,
     watch: Option<Watch>,
+    span: RequestSpan,
 }
 
 impl<'m> Deferred<'m> {
@@ -89,10 +91,13 @@ impl<'m> Deferred<'m> {
             frame,
             context: watch.as_ref().map(|watch| watch.context.clone()),
         };
+        let span = RequestSpan::start(method, id);
+        let started = span.in_scope(|| handler::start_async(&handler.f, input));
         Deferred {
             id,
-            started: handler::start_async(&handler.f, input),
+            started,
             watch,
+            span,
         }
     }
 
@@ -119,19 +124,22 @@ impl<'m> Deferred<'m> {
 
     /// Awaits the handler; the answer is written later with [`Finished::write`].
     pub(crate) async fn run(self) -> Finished<'m> {
-        let future = match self.started {
-            Ok(future) => CatchUnwind { inner: future },
-            Err(error) => {
-                return Finished {
-                    id: self.id,
-                    outcome: Some(Err(error)),
+        let span = self.span;
+        let outcome = match self.started {
+            Ok(future) => {
+                let future = CatchUnwind { inner: future };
+                match self.watch {
+                    None => Some(span.instrument(future).await),
+                    Some(watch) => span.instrument(supervised(future, watch)).await,
                 }
             }
+            Err(error) => Some(Err(error)),
         };
-        let outcome = match self.watch {
-            None => Some(future.await),
-            Some(watch) => supervised(future, watch).await,
+        let code = match &outcome {
+            Some(Err(error)) => Some(error.code().code()),
+            _ => None,
         };
+        span.finish(code, outcome.is_none());
         Finished { id: self.id, outcome }
     }
 }
@@ -152,11 +160,15 @@ async fn supervised(future: CatchUnwind, watch: Watch) -> Option<Outcome> {
     tokio::select! {
         biased;
         () = abort.cancelled() => {
+            event!(warn, "handler aborted: the connection is closing");
             Some(Err(ErrorObject::internal_error("request aborted: the connection is closing")))
         }
-        () = token.cancelled() => match watch.on_cancel {
+        () = token.cancelled() => {
+            event!(debug, "request cancelled");
+            match watch.on_cancel {
             OnCancel::Answer => Some(Err(ErrorObject::new(REQUEST_CANCELLED, "request cancelled"))),
             OnCancel::Silent => None,
+            }
         },
         outcome = future => Some(outcome),
         () = timeout => {
@@ -166,6 +178,7 @@ async fn supervised(future: CatchUnwind, watch: Watch) -> Option<Outcome> {
                 crate::sync::bump(timeouts);
             }
             let after = watch.timeout.unwrap_or_default();
+            event!(warn, after_ms = after.as_millis() as u64, "handler timed out");
             let error = ErrorObject::internal_error(format_args!(
                 "handler timed out after {after:?}"
             ));

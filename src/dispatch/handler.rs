@@ -20,6 +20,7 @@ use super::reply::{Reply, Written};
 use crate::message::{ErrorObject, Params};
 #[cfg(feature = "tokio")]
 use crate::message::{Id, JsonBytes, RawJson};
+use crate::trace::event;
 #[cfg(feature = "tokio")]
 use bytes::Bytes;
 
@@ -128,10 +129,9 @@ where
     P: DeserializeOwned,
     F: Fn(P) + Send + Sync + 'static,
 {
-    Box::new(move |params| {
-        if let Ok(params) = decode_params::<P>(params) {
-            f(params);
-        }
+    Box::new(move |params| match decode_params::<P>(params) {
+        Ok(params) => f(params),
+        Err(_error) => event!(warn, error = %_error, "notification dropped: its params did not decode"),
     })
 }
 
@@ -148,6 +148,8 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 
 /// The internal error a panicking handler is answered with.
 pub(crate) fn panicked(payload: &(dyn Any + Send)) -> ErrorObject<'static> {
+    // Logged here, not only sent to the other side.
+    event!(error, panic = panic_message(payload), "handler panicked");
     ErrorObject::internal_error(format_args!("handler panicked: {}", panic_message(payload)))
 }
 

@@ -23,6 +23,7 @@ use super::target::Target;
 use crate::encode::{self, BatchWriter};
 use crate::message::{ErrorObject, Message, Params};
 use crate::parse::{BatchScratch, Limits, Parsed, Parser};
+use crate::trace::RequestSpan;
 #[cfg(feature = "tokio")]
 use bytes::Bytes;
 #[cfg(feature = "tokio")]
@@ -654,7 +655,11 @@ impl Router {
                         let dst = target.answer();
                         let mark = dst.len();
                         encode::begin_success(dst, id);
-                        match handler::call_method(f, request.params(), Reply::new(dst)) {
+                        let span = RequestSpan::start(request.method(), Some(id));
+                        let called =
+                            span.in_scope(|| handler::call_method(f, request.params(), Reply::new(dst)));
+                        span.finish(called.as_ref().err().map(|error| error.code().code()), false);
+                        match called {
                             Ok(_written) => encode::finish_response(dst),
                             Err(error) => {
                                 dst.truncate(mark);

@@ -36,6 +36,9 @@ use crate::dispatch::{Cancellations, Responder, Router, Served, Serving};
 use crate::frame::FrameError;
 use crate::message::{ErrorObject, JsonBytes, Message, Notification, Response, ResponsePayload};
 use crate::sync::bump;
+use crate::trace::event;
+#[cfg(feature = "tracing")]
+use crate::trace::IdText;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
 /// How many async handlers may run at once, how many frames may wait for one, and what a
@@ -301,6 +304,10 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
             // Every slot busy and the backlog full: answered at once, nothing run.
             if let Some(overload) = self.limits.overload.clone() {
                 bump(&self.shared.counters.rejected_overloaded);
+                event!(
+                    debug,
+                    "a request turned away: every handler slot and the backlog are full"
+                );
                 self.responder
                     .answer_all_with(&self.router, &frame, &overload, &mut self.out);
                 self.send_answer().await;
@@ -384,6 +391,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
 
     async fn answer_frame_error(&mut self, error: &FrameError) {
         bump(&self.shared.counters.frame_errors);
+        event!(warn, error = %error, "frame error");
         self.responder.answer_frame_error(error, &mut self.out);
         self.send_answer().await;
     }
@@ -406,6 +414,7 @@ fn cancel(shared: &Shared, serving: &Serving, notification: &Notification<'_>) {
     if let Some(id) = protocol.cancelled_id(notification.params()) {
         if cancellations.cancel(&id) {
             bump(&shared.counters.cancelled_by_remote);
+            event!(debug, id = %id, "the other side cancelled a request under way");
         }
     }
 }
@@ -418,5 +427,10 @@ fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
     };
     if shared.table.complete(response.id(), answer).is_err() {
         bump(&shared.counters.unmatched_responses);
+        event!(
+            debug,
+            id = %IdText(Some(response.id())),
+            "a response matches no pending call (late after a timeout, duplicated, or forged)"
+        );
     }
 }

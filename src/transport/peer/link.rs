@@ -15,6 +15,7 @@ use crate::correlate::PendingCall;
 use crate::dispatch::RequestContext;
 use crate::message::{Id, JsonBytes, RawJson};
 use crate::sync::bump;
+use crate::trace::event;
 
 /// Calls and notifications on a [`Peer`](super::Peer)'s connection, from a handle that does
 /// not keep the connection open ([`Peer::link`](super::Peer::link), or
@@ -247,6 +248,12 @@ impl PeerLink {
             cancel.disarm();
         } else {
             bump(&shared.counters.calls_timed_out);
+            event!(
+                warn,
+                method,
+                after_ms = after.as_millis() as u64,
+                "call timed out"
+            );
         }
         outcome
     }
