@@ -339,7 +339,7 @@ async fn the_service_mounts_in_axum_beside_other_routes() {
 #[tokio::test]
 async fn a_peer_calls_the_server_over_http() {
     use rpcwire::transport::http::HttpClientTransport;
-    use rpcwire::transport::{Peer, PeerError};
+    use rpcwire::transport::{Peer, PeerError, PeerErrorKind};
 
     let server = start(HttpServer::new(spec_router())).await;
     let url = format!("http://{}/", server.address).parse().unwrap();
@@ -350,8 +350,12 @@ async fn a_peer_calls_the_server_over_http() {
     let bytes = client.call_raw("subtract", Some(&raw)).await.unwrap();
     assert_eq!(&bytes[..], b"-2");
     client.notify("update", [1, 2, 3]).await.unwrap();
-    match client.call::<_, i64>("nope", ()).await {
-        Err(PeerError::Remote(error)) => assert_eq!(error.code().code(), -32601),
+    match client
+        .call::<_, i64>("nope", ())
+        .await
+        .map_err(PeerError::into_kind)
+    {
+        Err(PeerErrorKind::Remote(error)) => assert_eq!(error.code().code(), -32601),
         other => panic!("{other:?}"),
     }
     // A batch is one POST; its answers come back as one array and reach each call.
@@ -361,7 +365,9 @@ async fn a_peer_calls_the_server_over_http() {
         .await
         .unwrap();
     assert_eq!(&answers[0].as_ref().unwrap()[..], b"6");
-    assert!(matches!(&answers[1], Err(PeerError::Remote(e)) if e.code().code() == -32601));
+    assert!(
+        matches!(answers[1].as_ref().map_err(PeerError::kind), Err(PeerErrorKind::Remote(e)) if e.code().code() == -32601)
+    );
     assert_eq!(&answers[2].as_ref().unwrap()[..], br#"["hello",5]"#);
     // Notifications ride in a batch beside calls (the server answers only the calls), or
     // alone (the server answers 204 and nothing is waited for).
@@ -403,14 +409,18 @@ async fn a_peer_calls_the_server_over_http() {
 #[tokio::test]
 async fn failed_exchanges_end_their_calls() {
     use rpcwire::transport::http::{HttpClientTransport, HTTP_FAILURE_CODE};
-    use rpcwire::transport::{Peer, PeerError};
+    use rpcwire::transport::{Peer, PeerError, PeerErrorKind};
 
     let server = start(HttpServer::new(spec_router()).with_max_body(64)).await;
     let url = format!("http://{}/", server.address).parse().unwrap();
     let client = Peer::new(HttpClientTransport::new(url), Router::new());
     let long = "x".repeat(200);
-    match client.call::<_, serde_json::Value>("echo", [long]).await {
-        Err(PeerError::Remote(error)) => {
+    match client
+        .call::<_, serde_json::Value>("echo", [long])
+        .await
+        .map_err(PeerError::into_kind)
+    {
+        Err(PeerErrorKind::Remote(error)) => {
             assert_eq!(error.code().code(), HTTP_FAILURE_CODE);
             assert!(error.message().contains("413"), "{}", error.message());
             let data: serde_json::Value = error.data().unwrap().decode().unwrap();
@@ -426,8 +436,9 @@ async fn failed_exchanges_end_their_calls() {
     match small
         .call::<_, serde_json::Value>("echo", ["y".repeat(200)])
         .await
+        .map_err(PeerError::into_kind)
     {
-        Err(PeerError::Remote(error)) => {
+        Err(PeerErrorKind::Remote(error)) => {
             assert_eq!(error.code().code(), HTTP_FAILURE_CODE);
             assert_eq!(error.message(), "HTTP response over 64 bytes");
         }
@@ -450,8 +461,12 @@ async fn failed_exchanges_end_their_calls() {
         HttpClientTransport::new(url).with_timeout(Duration::from_secs(5)),
         Router::new(),
     );
-    match nobody.call::<_, i64>("subtract", (1, 1)).await {
-        Err(PeerError::Remote(error)) => {
+    match nobody
+        .call::<_, i64>("subtract", (1, 1))
+        .await
+        .map_err(PeerError::into_kind)
+    {
+        Err(PeerErrorKind::Remote(error)) => {
             assert_eq!(error.code().code(), HTTP_FAILURE_CODE);
             // Refused: nothing was sent, so it is safe to send again elsewhere.
             let data: serde_json::Value = error.data().unwrap().decode().unwrap();

@@ -18,7 +18,7 @@ use jsonrpsee::core::params::BatchRequestBuilder;
 use jsonrpsee::rpc_params;
 use rpcwire::dispatch::Router;
 use rpcwire::transport::http::{HttpClientTransport, HttpServer, HttpService, WebSocketTransport};
-use rpcwire::transport::{Peer, PeerError};
+use rpcwire::transport::{Peer, PeerError, PeerErrorKind};
 
 const LIMIT: Duration = Duration::from_secs(10);
 
@@ -137,8 +137,12 @@ async fn rpcwire_clients_call_a_jsonrpsee_server() {
         assert_eq!(difference, 19);
         let raw = rpcwire::RawJson::new("[5,3]").unwrap();
         assert_eq!(&client.call_raw("subtract", Some(&raw)).await.unwrap()[..], b"2");
-        match client.call::<_, i64>("nope", ()).await {
-            Err(PeerError::Remote(error)) => assert_eq!(error.code().code(), -32601),
+        match client
+            .call::<_, i64>("nope", ())
+            .await
+            .map_err(PeerError::into_kind)
+        {
+            Err(PeerErrorKind::Remote(error)) => assert_eq!(error.code().code(), -32601),
             other => panic!("{other:?}"),
         }
     }

@@ -13,8 +13,8 @@ use rpcwire::correlate::IdFormat;
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::frame::Framing;
 use rpcwire::transport::{
-    BatchEntry, CloseReason, ConnectionState, FrameReceiver, FrameSender, Peer, PeerError, StreamReceiver,
-    StreamSender, StreamTransport, Transport, TransportError,
+    BatchEntry, CloseReason, ConnectionState, FrameReceiver, FrameSender, Peer, PeerError, PeerErrorKind,
+    StreamReceiver, StreamSender, StreamTransport, Transport, TransportError,
 };
 use rpcwire::ErrorCode;
 use serde_json::{json, Value};
@@ -174,16 +174,23 @@ async fn a_handler_can_call_back_while_every_handler_slot_is_busy() {
 async fn remote_errors_params_and_results_are_reported() {
     let (client, _server) = pair(Router::new(), subtract_router());
     let missing = client.call::<_, i64>("nope", ()).await.unwrap_err();
-    match missing {
-        PeerError::Remote(error) => assert_eq!(error.code(), ErrorCode::MethodNotFound),
+    // The error names its call.
+    assert_eq!(missing.method(), Some("nope"));
+    assert!(missing.id().is_some());
+    assert!(missing.to_string().starts_with("nope (id "), "{missing}");
+    match missing.kind() {
+        PeerErrorKind::Remote(error) => assert_eq!(error.code(), ErrorCode::MethodNotFound),
         other => panic!("expected a remote error, got {other:?}"),
     }
     let bad_params = client.call::<_, i64>("subtract", ["a", "b"]).await.unwrap_err();
-    assert!(matches!(bad_params, PeerError::Remote(ref e) if e.code() == ErrorCode::InvalidParams));
+    assert!(matches!(bad_params.kind(), PeerErrorKind::Remote(e) if e.code() == ErrorCode::InvalidParams));
     let wrong_type = client.call::<_, String>("subtract", (3, 1)).await.unwrap_err();
-    assert!(matches!(wrong_type, PeerError::Result(_)), "{wrong_type:?}");
+    assert!(
+        matches!(wrong_type.kind(), PeerErrorKind::Result(_)),
+        "{wrong_type:?}"
+    );
     let scalar = client.call::<_, i64>("subtract", 3).await.unwrap_err();
-    assert!(matches!(scalar, PeerError::Params(_)), "{scalar:?}");
+    assert!(matches!(scalar.kind(), PeerErrorKind::Params(_)), "{scalar:?}");
     // Nothing was left pending by any of them.
     assert_eq!(client.pending_calls(), 0);
 }
@@ -245,7 +252,7 @@ async fn a_batch_of_responses_completes_each_call_and_strays_are_counted() {
     // frame's call got the error, the second's its method name back.
     let (errored, answered) = if first["method"] == "a" { (0, 1) } else { (1, 0) };
     assert!(
-        matches!(&outcomes[errored], Err(PeerError::Remote(e)) if e.code() == ErrorCode::ServerError(-32000))
+        matches!(outcomes[errored].as_ref().map_err(PeerError::kind), Err(PeerErrorKind::Remote(e)) if e.code() == ErrorCode::ServerError(-32000))
     );
     assert_eq!(
         outcomes[answered].as_ref().unwrap(),
@@ -271,7 +278,7 @@ async fn a_late_response_after_a_timeout_is_dropped_and_counted() {
         Framing::Ndjson,
     );
     let error = peer.call::<_, ()>("slow", ()).await.unwrap_err();
-    assert!(matches!(error, PeerError::TimedOut { after } if after == Duration::from_millis(50)));
+    assert!(matches!(error.kind(), PeerErrorKind::TimedOut { after } if *after == Duration::from_millis(50)));
     assert_eq!(peer.pending_calls(), 0, "the slot is free again");
     let request = next_json(&mut receiver).await;
     send_json(
@@ -310,14 +317,14 @@ async fn calls_beyond_the_capacity_fail_at_once() {
     }
     let third = peer.call::<_, ()>("wait", ()).await.unwrap_err();
     assert!(
-        matches!(third, PeerError::TooManyPending { capacity: 2 }),
+        matches!(third.kind(), PeerErrorKind::TooManyPending { capacity: 2 }),
         "{third:?}"
     );
     peer.close().await;
     for call in pending {
         assert!(matches!(
-            call.await.unwrap(),
-            Err(PeerError::Closed(CloseReason::Local))
+            call.await.unwrap().as_ref().map_err(PeerError::kind),
+            Err(PeerErrorKind::Closed(CloseReason::Local))
         ));
     }
 }
@@ -336,16 +343,17 @@ async fn end_of_input_fails_pending_calls_and_closes() {
     sender.close().await.unwrap(); // the other side's output ends
     let error = call.await.unwrap().unwrap_err();
     assert!(
-        matches!(error, PeerError::Closed(CloseReason::EndOfInput)),
+        matches!(error.kind(), PeerErrorKind::Closed(CloseReason::EndOfInput)),
         "{error:?}"
     );
     assert!(matches!(peer.closed().await, CloseReason::EndOfInput));
     assert_eq!(peer.state(), ConnectionState::Closed);
     // Every later operation fails clearly.
     let later = peer.call::<_, ()>("x", ()).await.unwrap_err();
+    // Refused before it got an id: the error names the method only.
     assert_eq!(
         later.to_string(),
-        "connection closed: the other side ended the connection"
+        "x: connection closed: the other side ended the connection"
     );
     assert!(peer.notify("x", ()).await.unwrap_err().is_closed());
     // And our output was closed too: the other side reads its end.
@@ -373,8 +381,8 @@ async fn a_fatal_frame_error_is_answered_then_closes_the_connection() {
     assert_eq!(answer["id"], Value::Null);
     assert_eq!(answer["error"]["code"], -32700);
     let error = call.await.unwrap().unwrap_err();
-    match &error {
-        PeerError::Closed(CloseReason::Transport(cause)) => {
+    match error.kind() {
+        PeerErrorKind::Closed(CloseReason::Transport(cause)) => {
             assert!(matches!(**cause, TransportError::Frame(_)));
             assert!(!cause.is_recoverable());
         }
@@ -507,12 +515,18 @@ async fn a_failed_connect_fails_the_queued_calls() {
     fail.send(()).unwrap();
     let error = call.await.unwrap().unwrap_err();
     assert!(
-        matches!(error, PeerError::Closed(CloseReason::ConnectFailed(_))),
+        matches!(error.kind(), PeerErrorKind::Closed(CloseReason::ConnectFailed(_))),
         "{error:?}"
     );
-    assert!(error
-        .to_string()
-        .starts_with("connection closed: could not connect"));
+    // It names its call (with its id when it got one before the connect failed).
+    assert_eq!(error.method(), Some("x"));
+    assert!(error.to_string().starts_with("x"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains(": connection closed: could not connect"),
+        "{error}"
+    );
     assert_eq!(client.state(), ConnectionState::Closed);
 }
 
@@ -600,7 +614,9 @@ async fn a_batch_mixes_calls_and_notifications_in_the_order_given() {
     send_json(&mut sender, &answer).await;
     let answers = batch.await.unwrap().unwrap();
     assert_eq!(answers.len(), 2, "one answer per call, none for notifications");
-    assert!(matches!(&answers[0], Err(PeerError::Remote(e)) if e.code() == ErrorCode::MethodNotFound));
+    assert!(
+        matches!(answers[0].as_ref().map_err(PeerError::kind), Err(PeerErrorKind::Remote(e)) if e.code() == ErrorCode::MethodNotFound)
+    );
     assert_eq!(&answers[1].as_ref().unwrap()[..], br#"{"b":true}"#);
     let stats = peer.stats();
     assert_eq!((stats.calls, stats.notifications), (2, 2));
@@ -683,8 +699,11 @@ async fn notify_raw_writes_the_params_as_given() {
     assert_eq!(peer.stats().notifications, 2);
     let scalar = rpcwire::RawJson::new("7").unwrap();
     assert!(matches!(
-        peer.notify_raw("x", Some(&scalar)).await,
-        Err(PeerError::Params(_))
+        peer.notify_raw("x", Some(&scalar))
+            .await
+            .as_ref()
+            .map_err(PeerError::kind),
+        Err(PeerErrorKind::Params(_))
     ));
     peer.close().await;
     assert!(peer.notify_raw("late", None).await.unwrap_err().is_closed());
@@ -734,7 +753,10 @@ async fn a_fallback_forwards_calls_and_notifications_upstream() {
     assert_eq!(client.call::<_, i64>("subtract", (10, 4)).await.unwrap(), 6);
     assert_eq!(client.call::<_, String>("local", ()).await.unwrap(), "gateway");
     match client.call::<_, i64>("missing", ()).await {
-        Err(PeerError::Remote(error)) => assert_eq!(error.code(), ErrorCode::MethodNotFound),
+        Err(error) => match error.into_kind() {
+            PeerErrorKind::Remote(error) => assert_eq!(error.code(), ErrorCode::MethodNotFound),
+            other => panic!("{other:?}"),
+        },
         other => panic!("{other:?}"),
     }
     client.notify("tick", ()).await.unwrap();
@@ -837,7 +859,13 @@ async fn calls_and_notifications_end_when_the_other_side_stops_reading() {
             .await
             .expect("every call ends")
             .unwrap();
-        assert!(matches!(outcome, Err(PeerError::TimedOut { .. })), "{outcome:?}");
+        assert!(
+            matches!(
+                outcome.as_ref().map_err(PeerError::kind),
+                Err(PeerErrorKind::TimedOut { .. })
+            ),
+            "{outcome:?}"
+        );
     }
     let notified = tokio::time::timeout(Duration::from_secs(10), async {
         let mut last = Ok(());
@@ -852,7 +880,7 @@ async fn calls_and_notifications_end_when_the_other_side_stops_reading() {
     .await
     .expect("a notification gives up in time");
     let error = notified.unwrap_err();
-    assert!(matches!(error, PeerError::QueueFull { .. }), "{error}");
+    assert!(matches!(error.kind(), PeerErrorKind::QueueFull { .. }), "{error}");
     assert!(error.to_string().contains("not reading"), "{error}");
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rpcwire::dispatch::{NoParams, RequestContext, Router};
 use rpcwire::frame::Framing;
-use rpcwire::transport::{CancelProtocol, Peer, PeerBuilder, PeerError, StreamTransport};
+use rpcwire::transport::{CancelProtocol, Peer, PeerBuilder, PeerErrorKind, StreamTransport};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
@@ -172,7 +172,7 @@ async fn a_call_that_times_out_is_cancelled_too() {
     let builder = Peer::builder().call_timeout(Duration::from_millis(100));
     let (server, client) = peers(CancelProtocol::Lsp, builder);
     let error = client.call::<_, u64>("sleep", [60_000]).await.unwrap_err();
-    assert!(matches!(error, PeerError::TimedOut { .. }), "{error}");
+    assert!(matches!(error.kind(), PeerErrorKind::TimedOut { .. }), "{error}");
     let stats = client.stats();
     assert_eq!((stats.calls_timed_out, stats.cancels_sent), (1, 1));
     assert!(eventually(|| server.stats().cancelled_by_remote == 1).await);

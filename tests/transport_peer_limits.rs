@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::frame::Framing;
-use rpcwire::transport::{CloseReason, Peer, PeerError, StreamTransport, OVERLOADED_CODE};
+use rpcwire::transport::{CloseReason, Peer, PeerError, PeerErrorKind, StreamTransport, OVERLOADED_CODE};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
@@ -93,7 +93,10 @@ async fn the_outgoing_queue_is_bounded_in_bytes() {
     let queued = outcomes.iter().filter(|o| o.is_ok()).count();
     assert!((3..8).contains(&queued), "{queued} queued: {outcomes:?}");
     assert!(
-        matches!(outcomes.last(), Some(Err(PeerError::QueueFull { .. }))),
+        matches!(
+            outcomes.last().map(|o| o.as_ref().map_err(PeerError::kind)),
+            Some(Err(PeerErrorKind::QueueFull { .. }))
+        ),
         "{outcomes:?}"
     );
 }

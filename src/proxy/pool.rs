@@ -11,7 +11,7 @@ use super::retry::{RetryBudget, RetryPolicy};
 use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
 use crate::sync::bump;
-use crate::transport::{CloseReason, PeerError};
+use crate::transport::{CloseReason, PeerError, PeerErrorKind};
 
 /// How long one attempt may take by default.
 pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -225,7 +225,9 @@ impl UpstreamPool {
             bump(&upstream.counters.requests);
             match upstream.notify_raw(method, params).await {
                 Ok(()) => return Ok(()),
-                Err(error @ PeerError::Params(_)) => return Err(ForwardError::Params(error.report())),
+                Err(error) if matches!(error.kind(), PeerErrorKind::Params(_)) => {
+                    return Err(ForwardError::Params(error.report()))
+                }
                 Err(error) => {
                     bump(&upstream.counters.not_reached);
                     failure = ForwardError::Unavailable(format!("{}: {}", upstream.name(), error.report()));
@@ -310,24 +312,27 @@ fn classify(outcome: Result<JsonBytes, PeerError>, policy: &RetryPolicy) -> Atte
         Ok(result) => return Attempt::Answered(Ok(result)),
         Err(error) => error,
     };
-    match error {
-        PeerError::Remote(error) => classify_remote(error, policy),
-        PeerError::TooManyPending { capacity } => {
+    match error.kind() {
+        PeerErrorKind::Remote(_) => match error.into_kind() {
+            PeerErrorKind::Remote(error) => classify_remote(error, policy),
+            _ => unreachable!("matched as Remote"),
+        },
+        PeerErrorKind::TooManyPending { capacity } => {
             Attempt::NotReached(format!("too many requests pending (capacity {capacity})"))
         }
-        error @ PeerError::QueueFull { .. } => Attempt::NotReached(error.report()),
-        error @ PeerError::Closed(CloseReason::ConnectFailed(_)) => Attempt::NotReached(error.report()),
-        error @ PeerError::Closed(_) => Attempt::NoAnswer {
+        PeerErrorKind::QueueFull { .. } | PeerErrorKind::Closed(CloseReason::ConnectFailed(_)) => {
+            Attempt::NotReached(error.report())
+        }
+        PeerErrorKind::Closed(_) => Attempt::NoAnswer {
             reason: error.report(),
             answer: None,
         },
-        PeerError::TimedOut { after } => Attempt::NoAnswer {
+        PeerErrorKind::TimedOut { after } => Attempt::NoAnswer {
             reason: format!("no answer within {after:?}"),
             answer: None,
         },
-        error @ PeerError::Params(_) => Attempt::BadParams(error.report()),
-        // `call_raw` decodes nothing.
-        error @ PeerError::Result(_) => Attempt::BadParams(error.report()),
+        // `call_raw` decodes nothing: a Result error cannot come, and says the same.
+        PeerErrorKind::Params(_) | PeerErrorKind::Result(_) => Attempt::BadParams(error.report()),
     }
 }
 

@@ -267,10 +267,11 @@ impl Upstream {
             #[cfg(feature = "http")]
             Link::Http(client) => {
                 let mut body = bytes::BytesMut::new();
-                crate::encode::write_call_raw(&mut body, None, method, params).map_err(PeerError::Params)?;
+                crate::encode::write_call_raw(&mut body, None, method, params)
+                    .map_err(|error| PeerError::from(crate::transport::PeerErrorKind::Params(error)))?;
                 match crate::transport::http::client::exchange(client, body.freeze()).await {
                     Ok(_) => Ok(()),
-                    Err(failure) => Err(PeerError::Remote(failure.to_error_object())),
+                    Err(failure) => Err(remote(failure.to_error_object())),
                 }
             }
         }
@@ -334,18 +335,19 @@ async fn http_call(
     use crate::message::{Id, Message, ResponsePayload};
     let id = Id::from(1u64);
     let mut body = bytes::BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
-    crate::encode::write_call_raw(&mut body, Some(&id), method, params).map_err(PeerError::Params)?;
+    crate::encode::write_call_raw(&mut body, Some(&id), method, params)
+        .map_err(|error| PeerError::from(crate::transport::PeerErrorKind::Params(error)))?;
     let answer = match crate::transport::http::client::exchange(client, body.freeze()).await {
         Ok(Some(answer)) => answer,
-        Ok(None) => return Err(PeerError::Remote(unusable("the upstream answered nothing"))),
-        Err(failure) => return Err(PeerError::Remote(failure.to_error_object())),
+        Ok(None) => return Err(remote(unusable("the upstream answered nothing"))),
+        Err(failure) => return Err(remote(failure.to_error_object())),
     };
     match crate::parse(&answer).ok().and_then(|parsed| parsed.single()) {
         Some(Message::Response(response)) if *response.id() == id => match response.payload() {
             ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(&answer, result)),
-            ResponsePayload::Error(error) => Err(PeerError::Remote(error.clone().into_owned())),
+            ResponsePayload::Error(error) => Err(remote(error.clone().into_owned())),
         },
-        _ => Err(PeerError::Remote(unusable(
+        _ => Err(remote(unusable(
             "the upstream's answer is not a response to the call",
         ))),
     }
@@ -361,4 +363,10 @@ fn unusable(reason: &str) -> crate::message::ErrorObject<'static> {
         status: None,
     }
     .to_error_object()
+}
+
+/// An error object that stands for the upstream's answer.
+#[cfg(feature = "http")]
+fn remote(error: crate::message::ErrorObject<'static>) -> PeerError {
+    crate::transport::PeerErrorKind::Remote(error).into()
 }

@@ -47,8 +47,8 @@ mod stream;
 pub use any::{AnyReceiver, AnySender, AnyTransport};
 pub use error::TransportError;
 pub use peer::{
-    BatchEntry, CancelProtocol, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerLink,
-    PeerStats, OVERLOADED_CODE,
+    BatchEntry, CancelProtocol, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerErrorKind,
+    PeerLink, PeerStats, OVERLOADED_CODE,
 };
 pub use stream::{stdio, StreamReceiver, StreamSender, StreamTransport};
 

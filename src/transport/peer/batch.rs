@@ -3,7 +3,7 @@
 use bytes::BytesMut;
 
 use super::outgoing::{self, OutgoingParams};
-use super::{Peer, PeerError};
+use super::{Peer, PeerError, PeerErrorKind};
 use crate::encode::BatchWriter;
 use crate::message::{JsonBytes, RawJson};
 use crate::sync::bump;
@@ -103,7 +103,7 @@ impl Peer {
     ///     .await?;
     /// assert_eq!(answers.len(), 2);
     /// assert_eq!(&answers[0].as_ref().unwrap()[..], b"3");
-    /// assert!(matches!(answers[1], Err(PeerError::Remote(_))));
+    /// assert!(matches!(answers[1].as_ref().map_err(PeerError::kind), Err(PeerErrorKind::Remote(_))));
     /// # Ok(())
     /// # }
     /// ```
@@ -145,7 +145,9 @@ impl Peer {
             Some(deadline) => {
                 let after = shared.call_timeout;
                 shared
-                    .send_until(body.freeze(), Some(deadline), || PeerError::TimedOut { after })
+                    .send_until(body.freeze(), Some(deadline), || {
+                        PeerErrorKind::TimedOut { after }.into()
+                    })
                     .await?
             }
             None if pendings.is_empty() => shared.send_notification(body.freeze()).await?,
@@ -160,8 +162,12 @@ impl Peer {
         }
         let mut answers = Vec::with_capacity(pendings.len());
         // All are in flight: waiting for them one after another takes as long as the slowest.
-        for pending in pendings {
-            answers.push(self.handle.link.finish_call(pending).await);
+        let methods = entries
+            .iter()
+            .filter(|entry| entry.call)
+            .map(|entry| entry.method);
+        for (pending, method) in pendings.into_iter().zip(methods) {
+            answers.push(self.handle.link.finish_call(pending, method).await);
         }
         Ok(answers)
     }
@@ -183,7 +189,7 @@ impl Peer {
     /// let two = rpcwire::RawJson::new("[3,4]")?;
     /// let answers = peer.call_batch_raw(&[("add", Some(&one)), ("nope", None), ("add", Some(&two))]).await?;
     /// assert_eq!(&answers[0].as_ref().unwrap()[..], b"3");
-    /// assert!(matches!(answers[1], Err(PeerError::Remote(_))));
+    /// assert!(matches!(answers[1].as_ref().map_err(PeerError::kind), Err(PeerErrorKind::Remote(_))));
     /// assert_eq!(&answers[2].as_ref().unwrap()[..], b"7");
     /// # Ok(())
     /// # }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::outgoing::{self, OutgoingParams};
 use super::shared::{Answer, Shared};
-use super::{CloseReason, ConnectionState, PeerError, PeerStats};
+use super::{CloseReason, ConnectionState, PeerError, PeerErrorKind, PeerStats};
 use crate::correlate::PendingCall;
 use crate::dispatch::RequestContext;
 use crate::message::{Id, JsonBytes, RawJson};
@@ -21,7 +21,7 @@ use crate::trace::event;
 /// not keep the connection open ([`Peer::link`](super::Peer::link), or
 /// [`RequestContext::peer`](crate::dispatch::RequestContext::peer) inside a handler, for
 /// progress reports and calls back). Once the connection closes, everything fails with
-/// [`PeerError::Closed`].
+/// [`PeerErrorKind::Closed`].
 ///
 /// ```
 /// use rpcwire::dispatch::{RequestContext, Router};
@@ -93,7 +93,8 @@ impl PeerLink {
         params: P,
     ) -> Result<R, PeerError> {
         let result = self.call_with(method, OutgoingParams::Serde(&params)).await?;
-        serde_json::from_slice(&result).map_err(PeerError::Result)
+        serde_json::from_slice(&result)
+            .map_err(|error| PeerError::from(PeerErrorKind::Result(error)).in_call(method, None))
     }
 
     /// As [`Peer::call_raw`](super::Peer::call_raw).
@@ -127,11 +128,12 @@ impl PeerLink {
     pub async fn notify<P: Serialize>(&self, method: &str, params: P) -> Result<(), PeerError> {
         let shared = &self.shared;
         if !self.is_open() {
-            return Err(shared.closed_error());
+            return Err(shared.closed_error().in_call(method, None));
         }
+        let in_call = |error: PeerError| error.in_call(method, None);
         let mut body = BytesMut::with_capacity(64 + method.len());
-        outgoing::write_call(&mut body, None, method, OutgoingParams::Serde(&params))?;
-        shared.send_notification(body.freeze()).await?;
+        outgoing::write_call(&mut body, None, method, OutgoingParams::Serde(&params)).map_err(in_call)?;
+        shared.send_notification(body.freeze()).await.map_err(in_call)?;
         bump(&shared.counters.notifications);
         Ok(())
     }
@@ -149,11 +151,12 @@ impl PeerLink {
     pub async fn notify_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), PeerError> {
         let shared = &self.shared;
         if !self.is_open() {
-            return Err(shared.closed_error());
+            return Err(shared.closed_error().in_call(method, None));
         }
+        let in_call = |error: PeerError| error.in_call(method, None);
         let mut body = BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
-        outgoing::write_call::<()>(&mut body, None, method, OutgoingParams::Raw(params))?;
-        shared.send_notification(body.freeze()).await?;
+        outgoing::write_call::<()>(&mut body, None, method, OutgoingParams::Raw(params)).map_err(in_call)?;
+        shared.send_notification(body.freeze()).await.map_err(in_call)?;
         bump(&shared.counters.notifications);
         Ok(())
     }
@@ -229,22 +232,27 @@ impl PeerLink {
         let pending = shared
             .table
             .start()
-            .map_err(|error| PeerError::from_call(error, || shared.close_reason()))?;
+            .map_err(|error| PeerError::from_call(error, || shared.close_reason()).in_call(method, None))?;
+        let in_call = |error: PeerError| error.in_call(method, Some(pending.id()));
         let mut body = BytesMut::with_capacity(64 + method.len());
-        outgoing::write_call(&mut body, Some(pending.id()), method, params)?;
+        outgoing::write_call(&mut body, Some(pending.id()), method, params).map_err(in_call)?;
         // The deadline covers the wait for room in the queue too.
         let after = shared.call_timeout;
         shared
-            .send_until(body.freeze(), pending.deadline(), || PeerError::TimedOut {
-                after,
+            .send_until(body.freeze(), pending.deadline(), || {
+                PeerErrorKind::TimedOut { after }.into()
             })
-            .await?;
+            .await
+            .map_err(in_call)?;
         bump(&shared.counters.calls);
         // From here on the other side may be working on it: dropping this future, or a
         // timeout, tells it so (with a cancel protocol).
         let mut cancel = CancelOnDrop::new(shared, pending.id());
-        let outcome = self.finish_call(pending).await;
-        if !matches!(outcome, Err(PeerError::TimedOut { .. })) {
+        let outcome = self.finish_call(pending, method).await;
+        let timed_out = outcome
+            .as_ref()
+            .is_err_and(|error| matches!(error.kind(), PeerErrorKind::TimedOut { .. }));
+        if !timed_out {
             cancel.disarm();
         } else {
             bump(&shared.counters.calls_timed_out);
@@ -258,8 +266,13 @@ impl PeerLink {
         outcome
     }
 
-    /// Waits for a call's answer, until its deadline.
-    pub(super) async fn finish_call(&self, mut pending: PendingCall<Answer>) -> Result<JsonBytes, PeerError> {
+    /// Waits for the answer of a call of `method`, until its deadline; an error names the
+    /// call.
+    pub(super) async fn finish_call(
+        &self,
+        mut pending: PendingCall<Answer>,
+        method: &str,
+    ) -> Result<JsonBytes, PeerError> {
         let shared = &self.shared;
         let outcome = match pending.deadline() {
             Some(deadline) => tokio::select! {
@@ -267,15 +280,16 @@ impl PeerLink {
                 outcome = &mut pending => outcome,
                 // Past its deadline the call times itself out when polled (unless its
                 // response won the race).
-                () = tokio::time::sleep_until(deadline.into()) => pending.await,
+                () = tokio::time::sleep_until(deadline.into()) => (&mut pending).await,
             },
-            None => pending.await,
+            None => (&mut pending).await,
         };
-        match outcome {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(PeerError::Remote(error)),
-            Err(error) => Err(PeerError::from_call(error, || shared.close_reason())),
-        }
+        let error = match outcome {
+            Ok(Ok(result)) => return Ok(result),
+            Ok(Err(error)) => PeerErrorKind::Remote(error).into(),
+            Err(error) => PeerError::from_call(error, || shared.close_reason()),
+        };
+        Err(error.in_call(method, Some(pending.id())))
     }
 }
 

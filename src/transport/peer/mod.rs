@@ -11,7 +11,7 @@ mod state;
 
 pub use batch::BatchEntry;
 pub use cancel::CancelProtocol;
-pub use error::PeerError;
+pub use error::{PeerError, PeerErrorKind};
 pub use link::PeerLink;
 pub use state::{CloseReason, ConnectionState, PeerStats};
 
@@ -54,7 +54,7 @@ const DEFAULT_QUEUE_BYTES: usize = 64 << 20;
 /// * **Lifecycle:** [`state`](Peer::state) is `Connecting` → `Connected` → `Closing` →
 ///   `Closed`. The connection closes when [`close`](Peer::close) is called or every handle
 ///   is dropped, when the other side ends its output, or on a fatal transport error; then
-///   every pending call fails with [`PeerError::Closed`], later calls fail the same way at
+///   every pending call fails with [`PeerErrorKind::Closed`], later calls fail the same way at
 ///   once, requests already received are still answered, and the transport is closed.
 ///   [`closed`](Peer::closed) says why.
 ///
@@ -64,7 +64,7 @@ const DEFAULT_QUEUE_BYTES: usize = 64 << 20;
 /// ```
 /// use rpcwire::dispatch::Router;
 /// use rpcwire::frame::Framing;
-/// use rpcwire::transport::{ConnectionState, Peer, PeerError, StreamTransport};
+/// use rpcwire::transport::{ConnectionState, Peer, PeerErrorKind, StreamTransport};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -76,7 +76,7 @@ const DEFAULT_QUEUE_BYTES: usize = 64 << 20;
 ///
 /// assert_eq!(client.call::<_, u32>("add", [2, 3]).await.unwrap(), 5);
 /// let missing = client.call::<_, u32>("nope", ()).await.unwrap_err();
-/// assert!(matches!(missing, PeerError::Remote(ref e) if e.code() == rpcwire::ErrorCode::MethodNotFound));
+/// assert!(matches!(missing.kind(), PeerErrorKind::Remote(e) if e.code() == rpcwire::ErrorCode::MethodNotFound));
 ///
 /// server.close().await;
 /// assert_eq!(server.state(), ConnectionState::Closed);
@@ -137,7 +137,7 @@ impl Peer {
 
     /// A link for calls and notifications on this connection that does not keep it open:
     /// the connection still closes when the last `Peer` is dropped, and the link's calls
-    /// fail with [`PeerError::Closed`] from then on. Handlers get one through their
+    /// fail with [`PeerErrorKind::Closed`] from then on. Handlers get one through their
     /// [`RequestContext`](crate::dispatch::RequestContext).
     ///
     /// ```
@@ -187,10 +187,10 @@ impl Peer {
     /// Calls `method` with `params` (anything that serializes to a JSON array or object;
     /// `()` or `None` for no params) and decodes the result into `R`.
     ///
-    /// Fails with [`PeerError::Remote`] when the other side answers with an error,
-    /// [`TimedOut`](PeerError::TimedOut) after the call timeout,
-    /// [`TooManyPending`](PeerError::TooManyPending) when the call capacity is used up, and
-    /// [`Closed`](PeerError::Closed) when the connection is or gets closed. Dropping the
+    /// Fails with [`PeerErrorKind::Remote`] when the other side answers with an error,
+    /// [`TimedOut`](PeerErrorKind::TimedOut) after the call timeout,
+    /// [`TooManyPending`](PeerErrorKind::TooManyPending) when the call capacity is used up, and
+    /// [`Closed`](PeerErrorKind::Closed) when the connection is or gets closed. Dropping the
     /// future abandons the call (a late response is dropped and counted).
     ///
     /// ```
@@ -482,7 +482,7 @@ impl PeerBuilder {
     }
 
     /// The most calls that may wait for their responses at once; one more fails at once
-    /// with [`PeerError::TooManyPending`].
+    /// with [`PeerErrorKind::TooManyPending`].
     ///
     /// ```
     /// let builder = rpcwire::transport::Peer::builder().call_capacity(16);
@@ -494,7 +494,7 @@ impl PeerBuilder {
     }
 
     /// How long a call waits for its response before failing with
-    /// [`PeerError::TimedOut`].
+    /// [`PeerErrorKind::TimedOut`].
     ///
     /// ```
     /// let builder = rpcwire::transport::Peer::builder().call_timeout(std::time::Duration::from_secs(1));

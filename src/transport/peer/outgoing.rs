@@ -3,7 +3,7 @@
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 
-use super::PeerError;
+use super::{PeerError, PeerErrorKind};
 use crate::encode;
 use crate::message::{Id, RawJson};
 
@@ -36,7 +36,7 @@ pub(super) fn write_call<P: Serialize + ?Sized>(
         OutgoingParams::Serde(params) => encode::write_call(dst, id, method, params),
         OutgoingParams::Raw(params) => encode::write_call_raw(dst, id, method, params),
     }
-    .map_err(PeerError::Params)
+    .map_err(|error| PeerErrorKind::Params(error).into())
 }
 
 #[cfg(test)]

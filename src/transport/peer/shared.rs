@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::outgoing::Outgoing;
 use super::state::Counters;
-use super::{CancelProtocol, CloseReason, ConnectionState, PeerError};
+use super::{CancelProtocol, CloseReason, ConnectionState, PeerError, PeerErrorKind};
 use crate::correlate::CorrelationTable;
 use crate::message::{ErrorObject, JsonBytes};
 use crate::sync::lock_unpoisoned;
@@ -106,7 +106,7 @@ impl Shared {
     }
 
     pub(super) fn closed_error(&self) -> PeerError {
-        PeerError::Closed(self.close_reason())
+        PeerErrorKind::Closed(self.close_reason()).into()
     }
 
     /// Queues a frame for the writer.
@@ -136,7 +136,7 @@ impl Shared {
     pub(super) async fn send_notification(&self, frame: Bytes) -> Result<(), PeerError> {
         let after = self.call_timeout;
         let deadline = std::time::Instant::now().checked_add(after);
-        self.send_until(frame, deadline, || PeerError::QueueFull { after })
+        self.send_until(frame, deadline, || PeerErrorKind::QueueFull { after }.into())
             .await
     }
 
