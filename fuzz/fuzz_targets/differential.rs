@@ -34,7 +34,11 @@ fuzz_target!(|data: &[u8]| {
     );
     // When both accept, the params decode to the same value.
     if let (Ok(rpcwire::Parsed::Single(rpcwire::Message::Request(request))), Ok(value)) = (ours, theirs) {
-        let params: serde_json::Value = request.params().expect("params present").decode().expect("decodes");
+        let params: serde_json::Value = request
+            .params()
+            .expect("params present")
+            .decode()
+            .expect("decodes");
         assert_eq!(Some(&params), value.get("params"));
     }
 });

@@ -11,7 +11,9 @@ use libfuzzer_sys::fuzz_target;
 use rpcwire::frame::{ContentLengthDecoder, FrameDecoder};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((limit, sizes, stream)) = chunked::split_input(data) else { return };
+    let Some((limit, sizes, stream)) = chunked::split_input(data) else {
+        return;
+    };
     let decoder = FrameDecoder::from(
         ContentLengthDecoder::new()
             .with_max_frame(usize::from(limit))

@@ -11,7 +11,9 @@ use libfuzzer_sys::fuzz_target;
 use rpcwire::frame::{FrameDecoder, Framing};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((limit, sizes, stream)) = chunked::split_input(data) else { return };
+    let Some((limit, sizes, stream)) = chunked::split_input(data) else {
+        return;
+    };
     let decoder = FrameDecoder::new(Framing::Ndjson).with_max_frame(usize::from(limit));
     chunked::check_splits(decoder, stream, &sizes);
 });

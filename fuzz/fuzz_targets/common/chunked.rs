@@ -11,7 +11,11 @@ pub type Out = Result<Vec<u8>, String>;
 /// fatal error.
 fn drain(decoder: &mut FrameDecoder, buf: &mut BytesMut, eof: bool, out: &mut Vec<Out>) -> bool {
     loop {
-        let next = if eof { decoder.decode_eof(buf) } else { decoder.decode(buf) };
+        let next = if eof {
+            decoder.decode_eof(buf)
+        } else {
+            decoder.decode(buf)
+        };
         match next {
             Ok(Some(frame)) => out.push(Ok(frame.to_vec())),
             Ok(None) => return true,
@@ -33,7 +37,11 @@ pub fn decode(mut decoder: FrameDecoder, input: &[u8], sizes: &[usize]) -> Vec<O
     let mut rest = input;
     let mut i = 0;
     while !rest.is_empty() {
-        let n = if sizes.is_empty() { rest.len() } else { sizes[i % sizes.len()].clamp(1, rest.len()) };
+        let n = if sizes.is_empty() {
+            rest.len()
+        } else {
+            sizes[i % sizes.len()].clamp(1, rest.len())
+        };
         i += 1;
         buf.extend_from_slice(&rest[..n]);
         rest = &rest[n..];
@@ -50,10 +58,16 @@ pub fn decode(mut decoder: FrameDecoder, input: &[u8], sizes: &[usize]) -> Vec<O
 /// Splits fuzz input into (limit byte, read sizes, stream), or `None` when it is too short:
 /// up to 8 read sizes of 1..=16 bytes, from the bytes after the first two.
 pub fn split_input(data: &[u8]) -> Option<(u8, Vec<usize>, &[u8])> {
-    let [limit, split, rest @ ..] = data else { return None };
+    let [limit, split, rest @ ..] = data else {
+        return None;
+    };
     let count = usize::from(split % 8) + 1;
     let (sizes, stream) = rest.split_at(count.min(rest.len()));
-    Some((*limit, sizes.iter().map(|&s| usize::from(s % 16) + 1).collect(), stream))
+    Some((
+        *limit,
+        sizes.iter().map(|&s| usize::from(s % 16) + 1).collect(),
+        stream,
+    ))
 }
 
 /// Any split of `stream` gives the frames and errors of one read of the whole.
