@@ -13,7 +13,7 @@
 //!
 //! Options (after `--`):
 //! - `--quick`: shorter batches and histograms (well under 2 minutes);
-//! - `--only W1,W3`: just these workloads (`stages`, `transports`, `gateway`: those sections); prints,
+//! - `--only W1,W3`: just these workloads (`stages`, `transports`, `gateway`, `overload`: those sections); prints,
 //!   writes nothing;
 //! - `--transport-server KIND`: run one server of the transports section (its child process);
 //! - `--instructions WORKLOAD PARSER N`: parse message 0 of WORKLOAD N times inside
@@ -28,6 +28,7 @@ mod config;
 mod environment;
 mod gateway;
 mod measure;
+mod overload;
 mod pipeline;
 mod render_json;
 mod render_markdown;
@@ -53,7 +54,7 @@ static GLOBAL: common::alloc::Counting = common::alloc::COUNTING;
 // Main
 
 pub(crate) const USAGE: &str =
-    "usage: cargo bench --bench report --features http [-- [--quick] [--only W1,W2,...,stages,transports,gateway] \
+    "usage: cargo bench --bench report --features http [-- [--quick] [--only W1,W2,...,stages,transports,gateway,overload] \
                      | --instructions WORKLOAD PARSER N]";
 
 pub(crate) fn instructions_mode(args: &[String]) {
@@ -132,7 +133,7 @@ pub(crate) fn main() {
     let workload_list: Vec<Workload> = match &only {
         Some(names) => names
             .iter()
-            .filter(|n| *n != "stages" && *n != "transports" && *n != "gateway")
+            .filter(|n| !["stages", "transports", "gateway", "overload"].contains(&n.as_str()))
             .filter_map(|n| workloads::build(n))
             .collect(),
         None => workloads::all(),
@@ -279,11 +280,20 @@ pub(crate) fn main() {
     } else {
         Vec::new()
     };
+    let run_overload = only
+        .as_ref()
+        .map_or(true, |names| names.iter().any(|n| n == "overload"));
+    let overload_runs = if run_overload {
+        overload::measure_overload(&config)
+    } else {
+        Vec::new()
+    };
     let instructions = Instructions::load(&reports_dir());
     let mut target_list = targets(&results, instructions.as_ref());
     target_list.extend(stage_targets(&stage_results));
     target_list.extend(transports::transport_targets(&transport_runs));
     target_list.extend(gateway::gateway_targets(&gateway_runs));
+    target_list.extend(overload::overload_targets(&overload_runs));
     let probes = peers::probe_all();
     print_table(&results, &target_list, &threads);
     print_stages(&stage_results);
@@ -316,6 +326,7 @@ pub(crate) fn main() {
         peer: &peer_runs,
         transports: &transport_runs,
         gateway: &gateway_runs,
+        overload: &overload_runs,
         instructions: instructions.as_ref(),
         probes: &probes,
         machine: &machine,

@@ -87,6 +87,8 @@ pub(crate) struct JsonReport {
     pub(crate) transports: Vec<crate::transports::TransportRun>,
     /// Forwarding through gateways (rpcwire's, the usual way, the floor) under one load generator.
     pub(crate) gateway: Vec<crate::gateway::GatewayRun>,
+    /// A flood of concurrent requests against `spec_server --peer --max-concurrent 8`.
+    pub(crate) overload: Vec<crate::overload::OverloadRun>,
     pub(crate) instructions_per_msg: Vec<InstructionJson>,
     pub(crate) strictness_probes: Vec<JsonProbe>,
 }

@@ -19,6 +19,7 @@ pub(crate) struct Report<'a> {
     pub(crate) peer: &'a [PeerRun],
     pub(crate) transports: &'a [TransportRun],
     pub(crate) gateway: &'a [crate::gateway::GatewayRun],
+    pub(crate) overload: &'a [crate::overload::OverloadRun],
     pub(crate) instructions: Option<&'a Instructions>,
     pub(crate) probes: &'a [(&'static str, Vec<bool>)],
     pub(crate) machine: &'a str,
@@ -83,6 +84,15 @@ impl Report<'_> {
                 self.gateway[0].rounds.len()
             );
             s.push_str(&gateway_table(self.gateway));
+        }
+        if !self.overload.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n\nA flood of concurrent requests against `spec_server --peer --max-concurrent {}`, \
+                 same run (each answered once: the result, or the overload error at once):\n",
+                self.overload[0].max_concurrent
+            );
+            s.push_str(&crate::overload::overload_table(self.overload));
         }
         let _ = writeln!(s, "\n\n| target | measured | verdict |\n| --- | --- | --- |");
         for t in self.targets {
@@ -265,6 +275,31 @@ impl Report<'_> {
                 self.gateway[0].rounds.len()
             );
             s.push_str(&gateway_table(self.gateway));
+            let _ = writeln!(s);
+        }
+        if !self.overload.is_empty() {
+            let r = &self.overload[0];
+            let _ = writeln!(s, "## Overload\n");
+            let _ = writeln!(
+                s,
+                "`examples/spec_server --framing ndjson --peer --max-concurrent {}`, started as its \
+                 own process, gets {} `sleep` requests (`[{}]`: answered after {} ms) written at once \
+                 over its stdin by an rpcwire `Peer`. With {} handlers running and the backlog full \
+                 (its default, 1,024 requests), each further request is answered at once with the \
+                 overload error (-32003, `server overloaded`, with its id). Answers/s is the requests \
+                 ÷ the time from the flood's start to the last answer; \"other\" counts anything \
+                 but the result or the overload error (another error, a closed connection, a call \
+                 that timed out): it must be 0. The server's peak RSS is its VmHWM read from \
+                 /proc after the last answer. {} rounds, each against a fresh server; the median \
+                 by answers/s is shown.\n",
+                r.max_concurrent,
+                r.requests,
+                r.sleep_ms,
+                r.sleep_ms,
+                r.max_concurrent,
+                r.rounds.len()
+            );
+            s.push_str(&crate::overload::overload_table(self.overload));
             let _ = writeln!(s);
         }
 
@@ -518,6 +553,7 @@ impl Report<'_> {
             peer_round_trip: self.peer.to_vec(),
             transports: self.transports.to_vec(),
             gateway: self.gateway.to_vec(),
+            overload: self.overload.to_vec(),
             instructions_per_msg: self
                 .instructions
                 .map(|i| {
