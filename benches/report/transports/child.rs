@@ -24,7 +24,12 @@ impl ServerProcess {
         // For profiling: `TRANSPORT_SERVER_WRAPPER="perf record -g -o /tmp/server.data --"`
         // starts each server under that command. The CPU figures are then the wrapper's, not
         // the server's: read the profile, not the table.
-        let wrapper = std::env::var("TRANSPORT_SERVER_WRAPPER").unwrap_or_default();
+        // `TRANSPORT_SERVER_WRAPPER_ONLY=gateway-rpcwire` wraps that server only.
+        let wrapped = std::env::var("TRANSPORT_SERVER_WRAPPER_ONLY").map_or(true, |only| only == kind);
+        let wrapper = match std::env::var("TRANSPORT_SERVER_WRAPPER") {
+            Ok(wrapper) if wrapped => wrapper,
+            _ => String::new(),
+        };
         let mut words = wrapper.split_whitespace();
         let mut command = match words.next() {
             Some(program) => {
