@@ -34,6 +34,7 @@ mod render_json;
 mod render_markdown;
 mod render_svg;
 mod render_text;
+mod soak;
 mod targets;
 mod transports;
 
@@ -289,11 +290,13 @@ pub(crate) fn main() {
         Vec::new()
     };
     let instructions = Instructions::load(&reports_dir());
+    let soak = soak::Soak::load(&reports_dir());
     let mut target_list = targets(&results, instructions.as_ref());
     target_list.extend(stage_targets(&stage_results));
     target_list.extend(transports::transport_targets(&transport_runs));
     target_list.extend(gateway::gateway_targets(&gateway_runs));
     target_list.extend(overload::overload_targets(&overload_runs));
+    target_list.extend(soak.iter().flat_map(soak::Soak::targets));
     let probes = peers::probe_all();
     print_table(&results, &target_list, &threads);
     print_stages(&stage_results);
@@ -327,6 +330,7 @@ pub(crate) fn main() {
         transports: &transport_runs,
         gateway: &gateway_runs,
         overload: &overload_runs,
+        soak: soak.as_ref(),
         instructions: instructions.as_ref(),
         probes: &probes,
         machine: &machine,

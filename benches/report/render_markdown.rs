@@ -20,6 +20,7 @@ pub(crate) struct Report<'a> {
     pub(crate) transports: &'a [TransportRun],
     pub(crate) gateway: &'a [crate::gateway::GatewayRun],
     pub(crate) overload: &'a [crate::overload::OverloadRun],
+    pub(crate) soak: Option<&'a crate::soak::Soak>,
     pub(crate) instructions: Option<&'a Instructions>,
     pub(crate) probes: &'a [(&'static str, Vec<bool>)],
     pub(crate) machine: &'a str,
@@ -302,6 +303,24 @@ impl Report<'_> {
             s.push_str(&crate::overload::overload_table(self.overload));
             let _ = writeln!(s);
         }
+        if let Some(soak) = self.soak {
+            let _ = writeln!(s, "## Soak\n");
+            let _ = writeln!(
+                s,
+                "From `perf-reports/soak.json`, written by `cargo bench --bench soak --features http` \
+                 ({} s run of {}, git {}; the full page is `perf-reports/soak.md`): every example \
+                 server as its own process — `spec_server` in both framings, through `serve()` and \
+                 through `--peer`, and `http_server` from 4 HTTP and 2 WebSocket connections — under a \
+                 mix of requests, notifications, batches, invalid JSON, invalid requests, truncated \
+                 messages and messages over the limit, at most 32 answers due per connection. Every \
+                 request must be answered once with its id. RSS is sampled once a second; after a \
+                 warm-up of {} s, growth compares the medians of the first and the last tenth of the \
+                 samples.\n",
+                soak.seconds, soak.date, soak.git_head, soak.warmup_seconds
+            );
+            s.push_str(&soak.table());
+            let _ = writeln!(s);
+        }
 
         let _ = writeln!(s, "## Median ns per message\n");
         let _ = writeln!(
@@ -554,6 +573,7 @@ impl Report<'_> {
             transports: self.transports.to_vec(),
             gateway: self.gateway.to_vec(),
             overload: self.overload.to_vec(),
+            soak: self.soak.cloned(),
             instructions_per_msg: self
                 .instructions
                 .map(|i| {

@@ -33,6 +33,23 @@ pub fn example_binary(name: &str) -> PathBuf {
         .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     {
         let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        // Without the package variables cargo set for this test or bench: a build script
+        // that watches them (ring's) would otherwise see them change between this build and
+        // a plain `cargo` command, and rebuild (ring, rustls, jsonrpsee: over a minute).
+        for (variable, _) in std::env::vars_os() {
+            let text = variable.to_string_lossy();
+            if text.starts_with("CARGO_PKG_")
+                || [
+                    "CARGO_MANIFEST_DIR",
+                    "CARGO_MANIFEST_PATH",
+                    "CARGO_CRATE_NAME",
+                    "CARGO_PRIMARY_PACKAGE",
+                ]
+                .contains(&text.as_ref())
+            {
+                build.env_remove(&variable);
+            }
+        }
         build
             .args(["build", "--example", name, "--manifest-path"])
             .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))

@@ -27,7 +27,13 @@ fn check_all(bytes: &[u8]) {
 #[test]
 fn every_special_byte_at_every_position() {
     let specials = [b'"', b'\\', 0x00, 0x1f, 0x7f, 0x80, 0xc3, 0xff];
-    for len in 0..100 {
+    // Under Miri (thousands of times slower) the lengths at the kernels' edges only.
+    let lengths: Vec<usize> = if cfg!(miri) {
+        vec![0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33]
+    } else {
+        (0..100).collect()
+    };
+    for len in lengths {
         let mut plain: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
         check_all(&plain);
         for pos in 0..len {
@@ -47,13 +53,17 @@ fn delete_and_space_are_plain() {
     check_all(b" \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~ \x7f~");
 }
 
+// Not under Miri: proptest's case persistence reads and writes files, which Miri's isolation
+// refuses; the exhaustive tests above cover the same kernels there.
 proptest! {
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn kernels_agree_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
         check_all(&bytes);
     }
 
     #[test]
+    #[cfg_attr(miri, ignore)]
     fn kernels_agree_on_mostly_plain_bytes(
         len in 0usize..300,
         special_at in proptest::collection::vec((0usize..300, any::<u8>()), 0..3),

@@ -1,0 +1,101 @@
+//! The soak section: read from `perf-reports/soak.json`, which `cargo bench --bench soak
+//! --features http` writes (every example server for 10 minutes under mixed valid, invalid,
+//! oversized and truncated traffic, RSS sampled once a second). The report shows the latest
+//! soak run as it was, with its date and git head: the soak is too long to run inside the
+//! report itself.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// The part of `soak.json` the report shows.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct Soak {
+    pub(crate) date: String,
+    pub(crate) git_head: String,
+    pub(crate) seconds: u64,
+    pub(crate) warmup_seconds: u64,
+    pub(crate) servers: Vec<SoakServer>,
+}
+
+/// One server's line of the soak.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+pub(crate) struct SoakServer {
+    pub(crate) name: String,
+    pub(crate) connections: String,
+    pub(crate) messages_sent: u64,
+    pub(crate) requests: u64,
+    pub(crate) answers: u64,
+    pub(crate) error_answers: u64,
+    pub(crate) unanswered: u64,
+    pub(crate) rss_start_kib: Option<u64>,
+    pub(crate) rss_peak_kib: u64,
+    pub(crate) rss_end_kib: Option<u64>,
+    pub(crate) median_growth_percent: Option<f64>,
+}
+
+impl Soak {
+    /// The latest soak run, if there is one that reads.
+    pub(crate) fn load(reports: &Path) -> Option<Soak> {
+        let text = std::fs::read_to_string(reports.join("soak.json")).ok()?;
+        match serde_json::from_str(&text) {
+            Ok(soak) => Some(soak),
+            Err(error) => {
+                println!("soak.json does not read ({error}); the soak section is left out");
+                None
+            }
+        }
+    }
+
+    /// The markdown table.
+    pub(crate) fn table(&self) -> String {
+        let mut s = String::from(
+            "| server | connections | messages | requests | answers | error answers | unanswered | RSS after warm-up | peak | end | growth (medians) |\n\
+             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        );
+        let mib =
+            |kib: Option<u64>| kib.map_or("–".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+        for server in &self.servers {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                server.name,
+                server.connections,
+                server.messages_sent,
+                server.requests,
+                server.answers,
+                server.error_answers,
+                server.unanswered,
+                mib(server.rss_start_kib),
+                mib(Some(server.rss_peak_kib)),
+                mib(server.rss_end_kib),
+                server
+                    .median_growth_percent
+                    .map_or("–".to_owned(), |g| format!("{g:+.1}%")),
+            ));
+        }
+        s
+    }
+
+    /// The robustness issue's aims, per server: RSS growth after the warm-up at most 5% (the
+    /// medians of the first and last tenth of the samples), and no request left unanswered.
+    pub(crate) fn targets(&self) -> Vec<crate::targets::Target> {
+        self.servers
+            .iter()
+            .map(|server| crate::targets::Target {
+                target: format!(
+                    "soak ({} s, {}): {}: RSS growth ≤ 5% after warm-up, no request unanswered",
+                    self.seconds, self.date, server.name
+                ),
+                measured: format!(
+                    "growth {}, {} of {} requests unanswered",
+                    server
+                        .median_growth_percent
+                        .map_or("unknown".to_owned(), |g| format!("{g:+.1}%")),
+                    server.unanswered,
+                    server.requests
+                ),
+                met: Some(server.unanswered == 0 && server.median_growth_percent.is_some_and(|g| g <= 5.0)),
+            })
+            .collect()
+    }
+}
