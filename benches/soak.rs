@@ -35,6 +35,10 @@
 
 #[path = "soak/connection.rs"]
 mod connection;
+// The report's: the machine, the git head (saying when src/ has uncommitted changes), the date.
+#[allow(dead_code)]
+#[path = "report/environment.rs"]
+mod environment;
 #[path = "../tests/support/example_binary.rs"]
 mod example_binary;
 #[path = "soak/http_client.rs"]

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::environment;
 use crate::ledger::{Counts, WINDOW};
 use crate::servers::Outcome;
 use crate::traffic::MAX_MESSAGE;
@@ -132,16 +133,13 @@ impl Report {
     /// The report of a run of `seconds` (warm-up `warmup_seconds`) that came to `outcomes`.
     pub fn new(seconds: u64, warmup_seconds: u64, outcomes: Vec<Outcome>) -> Report {
         Report {
-            date: command("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"]),
-            git_head: command(
-                "git",
-                &["-C", env!("CARGO_MANIFEST_DIR"), "rev-parse", "--short", "HEAD"],
-            ),
+            date: environment::now_utc(),
+            git_head: environment::git_head().unwrap_or_else(|| "unknown".to_owned()),
             seconds,
             warmup_seconds,
             window: WINDOW,
             max_message_bytes: MAX_MESSAGE,
-            machine: machine(),
+            machine: environment::machine(),
             servers: outcomes.into_iter().map(ServerReport::new).collect(),
         }
     }
@@ -304,32 +302,4 @@ fn percent(value: Option<f64>) -> String {
 /// A value, or "n/a".
 fn optional<T: ToString>(value: Option<T>) -> String {
     value.map_or_else(|| "n/a".to_owned(), |v| v.to_string())
-}
-
-/// The trimmed output of `program args`, or "unknown".
-fn command(program: &str, args: &[&str]) -> String {
-    std::process::Command::new(program)
-        .args(args)
-        .output()
-        .ok()
-        .filter(|out| out.status.success())
-        .map_or_else(
-            || "unknown".to_owned(),
-            |out| String::from_utf8_lossy(&out.stdout).trim().to_owned(),
-        )
-}
-
-/// The CPU model and the number of cores.
-fn machine() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_owned());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    format!("{model}, {cores} cores")
 }

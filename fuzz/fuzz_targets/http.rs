@@ -12,6 +12,8 @@
 #[allow(dead_code)]
 #[path = "common/chunked.rs"]
 mod chunked;
+#[path = "common/client_side.rs"]
+mod client_side;
 
 use std::time::Duration;
 
@@ -21,7 +23,6 @@ use hyper_util::service::TowerToHyperService;
 use libfuzzer_sys::fuzz_target;
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::transport::http::HttpService;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn service() -> HttpService {
     let mut router = Router::new();
@@ -87,28 +88,7 @@ async fn exchange(stream: &[u8], sizes: &[usize]) {
             .serve_connection_with_upgrades(TokioIo::new(server), TowerToHyperService::new(service()))
             .await;
     });
-    let (mut read_half, mut write_half) = tokio::io::split(client);
-    let reader = tokio::spawn(async move {
-        let mut written = Vec::new();
-        let _ = read_half.read_to_end(&mut written).await;
-        written
-    });
-    let mut rest = stream;
-    let mut i = 0;
-    while !rest.is_empty() {
-        let n = if sizes.is_empty() {
-            rest.len()
-        } else {
-            sizes[i % sizes.len()].clamp(1, rest.len())
-        };
-        i += 1;
-        if write_half.write_all(&rest[..n]).await.is_err() {
-            break;
-        }
-        rest = &rest[n..];
-        tokio::task::yield_now().await;
-    }
-    let _ = write_half.shutdown().await;
+    let reader = client_side::send_in_reads(client, stream, sizes).await;
     // A WebSocket upgrade's peer and a body still awaited end by themselves; bounded here.
     let finished = tokio::time::timeout(Duration::from_secs(60), async {
         let written = reader.await.unwrap();

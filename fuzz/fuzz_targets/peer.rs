@@ -12,6 +12,8 @@
 #[allow(dead_code)]
 #[path = "common/chunked.rs"]
 mod chunked;
+#[path = "common/client_side.rs"]
+mod client_side;
 
 use std::time::Duration;
 
@@ -20,7 +22,6 @@ use libfuzzer_sys::fuzz_target;
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::frame::{FrameDecoder, Framing};
 use rpcwire::transport::{Peer, PeerErrorKind, StreamTransport};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 fn router() -> Router {
     let mut router = Router::new();
@@ -52,29 +53,7 @@ async fn exchange(framing: Framing, max_frame: usize, stream: &[u8], sizes: &[us
         let peer = peer.clone();
         tokio::spawn(async move { peer.call_raw("other", None).await })
     };
-    let (mut read_half, mut write_half) = tokio::io::split(theirs);
-    let reader = tokio::spawn(async move {
-        let mut written = Vec::new();
-        let _ = read_half.read_to_end(&mut written).await;
-        written
-    });
-    let mut rest = stream;
-    let mut i = 0;
-    while !rest.is_empty() {
-        let n = if sizes.is_empty() {
-            rest.len()
-        } else {
-            sizes[i % sizes.len()].clamp(1, rest.len())
-        };
-        i += 1;
-        if write_half.write_all(&rest[..n]).await.is_err() {
-            break;
-        }
-        rest = &rest[n..];
-        tokio::task::yield_now().await;
-    }
-    let _ = write_half.shutdown().await;
-    drop(write_half);
+    let reader = client_side::send_in_reads(theirs, stream, sizes).await;
     for outcome in [first.await.unwrap().err(), second.await.unwrap().err()]
         .into_iter()
         .flatten()

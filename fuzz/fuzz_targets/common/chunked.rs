@@ -29,22 +29,33 @@ fn drain(decoder: &mut FrameDecoder, buf: &mut BytesMut, eof: bool, out: &mut Ve
     }
 }
 
-/// Decodes `input` in reads of `sizes` (cycled; empty = one read), then to the end of the
-/// input; stops at a fatal error.
-pub fn decode(mut decoder: FrameDecoder, input: &[u8], sizes: &[usize]) -> Vec<Out> {
-    let mut buf = BytesMut::new();
-    let mut out = Vec::new();
+/// `input` cut into reads of `sizes` (cycled, each at least 1 byte; empty = one read).
+pub fn reads<'a>(input: &'a [u8], sizes: &'a [usize]) -> impl Iterator<Item = &'a [u8]> + 'a {
     let mut rest = input;
     let mut i = 0;
-    while !rest.is_empty() {
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
         let n = if sizes.is_empty() {
             rest.len()
         } else {
             sizes[i % sizes.len()].clamp(1, rest.len())
         };
         i += 1;
-        buf.extend_from_slice(&rest[..n]);
-        rest = &rest[n..];
+        let (piece, after) = rest.split_at(n);
+        rest = after;
+        Some(piece)
+    })
+}
+
+/// Decodes `input` in reads of `sizes` (cycled; empty = one read), then to the end of the
+/// input; stops at a fatal error.
+pub fn decode(mut decoder: FrameDecoder, input: &[u8], sizes: &[usize]) -> Vec<Out> {
+    let mut buf = BytesMut::new();
+    let mut out = Vec::new();
+    for piece in reads(input, sizes) {
+        buf.extend_from_slice(piece);
         if !drain(&mut decoder, &mut buf, false, &mut out) {
             return out;
         }
