@@ -6,6 +6,12 @@
 //! - W3: a ~64 KB response: string id, an Ethereum block with full transactions (hex strings).
 //! - W4: a batch of 100 W1-like requests with varying ids, methods and params.
 //! - W5: the exact 75-byte error response.
+//! - W6 (issue 16): the W1 request in the four layouts real clients write — canonical,
+//!   id first (go-ethereum's and erigon's fixtures), ethers.js order (method, params, id,
+//!   jsonrpc), Python's `json.dumps` spacing — each on its own (`W6-canonical`, …) and the
+//!   four as one stream (`W6`: ns/msg is their mean).
+//! - W7 (issue 16): a ~4 KB `eth_call` request with state overrides, pretty-printed with
+//!   two-space indentation (what curl users paste).
 //! - ETH: every `>>` (request) and `<<` (response) line of
 //!   `../shared/corpus/ethereum-execution-apis/**/*.io`, in path order, as a stream.
 
@@ -49,7 +55,8 @@ impl Workload {
         self.messages.iter().map(|m| m.bytes.len()).sum()
     }
 
-    /// Bytes of one message: the exact size for W1–W5, the rounded mean for ETH.
+    /// Bytes of one message: the exact size for one-message workloads, the rounded mean for
+    /// streams (W6, ETH).
     pub fn bytes_per_msg(&self) -> usize {
         (self.total_bytes() + self.messages.len() / 2) / self.messages.len()
     }
@@ -58,7 +65,40 @@ impl Workload {
 pub const W1: &str = r#"{"jsonrpc":"2.0","id":42,"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#;
 pub const W5: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#;
 
-pub const NAMES: [&str; 6] = ["W1", "W2", "W3", "W4", "W5", "ETH"];
+pub const NAMES: [&str; 12] = [
+    "W1",
+    "W2",
+    "W3",
+    "W4",
+    "W5",
+    "W6",
+    "W6-canonical",
+    "W6-id-first",
+    "W6-ethers",
+    "W6-python",
+    "W7",
+    "ETH",
+];
+
+/// The W1 request in W6's layouts: (workload name, what it is, bytes).
+pub const W6_LAYOUTS: [(&str, &str, &str); 4] = [
+    ("W6-canonical", "spec order, compact (W1)", W1),
+    (
+        "W6-id-first",
+        "id, jsonrpc, method, params (go-ethereum, erigon fixtures)",
+        r#"{"id":42,"jsonrpc":"2.0","method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#,
+    ),
+    (
+        "W6-ethers",
+        "method, params, id, jsonrpc (ethers.js, eRPC docs)",
+        r#"{"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"],"id":42,"jsonrpc":"2.0"}"#,
+    ),
+    (
+        "W6-python",
+        "spec order, `\", \"` and `\": \"` separators (Python json.dumps)",
+        r#"{"jsonrpc": "2.0", "id": 42, "method": "eth_getBalance", "params": ["0x407d73d8a49eeb85d32cf465507dd71d507100c1", "latest"]}"#,
+    ),
+];
 
 /// The corpus directory, relative to the crate root.
 pub fn eth_corpus_dir() -> PathBuf {
@@ -73,7 +113,10 @@ pub fn build(name: &str) -> Option<Workload> {
         "W3" => w3(),
         "W4" => w4(),
         "W5" => w5(),
+        "W6" => w6(),
+        "W7" => w7(),
         "ETH" => return eth(),
+        layout if layout.starts_with("W6-") => w6_layout(layout),
         other => panic!("unknown workload {other}; known: {NAMES:?}"),
     })
 }
@@ -296,6 +339,145 @@ pub fn w5() -> Workload {
         "75 B error response, null id (the issue's exact bytes)",
         W5.as_bytes().to_vec(),
         Kind::Response,
+    )
+}
+
+pub fn w6() -> Workload {
+    Workload {
+        name: "W6",
+        about: "the W1 request in 4 layouts as a stream (canonical, id first, ethers.js order, \
+                Python spacing); ns/msg is their mean"
+            .to_owned(),
+        messages: W6_LAYOUTS
+            .iter()
+            .map(|(_, _, text)| Message {
+                bytes: text.as_bytes().to_vec(),
+                kind: Kind::Request,
+            })
+            .collect(),
+    }
+}
+
+fn w6_layout(name: &str) -> Workload {
+    let (name, about, text) = W6_LAYOUTS
+        .iter()
+        .find(|(layout, _, _)| *layout == name)
+        .unwrap_or_else(|| panic!("unknown workload {name}; known: {NAMES:?}"));
+    Workload::single(
+        name,
+        &format!("{} B W1 request, {about}", text.len()),
+        text.as_bytes().to_vec(),
+        Kind::Request,
+    )
+}
+
+/// `compact` JSON (no whitespace) pretty-printed as `JSON.stringify(value, null, 2)` and
+/// Python's `json.dumps(value, indent=2)` write it: one member or element per line, two
+/// spaces per level, `": "` after keys, empty containers kept as `[]`/`{}`.
+fn pretty(compact: &str) -> String {
+    // Bytes are pushed one by one as chars below.
+    assert!(compact.is_ascii(), "pretty() takes ASCII input");
+    let bytes = compact.as_bytes();
+    let mut out = String::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&" ".repeat(2 * depth));
+    };
+    for (i, &b) in bytes.iter().enumerate() {
+        let c = b as char;
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                out.push('"');
+            }
+            b'{' | b'[' => {
+                out.push(c);
+                if matches!(bytes.get(i + 1), Some(b'}' | b']')) {
+                    continue;
+                }
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                if !matches!(bytes[i - 1], b'{' | b'[') {
+                    depth -= 1;
+                    newline(&mut out, depth);
+                }
+                out.push(c);
+            }
+            b',' => {
+                out.push(',');
+                newline(&mut out, depth);
+            }
+            b':' => out.push_str(": "),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+pub fn w7() -> Workload {
+    let mut rng = Rng(0x2f6b_3c1d_8e45_a907);
+    let call = format!(
+        r#"{{"from":"{}","to":"{}","gas":"{}","maxFeePerGas":"{}","value":"0x0","data":"0x095ea7b3{}"}}"#,
+        rng.hex(40),
+        rng.hex(40),
+        rng.quantity(6),
+        rng.quantity(9),
+        &rng.hex(128)[2..],
+    );
+    // State overrides: accounts with a balance, a nonce and slots, until the pretty text
+    // is just under 4 KiB.
+    const TARGET: usize = 4096;
+    let mut accounts: Vec<String> = Vec::new();
+    let text = |accounts: &[String]| {
+        pretty(&format!(
+            r#"{{"jsonrpc":"2.0","id":7,"method":"eth_call","params":[{call},"latest",{{{}}}]}}"#,
+            accounts.join(",")
+        ))
+    };
+    loop {
+        let slots: Vec<String> = (0..1 + rng.next() % 3)
+            .map(|_| format!(r#""{}":"{}""#, rng.hex(64), rng.hex(64)))
+            .collect();
+        let account = format!(
+            r#""{}":{{"balance":"{}","nonce":"{}","stateDiff":{{{}}}}}"#,
+            rng.hex(40),
+            rng.quantity(12),
+            rng.quantity(2),
+            slots.join(",")
+        );
+        accounts.push(account);
+        if text(&accounts).len() > TARGET {
+            accounts.pop();
+            break;
+        }
+    }
+    let text = text(&accounts);
+    assert!(text.len() > 3 * 1024, "W7 is {} B", text.len());
+    Workload::single(
+        "W7",
+        &format!(
+            "{} B eth_call request with {} state overrides, pretty-printed (2-space indent)",
+            text.len(),
+            accounts.len()
+        ),
+        text.into_bytes(),
+        Kind::Request,
     )
 }
 

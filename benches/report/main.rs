@@ -2,7 +2,7 @@
 //! "main job"; with `--features tokio` only, the transports section is skipped; without
 //! either, the peer round-trip section too).
 //!
-//! For each workload (W1–W5, ETH) and parser (rpcwire, rpcwire-frame and the peers):
+//! For each workload (W1–W7, ETH) and parser (rpcwire, rpcwire-frame and the peers):
 //! median ns per message over timed batches, MB/s, msg/s and heap allocations per message
 //! (mimalloc wrapped in a counting allocator); for rpcwire and the fastest peer a latency
 //! histogram (p50, p99, p99.9, max); multi-thread throughput on W1 (1 and 2 threads).
@@ -19,8 +19,8 @@
 //! - `--instructions WORKLOAD PARSER N`: parse message 0 of WORKLOAD N times inside
 //!   `instructions_loop` and exit (for callgrind; see `benches/instructions.sh`).
 //!
-//! What "one message" is: W1, W2, W3, W5 one JSON-RPC message; W4 one batch of 100 requests;
-//! ETH one line of the corpus (ns/msg = time for the stream / its number of messages).
+//! What "one message" is: W1, W2, W3, W5, W6-*, W7 one JSON-RPC message; W4 one batch of 100 requests;
+//! W6 and ETH one message of their stream (ns/msg = time for the stream / its number of messages).
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -43,7 +43,8 @@ impl Report<'_> {
         let _ = writeln!(
             s,
             "Median ns per message from `perf-reports/latest.md` ({} run, {}, git {}, {}). \
-             ◆ marks the fastest peer; W4 is one batch of 100 requests, ETH the mean over the \
+             ◆ marks the fastest peer; W4 is one batch of 100 requests, W6 the mean over its four \
+             layouts, ETH the mean over the \
              Ethereum corpus stream.\n",
             if self.config.quick { "quick" } else { "full" },
             self.machine,
@@ -326,7 +327,8 @@ impl Report<'_> {
         let _ = writeln!(
             s,
             "◆ marks the fastest peer of each workload. One message is one JSON-RPC message, \
-             except W4 (one batch of 100 requests) and ETH (the mean over the stream's messages).\n"
+             except W4 (one batch of 100 requests), W6 (the mean over its four layouts) and ETH \
+             (the mean over the stream's messages).\n"
         );
         s.push_str(&matrix(self.results, true));
         let _ = write!(s, "| **rpcwire speed-up vs fastest peer** |");

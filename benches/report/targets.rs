@@ -2,6 +2,7 @@
 
 use crate::common::instructions::Instructions;
 use crate::common::peers::RPCWIRE;
+use crate::common::workloads;
 use serde::Serialize;
 
 use crate::{measure::*, render_text::*};
@@ -30,6 +31,7 @@ pub(crate) fn targets(results: &[WorkloadResult], instructions: Option<&Instruct
             met: Some(speedup >= 3.0),
         });
     }
+    layouts(results, &mut out);
     let w1 = instructions.and_then(|i| i.get("W1", RPCWIRE));
     out.push(Target {
         target: "W1: ≤ 600 instructions per message (callgrind)".to_owned(),
@@ -72,13 +74,45 @@ pub(crate) fn targets(results: &[WorkloadResult], instructions: Option<&Instruct
         .map(|w| w.name)
         .collect();
     out.push(Target {
-        target: "W1–W5: rpcwire 0 heap allocations per message".to_owned(),
+        target: "every workload but ETH: rpcwire 0 heap allocations per message".to_owned(),
         measured: if allocating.is_empty() {
             format!("0 on {}", measured.join(", "))
         } else {
             format!("allocations/msg: {}", allocating.join(", "))
         },
-        met: Some(allocating.is_empty() && measured.len() == 5),
+        met: Some(allocating.is_empty() && measured.len() == workloads::NAMES.len() - 1),
     });
     out
+}
+
+/// Issue 16: each W6 layout within 15% of the canonical layout's time, same run.
+fn layouts(results: &[WorkloadResult], out: &mut Vec<Target>) {
+    let find = |name: &str| results.iter().find(|w| w.name == name);
+    let Some(canonical) = find("W6-canonical") else {
+        return;
+    };
+    let base = canonical.rpcwire().ns_per_msg;
+    for (name, _, _) in &workloads::W6_LAYOUTS[1..] {
+        let target = format!("{name}: rpcwire within 15% of W6-canonical's time");
+        out.push(match find(name) {
+            Some(w) => {
+                let ratio = w.rpcwire().ns_per_msg / base;
+                Target {
+                    target,
+                    measured: format!(
+                        "{} ns vs {} ns ({:+.0}%)",
+                        fmt_ns(w.rpcwire().ns_per_msg),
+                        fmt_ns(base),
+                        (ratio - 1.0) * 100.0
+                    ),
+                    met: Some(ratio <= 1.15),
+                }
+            }
+            None => Target {
+                target,
+                measured: format!("{name} not measured"),
+                met: None,
+            },
+        });
+    }
 }

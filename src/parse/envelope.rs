@@ -6,11 +6,11 @@
 //! (-32700 before -32600). Syntax errors travel in the outer `Result` of the functions
 //! below, JSON-RPC problems in the [`Outcome`].
 
-use super::compact;
 use super::error::{ParseError, ParseErrorKind};
 use super::error_object::{error_object, ErrorSpans};
 use super::members::{envelope_member, Member, Members, ENVELOPE_KEYS};
 use super::spans::{IdSpan, MessageSpans};
+use super::{any_order, compact};
 use crate::json::cursor::Cursor;
 use crate::json::kernels::Span;
 use crate::json::string::StrSpan;
@@ -30,6 +30,10 @@ pub(crate) fn message(
     max_depth: usize,
 ) -> Result<Outcome, SyntaxError> {
     if let Some((spans, end)) = compact::message(r.buf, r.pos, enclosing, max_depth) {
+        r.pos = end;
+        return Ok(Ok(spans));
+    }
+    if let Some((spans, end)) = any_order::message(r.buf, r.pos, enclosing, max_depth) {
         r.pos = end;
         return Ok(Ok(spans));
     }

@@ -5,11 +5,13 @@
 //! - `envelope`: the JSON-RPC 2.0 rules for one message object, read member by member
 //!   (`members`, with the `error` object in `error_object`), producing `spans` (offsets into
 //!   the input, no lifetime); `compact`: its fast path for the layout nearly every peer
-//!   writes, which hands anything else to the general rules;
+//!   writes, and `any_order`: its fast path for the known members in any order and spacing,
+//!   each of which hands anything else to the general rules;
 //! - `parser`: [`Parser`] with its [`Limits`], the top level and the batch loop;
 //! - `spans`, `batch`, `parsed_frame`: turning offsets back into borrowed views;
 //! - `deserialize`: serde's `Deserialize` for the message types, through this parser.
 
+mod any_order;
 mod batch;
 mod compact;
 mod deserialize;
