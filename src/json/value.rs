@@ -26,23 +26,26 @@ fn is_ws(byte: u8) -> bool {
 
 /// The first position at or after `pos` that is not whitespace.
 #[inline(always)]
-pub(crate) fn skip_ws_at(buf: &[u8], pos: usize) -> usize {
+pub(crate) fn skip_ws_at(buf: &[u8], mut pos: usize) -> usize {
     // Compact JSON has no whitespace: one compare decides most calls.
     match buf.get(pos) {
-        Some(&byte) if byte > b' ' => pos,
-        None => pos,
-        _ => skip_ws_run(buf, pos),
+        Some(&byte) if byte > b' ' => return pos,
+        None => return pos,
+        _ => {}
     }
+    while let Some(&byte) = buf.get(pos) {
+        if !is_ws(byte) {
+            break;
+        }
+        pos += 1;
+    }
+    pos
 }
 
-/// [`skip_ws_at`] past its first byte: runs of spaces (indentation, `", "`) eight bytes at a
-/// time, the other whitespace bytes one at a time.
+/// [`skip_ws_at`] for where runs of whitespace are long (indentation): spaces eight bytes
+/// at a time, the other whitespace bytes one at a time.
 #[inline(never)]
 fn skip_ws_run(buf: &[u8], mut pos: usize) -> usize {
-    // One space, as in `", "` and `": "`.
-    if buf.get(pos + 1).is_some_and(|&next| next > b' ') && buf[pos] == b' ' {
-        return pos + 1;
-    }
     const SPACES: u64 = u64::from_ne_bytes([b' '; 8]);
     while let Some(eight) = buf.get(pos..).and_then(<[u8]>::first_chunk::<8>) {
         // The bytes that are not spaces, as non-zero bytes of the word.
@@ -57,13 +60,7 @@ fn skip_ws_run(buf: &[u8], mut pos: usize) -> usize {
         }
         pos += 1;
     }
-    while let Some(&byte) = buf.get(pos) {
-        if !is_ws(byte) {
-            break;
-        }
-        pos += 1;
-    }
-    pos
+    skip_ws_at(buf, pos)
 }
 
 /// "Unexpected byte" (or "unexpected end") at `pos`.
@@ -388,7 +385,7 @@ mod tests {
         text
     }
 
-    /// The eight-bytes-at-a-time whitespace skip stops where a byte-at-a-time one does: runs
+    /// Both whitespace skips stop where a byte-at-a-time reference does: runs
     /// of every length and mix, ending at every kind of byte and at the input's end.
     #[test]
     fn whitespace_runs_end_where_a_byte_at_a_time_skip_ends() {
@@ -400,7 +397,9 @@ mod tests {
                     let mut buf: Vec<u8> = fill.iter().copied().cycle().take(len).collect();
                     buf.extend_from_slice(end);
                     for from in 0..=buf.len() {
-                        assert_eq!(skip_ws_at(&buf, from), naive(&buf, from), "{buf:?} from {from}");
+                        let expected = naive(&buf, from);
+                        assert_eq!(skip_ws_at(&buf, from), expected, "{buf:?} from {from}");
+                        assert_eq!(skip_ws_run(&buf, from), expected, "{buf:?} from {from}");
                     }
                 }
             }
