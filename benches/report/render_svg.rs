@@ -86,11 +86,18 @@ pub(crate) fn speedup_svg(results: &[WorkloadResult]) -> String {
                 if v >= 1.0 { y1 - 3.0 } else { y1 + 10.0 }
             );
         }
+        // With many workloads, every other label one line lower, so that long names do not
+        // run into each other.
+        let (size, drop) = if groups > 8.0 {
+            (11, 12.0 * (gi % 2) as f64)
+        } else {
+            (13, 0.0)
+        };
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">{}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{size}">{}</text>"#,
             left + group_w * (gi as f64 + 0.5),
-            top + plot_h + 20.0,
+            top + plot_h + 18.0 + drop,
             w.name
         );
     }
