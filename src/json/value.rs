@@ -252,6 +252,11 @@ fn flat_array_end(buf: &[u8], pos: usize) -> Option<usize> {
             b'"' => string_end(buf, pos + 1, &mut false).ok()?,
             b'-' | b'0'..=b'9' => number_end(buf, pos).ok()?,
             b't' | b'f' | b'n' => literal_end(buf, pos).ok()?.1,
+            // One space after the comma (Python's `", "`) inline, longer runs out of line.
+            b' ' if buf.get(pos + 1).is_some_and(|&next| next > b' ') => {
+                pos += 1;
+                continue;
+            }
             b' ' | b'\t' | b'\n' | b'\r' => {
                 pos = skip_ws_run(buf, pos);
                 continue;

@@ -1,5 +1,5 @@
-//! The fast path for the layout nearly every client and server writes: compact JSON with the
-//! members in the spec's order,
+//! The fast path for the fixed layouts nearly every client and server writes. First compact
+//! JSON with the members in the spec's order,
 //!
 //! ```text
 //! {"jsonrpc":"2.0","id":ID,"method":"NAME","params":PARAMS}   (id and params optional)
@@ -7,12 +7,16 @@
 //! {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":"TEXT","data":DATA}}   (data optional)
 //! ```
 //!
+//! then the same with Python's `", "` and `": "` separators, go-ethereum's id-first order
+//! (`{"id":1,"jsonrpc":"2.0",…}`) and ethers.js's method-first order
+//! (`{"method":"m","params":[…],"id":1,"jsonrpc":"2.0"}`).
+//!
 //! Each member name is one fixed-size compare instead of a key scan, a lookup and duplicate
 //! bookkeeping (a member cannot repeat when each is matched once, in order, up to the closing
 //! brace). Every value is validated exactly as on the general path. Anything else — another
-//! order, whitespace, an unknown member, an escaped name, a value the general path would
-//! object to, a syntax error — returns `None` and the general path reads the object from its
-//! start, so the answer (and every error) is the general path's. A different layout is told
+//! order or spacing, an unknown member, an escaped name, a value the general path would
+//! object to, a syntax error — returns `None`, and the any-order path (then the general path)
+//! reads the object from its start, so the answer (and every error) is the general path's. A different layout is told
 //! at the first member name; the most a miss can cost is one more pass over the object (an
 //! unexpected member after a large result, say).
 
@@ -54,71 +58,205 @@ fn value(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(Span
     value_span(buf, pos, depth, max_depth).ok()
 }
 
-/// A request or notification from just after its `"method":"` (content start at `pos`).
+/// The functions that read one spacing of the canonical layout, from its literals: the text
+/// before the first member (`head`), the keys as written (`id`: `"id":`; `method`: from the
+/// key's quote to the value's quote; `next`: between a value and the next key's first letter;
+/// `params`, `code`, `message`, `data`: from the comma through the colon, or the value's quote
+/// for strings) and the continuations of a key whose first letter was told (`after_m`, …).
+macro_rules! spacing {
+    (
+        $(#[$doc:meta])*
+        mod $name:ident {
+            head: $head:literal,
+            id: $id:literal,
+            method: $method:literal,
+            next: $next:literal,
+            after_m: $after_m:literal,
+            after_r: $after_r:literal,
+            after_e: $after_e:literal,
+            params: $params:literal,
+            code: $code:literal,
+            message: $message:literal,
+            data: $data:literal $(,)?
+        }
+    ) => {
+        $(#[$doc])*
+        pub(super) mod $name {
+            use super::*;
+
+            /// A request or notification from the method's content start at `pos`.
+            #[inline(always)]
+            fn call(
+                buf: &[u8],
+                pos: usize,
+                id: Option<IdSpan>,
+                depth: usize,
+                max_depth: usize,
+            ) -> Option<(MessageSpans, usize)> {
+                let (method, mut pos) = string(buf, pos)?;
+                if method.span.is_empty() {
+                    return None;
+                }
+                let mut params = None;
+                if let Some(after) = literal(buf, pos, $params) {
+                    if !matches!(buf.get(after), Some(b'[' | b'{')) {
+                        return None;
+                    }
+                    let (span, end) = params_span(buf, after, depth, max_depth).ok()?;
+                    params = Some(span);
+                    pos = end;
+                }
+                let end = literal(buf, pos, b"}")?;
+                let spans = match id {
+                    Some(id) => MessageSpans::Request { id, method, params },
+                    None => MessageSpans::Notification { method, params },
+                };
+                Some((spans, end))
+            }
+
+            /// An error response from its error object's `{` at `pos`.
+            #[inline(never)]
+            fn failure(
+                buf: &[u8],
+                pos: usize,
+                id: IdSpan,
+                depth: usize,
+                max_depth: usize,
+            ) -> Option<(MessageSpans, usize)> {
+                if depth + 1 > max_depth {
+                    return None;
+                }
+                let pos = literal(buf, pos, $code)?;
+                let (code, code_end) = number_span(buf, pos).ok()?;
+                let code = integer(code.text(buf)).ok()?;
+                let pos = literal(buf, code_end, $message)?;
+                let (message, mut pos) = string(buf, pos)?;
+                let mut data = None;
+                if let Some(after) = literal(buf, pos, $data) {
+                    let (span, end) = value(buf, after, depth + 1, max_depth)?;
+                    data = Some(span);
+                    pos = end;
+                }
+                let end = literal(buf, pos, b"}}")?;
+                let spans = MessageSpans::Failure {
+                    id,
+                    code,
+                    message,
+                    data,
+                };
+                Some((spans, end))
+            }
+
+            /// The rest of a message after its id, from the first letter of the next key at
+            /// `pos` (`method`, `result` or `error`).
+            #[inline(always)]
+            pub(in crate::parse) fn after_id(
+                buf: &[u8],
+                pos: usize,
+                id: IdSpan,
+                depth: usize,
+                max_depth: usize,
+            ) -> Option<(MessageSpans, usize)> {
+                match *buf.get(pos)? {
+                    b'm' => call(buf, literal(buf, pos, $after_m)?, Some(id), depth, max_depth),
+                    // A success with a null id is refused by the general path, which says why.
+                    b'r' if id == IdSpan::Null => None,
+                    b'r' => {
+                        let (result, end) = value(buf, literal(buf, pos, $after_r)?, depth, max_depth)?;
+                        Some((MessageSpans::Success { id, result }, literal(buf, end, b"}")?))
+                    }
+                    b'e' => failure(buf, literal(buf, pos, $after_e)?, id, depth, max_depth),
+                    _ => None,
+                }
+            }
+
+            /// The message object at `pos` (its `{`), members in the spec's order.
+            #[inline(always)]
+            pub(in crate::parse) fn message(
+                buf: &[u8],
+                pos: usize,
+                depth: usize,
+                max_depth: usize,
+            ) -> Option<(MessageSpans, usize)> {
+                let pos = literal(buf, pos, $head)?;
+                let Some(pos) = literal(buf, pos, $id) else {
+                    return call(buf, literal(buf, pos, $method)?, None, depth, max_depth);
+                };
+                let (id, pos) = id(buf, pos)?;
+                after_id(buf, literal(buf, pos, $next)?, id, depth, max_depth)
+            }
+        }
+    };
+}
+
+spacing! {
+    /// `{"jsonrpc":"2.0","id":1,"method":"m","params":[…]}`: what most clients write.
+    mod no_spaces {
+        head: b"{\"jsonrpc\":\"2.0\",",
+        id: b"\"id\":",
+        method: b"\"method\":\"",
+        next: b",\"",
+        after_m: b"method\":\"",
+        after_r: b"result\":",
+        after_e: b"error\":",
+        params: b",\"params\":",
+        code: b"{\"code\":",
+        message: b",\"message\":\"",
+        data: b",\"data\":",
+    }
+}
+
+spacing! {
+    /// `{"jsonrpc": "2.0", "id": 1, "method": "m", "params": […]}`: Python's `json.dumps`.
+    mod python_spaces {
+        head: b"{\"jsonrpc\": \"2.0\", ",
+        id: b"\"id\": ",
+        method: b"\"method\": \"",
+        next: b", \"",
+        after_m: b"method\": \"",
+        after_r: b"result\": ",
+        after_e: b"error\": ",
+        params: b", \"params\": ",
+        code: b"{\"code\": ",
+        message: b", \"message\": \"",
+        data: b", \"data\": ",
+    }
+}
+
+/// `{"id":1,"jsonrpc":"2.0","method":"m",…}`: go-ethereum's and erigon's fixtures; `pos` is
+/// after `{"id":`.
 #[inline(always)]
-fn call(
-    buf: &[u8],
-    pos: usize,
-    id: Option<IdSpan>,
-    depth: usize,
-    max_depth: usize,
-) -> Option<(MessageSpans, usize)> {
-    let (method, mut pos) = string(buf, pos)?;
+fn id_first(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(MessageSpans, usize)> {
+    let (id, pos) = id(buf, pos)?;
+    let pos = literal(buf, pos, b",\"jsonrpc\":\"2.0\",\"")?;
+    no_spaces::after_id(buf, pos, id, depth, max_depth)
+}
+
+/// `{"method":"m","params":[…],"id":1,"jsonrpc":"2.0"}`: ethers.js; `pos` is the method's
+/// content start.
+#[inline(always)]
+fn method_first(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(MessageSpans, usize)> {
+    let (method, pos) = string(buf, pos)?;
     if method.span.is_empty() {
         return None;
     }
-    let mut params = None;
-    if let Some(after) = literal(buf, pos, b",\"params\":") {
-        if !matches!(buf.get(after), Some(b'[' | b'{')) {
-            return None;
-        }
-        let (span, end) = params_span(buf, after, depth, max_depth).ok()?;
-        params = Some(span);
-        pos = end;
-    }
-    let end = literal(buf, pos, b"}")?;
-    let spans = match id {
-        Some(id) => MessageSpans::Request { id, method, params },
-        None => MessageSpans::Notification { method, params },
-    };
-    Some((spans, end))
-}
-
-/// An error response from just after its `"error":` (at the error object's `{`).
-#[inline(never)]
-fn failure(
-    buf: &[u8],
-    pos: usize,
-    id: IdSpan,
-    depth: usize,
-    max_depth: usize,
-) -> Option<(MessageSpans, usize)> {
-    if depth + 1 > max_depth {
+    let pos = literal(buf, pos, b",\"params\":")?;
+    if !matches!(buf.get(pos), Some(b'[' | b'{')) {
         return None;
     }
-    let pos = literal(buf, pos, b"{\"code\":")?;
-    let (code, code_end) = number_span(buf, pos).ok()?;
-    let code = integer(code.text(buf)).ok()?;
-    let pos = literal(buf, code_end, b",\"message\":\"")?;
-    let (message, mut pos) = string(buf, pos)?;
-    let mut data = None;
-    if let Some(after) = literal(buf, pos, b",\"data\":") {
-        let (span, end) = value(buf, after, depth + 1, max_depth)?;
-        data = Some(span);
-        pos = end;
-    }
-    let end = literal(buf, pos, b"}}")?;
-    let spans = MessageSpans::Failure {
+    let (params, pos) = params_span(buf, pos, depth, max_depth).ok()?;
+    let (id, pos) = id(buf, literal(buf, pos, b",\"id\":")?)?;
+    let end = literal(buf, pos, b",\"jsonrpc\":\"2.0\"}")?;
+    let spans = MessageSpans::Request {
         id,
-        code,
-        message,
-        data,
+        method,
+        params: Some(params),
     };
     Some((spans, end))
 }
 
-/// The message object at `pos` (its `{`) inside `enclosing` containers, when it has the
-/// canonical compact layout: its offsets and the position after its `}`.
+/// The message object at `pos` (its `{`) inside `enclosing` containers, when it has one of
+/// the fixed layouts: its offsets and the position after its `}`.
 #[inline(always)]
 pub(crate) fn message(
     buf: &[u8],
@@ -130,29 +268,23 @@ pub(crate) fn message(
     if depth > max_depth {
         return None;
     }
-    let pos = literal(buf, pos, b"{\"jsonrpc\":\"2.0\",")?;
-    let Some(pos) = literal(buf, pos, b"\"id\":") else {
-        return call(buf, literal(buf, pos, b"\"method\":\"")?, None, depth, max_depth);
-    };
-    let (id, pos) = id(buf, pos)?;
-    let pos = literal(buf, pos, b",\"")?;
-    match *buf.get(pos)? {
-        b'm' => call(
-            buf,
-            literal(buf, pos, b"method\":\"")?,
-            Some(id),
-            depth,
-            max_depth,
-        ),
-        // A success with a null id is refused by the general path, which says why.
-        b'r' if id == IdSpan::Null => None,
-        b'r' => {
-            let (result, end) = value(buf, literal(buf, pos, b"result\":")?, depth, max_depth)?;
-            Some((MessageSpans::Success { id, result }, literal(buf, end, b"}")?))
-        }
-        b'e' => failure(buf, literal(buf, pos, b"error\":")?, id, depth, max_depth),
-        _ => None,
+    if let Some(found) = no_spaces::message(buf, pos, depth, max_depth) {
+        return Some(found);
     }
+    other_layouts(buf, pos, depth, max_depth)
+}
+
+/// [`message`] past the canonical compact layout: the other fixed layouts, told by their
+/// first bytes.
+#[inline(never)]
+fn other_layouts(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(MessageSpans, usize)> {
+    if let Some(after) = literal(buf, pos, b"{\"id\":") {
+        return id_first(buf, after, depth, max_depth);
+    }
+    if let Some(after) = literal(buf, pos, b"{\"method\":\"") {
+        return method_first(buf, after, depth, max_depth);
+    }
+    python_spaces::message(buf, pos, depth, max_depth)
 }
 
 #[cfg(test)]
@@ -174,6 +306,16 @@ mod tests {
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":0,"message":"","data":[1,2]}}"#,
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-9223372036854775808,"message":"min"}}"#,
+        // The other fixed layouts.
+        r#"{"id":42,"jsonrpc":"2.0","method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"]}"#,
+        r#"{"id":"a","jsonrpc":"2.0","result":{"b":[]}}"#,
+        r#"{"id":null,"jsonrpc":"2.0","error":{"code":-32600,"message":"m","data":1}}"#,
+        r#"{"method":"eth_getBalance","params":["0x407d73d8a49eeb85d32cf465507dd71d507100c1","latest"],"id":42,"jsonrpc":"2.0"}"#,
+        r#"{"method":"m","params":{"a":1},"id":"x","jsonrpc":"2.0"}"#,
+        r#"{"jsonrpc": "2.0", "id": 42, "method": "eth_getBalance", "params": ["0x407d73d8a49eeb85d32cf465507dd71d507100c1", "latest"]}"#,
+        r#"{"jsonrpc": "2.0", "method": "n"}"#,
+        r#"{"jsonrpc": "2.0", "id": "x", "result": [1, 2]}"#,
+        r#"{"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found", "data": null}}"#,
     ];
 
     fn general(input: &[u8], enclosing: usize, max_depth: usize) -> Option<(MessageSpans, usize)> {
@@ -206,8 +348,11 @@ mod tests {
     fn hands_everything_else_to_the_general_path() {
         let others = [
             // Other orders, whitespace, unknown or repeated members, escaped names.
-            r#"{"id":1,"jsonrpc":"2.0","method":"m"}"#,
+            r#"{"id":1,"method":"m","jsonrpc":"2.0"}"#,
+            r#"{"method":"m","id":1,"jsonrpc":"2.0"}"#,
+            r#"{"method":"m","params":[],"jsonrpc":"2.0"}"#,
             r#"{ "jsonrpc":"2.0","id":1,"method":"m"}"#,
+            r#"{"jsonrpc": "2.0","id":1,"method":"m"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1],"extra":0}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"m","id":2}"#,
             r#"{"jsonrpc":"2.0","id":1,"result":0,"error":{"code":1,"message":"m"}}"#,
