@@ -57,6 +57,8 @@ mod servers;
 mod stdio_client;
 #[path = "soak/traffic.rs"]
 mod traffic;
+#[path = "common/trend.rs"]
+mod trend;
 #[path = "soak/ws_client.rs"]
 mod ws_client;
 

@@ -10,4 +10,5 @@ pub mod peers;
 pub mod router_stage;
 pub mod stages;
 pub mod stream_stage;
+pub mod trend;
 pub mod workloads;

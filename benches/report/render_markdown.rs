@@ -315,8 +315,11 @@ impl Report<'_> {
                  mix of requests, notifications, batches, invalid JSON, invalid requests, truncated \
                  messages and messages over the limit, at most 32 answers due per connection. Every \
                  request must be answered once with its id. RSS is sampled once a second; after a \
-                 warm-up of {} s, growth compares the medians of the first and the last tenth of the \
-                 samples.\n",
+                 warm-up of {} s, \"growth (medians)\" compares the medians of the first and the last \
+                 tenth of the samples, \"growth (fitted)\" is the rise of the least-squares line \
+                 through all of them in percent of where it starts; the aim is on the fitted figure \
+                 (half-minute medians swing by ±15% under this traffic without going anywhere, so \
+                 two tenths mostly measure that swing).\n",
                 soak.seconds, soak.date, soak.git_head, soak.warmup_seconds
             );
             s.push_str(&soak.table());

@@ -68,6 +68,14 @@ impl RssTrack {
     }
 }
 
+impl RssTrack {
+    /// The trend of the samples after the warm-up: the rise of their least-squares line, in
+    /// percent of where it starts (see `benches/common/trend.rs`). The aim is on this figure.
+    pub fn fitted_growth_percent(&self) -> Option<f64> {
+        crate::trend::fitted_growth_percent(self.samples.get(self.warmup_samples..)?)
+    }
+}
+
 /// The median of `samples` (not empty).
 fn median(samples: &[u64]) -> u64 {
     let mut sorted = samples.to_vec();
