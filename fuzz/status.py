@@ -22,6 +22,12 @@ def targets_in_manifest():
 
 
 def main():
+    dismissed = {}
+    dismissed_path = os.path.join(HERE, "dismissed.tsv")
+    if os.path.exists(dismissed_path):
+        with open(dismissed_path, encoding="utf-8", newline="") as table:
+            for row in csv.DictReader(table, delimiter="\t"):
+                dismissed[row["artifact"]] = row["reason"]
     rows = []
     path = os.path.join(HERE, "campaign.tsv")
     if os.path.exists(path):
@@ -42,8 +48,8 @@ def main():
         "apart.",
         "",
         "| target | CPU seconds | runs | legs | cov (last) | corpus (last) "
-        "| findings | fixed | open | slow units | last run | goal |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+        "| findings | fixed | open | dismissed | slow units | last run | goal |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for target in targets_in_manifest():
         mine = [row for row in rows if row["target"] == target]
@@ -56,6 +62,10 @@ def main():
         findings = [
             row["finding"] for row in mine if row["finding"] != "-" and row["finding"] not in slow
         ]
+        # Findings looked into and found to be no failure, each with its reason and evidence
+        # in dismissed.tsv (shown below the table).
+        not_failures = [f for f in findings if f in dismissed]
+        findings = [f for f in findings if f not in dismissed]
         seeds = os.path.join(HERE, "seeds", target)
         fixed = 0
         if os.path.isdir(seeds):
@@ -66,9 +76,12 @@ def main():
         lines.append(
             f"| `{target}` | {cpu:,.0f} | {runs:,} | {len(mine)} "
             f"| {last['cov'] if last else '-'} | {last['corpus'] if last else '-'} "
-            f"| {len(findings)} | {fixed} | {open_findings} | {len(slow)} "
+            f"| {len(findings)} | {fixed} | {open_findings} | {len(not_failures)} | {len(slow)} "
             f"| {last['date'][:10] if last else 'never'} | {goal} |"
         )
+    if dismissed:
+        lines += ["", "Dismissed (from `fuzz/dismissed.tsv`: looked into, no failure):", ""]
+        lines += [f"- `{artifact}`: {reason}" for artifact, reason in dismissed.items()]
     lines.append("")
     with open(os.path.join(HERE, "STATUS.md"), "w", encoding="utf-8") as status:
         status.write("\n".join(lines))
