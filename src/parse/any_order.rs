@@ -1,20 +1,22 @@
-//! The fast path for the other layouts real clients write: the known members in any order,
-//! with any JSON whitespace around them,
+//! The fast path for every other layout: the known members in any order, with any JSON
+//! whitespace around them,
 //!
 //! ```text
-//! {"id":1,"jsonrpc":"2.0","method":"m","params":[…]}        go-ethereum, erigon fixtures
-//! {"method":"m","params":[…],"id":1,"jsonrpc":"2.0"}        ethers.js
-//! {"jsonrpc": "2.0", "id": 1, "method": "m", "params": […]} Python's json.dumps
-//! {\n  "jsonrpc": "2.0",\n  "id": 1, …\n}                    pretty-printed (curl users)
+//! {"id":1,"method":"m","jsonrpc":"2.0","params":[…]}
+//! {"params":[…], "method":"m", "jsonrpc":"2.0"}
+//! {\n  "jsonrpc": "2.0",\n  "id": 1, …\n}          pretty-printed (curl users)
+//! {"jsonrpc":"2.0","result":{…},"id":1}
 //! ```
 //!
-//! Each member name is told by one eight-byte word compare on its first letter, a member seen
-//! twice is one bit of a mask, and every value is validated exactly as on the general path.
-//! Anything this path does not take on its own — an unknown member, a repeated one, an escaped
-//! name, a value the general path would object to, a syntax error — returns `None`, and the
-//! general path reads the object again from its start, so the answer and every error are the
-//! general path's. It runs after the canonical-layout path, which refuses these layouts at
-//! its first literal.
+//! It runs after the fixed-layout path (`compact`: the canonical order compact and with
+//! Python's spacing, go-ethereum's id-first and ethers.js's method-first orders), which
+//! refuses everything else within its first literals. Each member name is told by one
+//! sixteen-byte word compare chosen by its first letter (the spaced spelling out of line), a
+//! member seen twice is one bit of a mask, and every value is validated exactly as on the
+//! general path. Anything this path does not take on its own — an unknown member, a repeated
+//! one, an escaped name, a value the general path would object to, a syntax error — returns
+//! `None`, and the general path reads the object again from its start, so the answer and
+//! every error are the general path's.
 
 use super::error_object::error_object;
 use super::spans::{IdSpan, MessageSpans};
@@ -109,7 +111,7 @@ fn key(buf: &[u8], pos: usize, head: u128, known: &Known) -> Option<usize> {
     if known.bit == JSONRPC && head == PYTHON_JSONRPC {
         return Some(pos + 16);
     }
-    spaced(buf, pos, known).map(|(_, at)| at)
+    spaced(buf, pos, known)
 }
 
 /// `"jsonrpc": "2.0"` as a word.
@@ -127,7 +129,7 @@ fn ws(buf: &[u8], pos: usize) -> usize {
 
 /// [`key`] for a key followed by whitespace (or not a known key at all).
 #[inline(never)]
-fn spaced(buf: &[u8], pos: usize, known: &Known) -> Option<(u8, usize)> {
+fn spaced(buf: &[u8], pos: usize, known: &Known) -> Option<usize> {
     if *buf.get(pos)? != b'"' || word_at(buf, pos + 1) & known.name.1 != known.name.0 {
         return None;
     }
@@ -137,9 +139,9 @@ fn spaced(buf: &[u8], pos: usize, known: &Known) -> Option<(u8, usize)> {
     }
     let pos = skip_ws_at(buf, pos + 1);
     if known.bit != JSONRPC {
-        return Some((known.bit, pos));
+        return Some(pos);
     }
-    (buf.get(pos..)?.first_chunk::<5>()? == b"\"2.0\"").then_some((JSONRPC, pos + 5))
+    (buf.get(pos..)?.first_chunk::<5>()? == b"\"2.0\"").then_some(pos + 5)
 }
 
 /// An `id` value at `pos`: a string, a number or `null`.
