@@ -278,13 +278,11 @@ pub(crate) fn message(
 /// first bytes.
 #[inline(never)]
 fn other_layouts(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(MessageSpans, usize)> {
-    if let Some(after) = literal(buf, pos, b"{\"id\":") {
-        return id_first(buf, after, depth, max_depth);
+    match buf.get(pos + 2) {
+        Some(b'i') => id_first(buf, literal(buf, pos, b"{\"id\":")?, depth, max_depth),
+        Some(b'm') => method_first(buf, literal(buf, pos, b"{\"method\":\"")?, depth, max_depth),
+        _ => python_spaces::message(buf, pos, depth, max_depth),
     }
-    if let Some(after) = literal(buf, pos, b"{\"method\":\"") {
-        return method_first(buf, after, depth, max_depth);
-    }
-    python_spaces::message(buf, pos, depth, max_depth)
 }
 
 #[cfg(test)]
