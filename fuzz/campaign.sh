@@ -12,6 +12,10 @@
 # runs, the coverage (cov), the features (ft), the corpus size, and the crash artifact if
 # it found one. fuzz/STATUS.md is then rewritten from campaign.tsv by fuzz/status.py.
 #
+# To end a leg early (before a benchmark, say), send SIGINT to the fuzzer process: the leg is
+# recorded with what it did. Do not pause it with SIGSTOP: libFuzzer measures wall-clock time,
+# so the input in flight comes back as a slow unit or a timeout.
+#
 # A finding stops the run: libFuzzer leaves the input in fuzz/artifacts/TARGET/. Fix it, copy
 # the input to fuzz/seeds/TARGET/finding-<name> (status.py counts it as fixed) and add a
 # unit test.
@@ -65,7 +69,13 @@ run_one() {
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | awk '{ print $2 }')
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -n 1 | awk '{ print $2 }')
   corpus=$(find "corpus/$target" -type f | wc -l)
-  artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
+  # A slow unit (one input over 10 s of wall-clock time) is saved too, but it is no failure:
+  # findings are the crashes, leaks, timeouts and out-of-memory inputs.
+  artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | grep -v '/slow-unit-' | tail -n 1 || true)
+  # SIGINT ends a leg early: libFuzzer says "run interrupted" and exits with 72.
+  if [ "$status" -eq 72 ] && grep -q 'libFuzzer: run interrupted' "$log"; then
+    status=0
+  fi
   if [ "$status" -ne 0 ] && [ -z "$artifact" ]; then
     artifact="exit-$status(see $log)"
   fi

@@ -44,11 +44,11 @@ def main():
         "",
         "Slow units are inputs libFuzzer saved because one run of them took over 10 s of "
         "wall-clock time; a fuzzer paused (SIGSTOP) while a benchmark runs reports them too. "
-        "They are no failure (a real hang is a timeout finding, `-timeout=10`) and are counted "
-        "apart.",
+        "Interrupted legs were ended early with SIGINT (libFuzzer exits with 72). Neither is a "
+        "failure (a real hang is a timeout finding, `-timeout=10`); both are counted apart.",
         "",
         "| target | CPU seconds | runs | legs | cov (last) | corpus (last) "
-        "| findings | fixed | open | dismissed | slow units | last run | goal |",
+        "| findings | fixed | open | dismissed | slow units, interrupted | last run | goal |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for target in targets_in_manifest():
@@ -58,7 +58,13 @@ def main():
         # Slow-unit reports (recorded as findings before campaign.sh told them apart) are
         # libFuzzer's note that one input took over 10 s of wall-clock time: no failure, and
         # what a fuzzer paused during a benchmark reports. Counted apart.
-        slow = [row["finding"] for row in mine if "/slow-unit-" in row["finding"]]
+        # Legs ended early with SIGINT (libFuzzer's exit code 72, "run interrupted"), recorded
+        # as findings before campaign.sh told them apart, are no failure either.
+        slow = [
+            row["finding"]
+            for row in mine
+            if "/slow-unit-" in row["finding"] or row["finding"].startswith("exit-72(")
+        ]
         findings = [
             row["finding"] for row in mine if row["finding"] != "-" and row["finding"] not in slow
         ]
