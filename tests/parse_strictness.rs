@@ -1032,3 +1032,19 @@ fn only_an_error_response_may_have_a_null_id() {
     let answer = parse_ok(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
     assert!(matches!(answer, Message::Response(ref r) if r.id().is_null() && !r.is_success()));
 }
+
+/// serde_json's private tokens are ordinary keys in JSON: valid, kept byte for byte (the
+/// differential fuzz target's finding: serde_json itself rejects this input).
+#[test]
+fn serde_json_private_tokens_are_ordinary_keys() {
+    let input = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":[{"$serde_json::private::RawValue":"0sseal:1ur}"}]}"#;
+    let Message::Request(request) = parse_ok(input) else {
+        panic!("not a request");
+    };
+    assert_eq!(
+        request.params().unwrap().raw().get(),
+        r#"[{"$serde_json::private::RawValue":"0sseal:1ur}"}]"#
+    );
+    let number = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"$serde_json::private::Number":"x"}}"#;
+    assert!(matches!(parse_ok(number), Message::Request(_)));
+}

@@ -12,6 +12,14 @@ fuzz_target!(|data: &[u8]| {
     if data.iter().filter(|&&b| b == b'[' || b == b'{').count() > 100 {
         return;
     }
+    // serde_json gives its private tokens (`$serde_json::private::RawValue`, `…::Number`, the
+    // keys of its raw-value and arbitrary-precision protocols) a meaning of their own, so
+    // valid JSON holding them is not judged by JSON's grammar there (a campaign finding:
+    // `{"$serde_json::private::RawValue":"0sseal:1ur}"}` is rejected by serde_json). rpcwire
+    // reads them as ordinary keys (tests/parse_strictness.rs); no oracle for those here.
+    if data.windows(22).any(|w| w == b"$serde_json::private::") {
+        return;
+    }
     let mut wrapped = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":["#.to_vec();
     wrapped.extend_from_slice(data);
     wrapped.extend_from_slice(b"]}");
