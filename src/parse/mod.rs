@@ -20,6 +20,8 @@ mod error;
 mod error_object;
 mod limits;
 mod members;
+#[cfg(test)]
+mod mutations;
 mod parsed_frame;
 mod parser;
 mod spans;
