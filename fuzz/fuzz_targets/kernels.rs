@@ -13,6 +13,14 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(found, expected);
     }
     assert_eq!(kernels::selected(data), expected);
+    // The 64-byte masks of a value walk's window, at a few offsets.
+    for at in [0, 1, 31, 63] {
+        if let Some(block) = data.get(at..).and_then(<[u8]>::first_chunk::<64>) {
+            let (baseline, avx2, reference) = kernels::attention64(block);
+            assert_eq!(baseline, reference, "baseline at {at}");
+            assert_eq!(avx2.unwrap_or(reference), reference, "avx2 at {at}");
+        }
+    }
     // The tiers the string grammar searches through, from a few starting points.
     for pos in [0, 1, 15, 16, 17, data.len() / 2, data.len().saturating_sub(3)] {
         let (tiered, reference) = kernels::next_attention(data, pos);

@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 
 use super::error::{SyntaxError, SyntaxErrorKind};
-use super::kernels::{next_attention, Span, Window};
+use super::kernels::{next_attention, Blocks, Span, Window};
 use super::unescape::unescape;
 
 /// The content of a JSON string (between its quotes) and whether it holds escapes.
@@ -43,8 +43,8 @@ pub(crate) fn string_end(buf: &[u8], start: usize, escaped: &mut bool) -> Result
 
 /// [`string_end`] through the window of a value walk.
 #[inline(always)]
-pub(crate) fn string_end_in(
-    window: &mut Window,
+pub(crate) fn string_end_in<K: Blocks>(
+    window: &mut Window<K>,
     buf: &[u8],
     start: usize,
     escaped: &mut bool,
@@ -241,7 +241,7 @@ mod tests {
             input.push(b'"');
             input.extend_from_slice(&long);
             input.push(b'"');
-            let mut window = Window::new();
+            let mut window = Window::new(super::super::kernels::Baseline);
             for &start in &starts {
                 let mut flag = false;
                 let expected = string_end(&input, start, &mut flag).map_err(|e| e.offset());

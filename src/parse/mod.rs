@@ -21,7 +21,7 @@ mod error_object;
 mod limits;
 mod members;
 #[cfg(test)]
-mod mutations;
+pub(crate) mod mutations;
 mod parsed_frame;
 mod parser;
 mod spans;

@@ -1,4 +1,4 @@
-//! Test support for the fast paths: every truncation, deletion and a set of replacements of
+//! Test support for the fast paths (and the value walk's two compilations): every truncation, deletion and a set of replacements of
 //! every byte of some messages, each checked by the caller (a fast path agrees with the
 //! general path whenever it answers).
 
@@ -7,7 +7,7 @@ const REPLACEMENTS: &[u8] = b" \n\"\\}]{[,:0-.eEx\x01\x80\xc3";
 
 /// Calls `agrees` on every mutation of every text and asserts it holds; returns how many
 /// replacements were checked.
-pub(super) fn check_mutations(texts: &[&str], agrees: impl Fn(&[u8]) -> bool) -> usize {
+pub(crate) fn check_mutations(texts: &[&str], agrees: impl Fn(&[u8]) -> bool) -> usize {
     let mut checked = 0;
     for text in texts {
         let input = text.as_bytes();

@@ -7,7 +7,8 @@ use std::arch::x86_64::{
 
 /// Bit `i` set when byte `i` of the 32 at `chunk` needs attention.
 #[target_feature(enable = "avx2")]
-fn attention_bits(chunk: &[u8; 32]) -> u32 {
+#[inline]
+pub(crate) fn attention_bits(chunk: &[u8; 32]) -> u32 {
     // SAFETY: `chunk` is 32 readable bytes and `_mm256_loadu_si256` has no alignment
     // requirement; this function is only reachable when AVX2 is enabled (target_feature).
     unsafe {

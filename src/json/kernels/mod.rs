@@ -18,6 +18,7 @@
 //! `Span` that only the grammar builds, where checked bytes become `&str`).
 
 mod attention;
+mod blocks;
 mod portable;
 mod validated;
 mod window;
@@ -33,6 +34,7 @@ mod sse2;
 mod tests;
 
 pub(crate) use attention::next_attention;
+pub(crate) use blocks::{with_blocks, Baseline, Blocks, WithBlocks};
 pub(crate) use validated::Span;
 pub(crate) use window::Window;
 
@@ -109,6 +111,12 @@ pub mod twins {
             super::attention16(chunk),
             super::portable::attention_bits16(chunk),
         )
+    }
+
+    /// The 64-byte attention mask of a value walk's window: (the baseline's, AVX2's when this
+    /// CPU has it, the byte-at-a-time reference's); all three must be equal.
+    pub fn attention64(block: &[u8; 64]) -> (u64, Option<u64>, u64) {
+        super::blocks::attention64_twins(block)
     }
 
     /// The kernel the parser uses on this machine.

@@ -22,6 +22,19 @@ fn check_all(bytes: &[u8]) {
         };
         assert_eq!(first, expected.min(16), "attention16 vs scalar on {chunk:?}");
     }
+    if let Some(block) = bytes.first_chunk::<64>() {
+        let (baseline, avx2, reference) = kernels::attention64(block);
+        assert_eq!(baseline, reference, "attention64 (baseline) on {block:?}");
+        if let Some(avx2) = avx2 {
+            assert_eq!(avx2, reference, "attention64 (AVX2) on {block:?}");
+        }
+        let first = if reference == 0 {
+            64
+        } else {
+            reference.trailing_zeros() as usize
+        };
+        assert_eq!(first, expected.min(64), "attention64 vs scalar on {block:?}");
+    }
 }
 
 #[test]
@@ -29,7 +42,7 @@ fn every_special_byte_at_every_position() {
     let specials = [b'"', b'\\', 0x00, 0x1f, 0x7f, 0x80, 0xc3, 0xff];
     // Under Miri (thousands of times slower) the lengths at the kernels' edges only.
     let lengths: Vec<usize> = if cfg!(miri) {
-        vec![0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33]
+        vec![0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64]
     } else {
         (0..100).collect()
     };

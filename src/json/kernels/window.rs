@@ -6,22 +6,24 @@
 //! on where strings end, so the core loads and compares it ahead).
 
 use super::attention::{past_first_chunk, scan_string};
-use super::attention16;
+use super::blocks::Blocks;
 
-/// 64 bytes of attention bits from `base` (bit `i` for byte `base + i`).
-pub(crate) struct Window {
+/// 64 bytes of attention bits from `base` (bit `i` for byte `base + i`), computed by `K`.
+pub(crate) struct Window<K: Blocks> {
     base: usize,
     bits: u64,
+    blocks: K,
 }
 
-impl Window {
+impl<K: Blocks> Window<K> {
     /// A window that holds nothing yet: placed so far past any input (inputs are at most
     /// `u32::MAX` bytes) that neither it nor the window after it holds a position.
     #[inline(always)]
-    pub(crate) fn new() -> Window {
+    pub(crate) fn new(blocks: K) -> Window<K> {
         Window {
             base: usize::MAX - 127,
             bits: 0,
+            blocks,
         }
     }
 
@@ -31,13 +33,8 @@ impl Window {
         let Some(block) = buf.get(base..).and_then(<[u8]>::first_chunk::<64>) else {
             return false;
         };
-        let mut bits = 0u64;
-        for (i, chunk) in block.chunks_exact(16).enumerate() {
-            let chunk: &[u8; 16] = chunk.try_into().unwrap_or(&[0; 16]);
-            bits |= u64::from(attention16(chunk)) << (16 * i);
-        }
         self.base = base;
-        self.bits = bits;
+        self.bits = self.blocks.attention64(block);
         true
     }
 
@@ -94,9 +91,18 @@ mod tests {
     use super::*;
 
     /// Along a walk over strings of every length (inside the window, across its edge, past
-    /// it, near the input's end), the window finds what `scan_string` finds.
+    /// it, near the input's end), the window finds what `scan_string` finds, with every
+    /// kind of mask this CPU has.
     #[test]
     fn agrees_with_next_attention_along_a_walk() {
+        check_walk(super::super::blocks::Baseline);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(avx2) = super::super::blocks::Avx2::detect() {
+            check_walk(avx2);
+        }
+    }
+
+    fn check_walk<K: Blocks>(blocks: K) {
         let mut input = Vec::new();
         let mut starts = Vec::new();
         for len in (0..200).chain((0..200).rev()).step_by(3) {
@@ -105,7 +111,7 @@ mod tests {
             input.extend(std::iter::repeat_n(b'x', len));
             input.extend_from_slice(if len % 5 == 0 { b"\\n\"," } else { b"\"," });
         }
-        let mut window = Window::new();
+        let mut window = Window::new(blocks);
         for &start in &starts {
             // A closing quote may be answered `Ok` by one tier and left to the grammar by
             // another: compare the positions found.
