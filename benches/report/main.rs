@@ -35,6 +35,7 @@ mod render_markdown;
 mod render_svg;
 mod render_text;
 mod soak;
+mod structural;
 mod targets;
 mod transports;
 
@@ -143,6 +144,7 @@ pub(crate) fn main() {
     println!("timer overhead (two Instant::now() calls, median): {timer_ns} ns");
 
     let mut results = Vec::new();
+    let mut structural_runs = Vec::new();
     for workload in &workload_list {
         peers::verify(workload);
         println!(
@@ -197,6 +199,19 @@ pub(crate) fn main() {
             fastest_peer,
             rpcwire_allocating,
         });
+        let result = results.last().expect("just pushed");
+        if result.speedup() < 3.0 {
+            let run = structural::measure_structural(&config, workload, result);
+            println!(
+                "{}: stage 1 of a structural pass alone {:.1} ns/msg ({} positions) vs rpcwire's whole parse {:.1} ns/msg; 3x budget {:.1} ns",
+                run.workload,
+                run.stage_one_ns,
+                run.structurals_per_msg,
+                run.rpcwire_ns,
+                run.budget_ns()
+            );
+            structural_runs.push(run);
+        }
     }
 
     let mut threads = Vec::new();
@@ -330,6 +345,7 @@ pub(crate) fn main() {
         transports: &transport_runs,
         gateway: &gateway_runs,
         overload: &overload_runs,
+        structural: &structural_runs,
         soak: soak.as_ref(),
         instructions: instructions.as_ref(),
         probes: &probes,

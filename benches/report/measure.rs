@@ -139,7 +139,15 @@ pub(crate) fn measure_throughput(config: &Config, workload: &Workload) -> Vec<Me
         out: Vec::new(),
     };
     peers::for_each(&mut collect, workload);
-    let mut runners = collect.out;
+    time_runners(config, workload, collect.out)
+}
+
+/// Times `runners` on `workload` as [`measure_throughput`] describes.
+pub(crate) fn time_runners(
+    config: &Config,
+    workload: &Workload,
+    mut runners: Vec<Runner<'_>>,
+) -> Vec<Measured> {
     let n = workload.messages.len() as u64;
     let per_batch: Vec<u64> = runners
         .iter_mut()

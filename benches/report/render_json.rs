@@ -89,6 +89,8 @@ pub(crate) struct JsonReport {
     pub(crate) gateway: Vec<crate::gateway::GatewayRun>,
     /// A flood of concurrent requests against `spec_server --peer --max-concurrent 8`.
     pub(crate) overload: Vec<crate::overload::OverloadRun>,
+    /// Stage 1 of a whole-value structural pass timed alone (issue 16's experiment).
+    pub(crate) structural_pass: Vec<crate::structural::StructuralRun>,
     /// The latest soak run (`cargo bench --bench soak`), as perf-reports/soak.json has it.
     pub(crate) soak: Option<crate::soak::Soak>,
     pub(crate) instructions_per_msg: Vec<InstructionJson>,

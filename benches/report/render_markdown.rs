@@ -20,6 +20,7 @@ pub(crate) struct Report<'a> {
     pub(crate) transports: &'a [TransportRun],
     pub(crate) gateway: &'a [crate::gateway::GatewayRun],
     pub(crate) overload: &'a [crate::overload::OverloadRun],
+    pub(crate) structural: &'a [crate::structural::StructuralRun],
     pub(crate) soak: Option<&'a crate::soak::Soak>,
     pub(crate) instructions: Option<&'a Instructions>,
     pub(crate) probes: &'a [(&'static str, Vec<bool>)],
@@ -453,6 +454,9 @@ impl Report<'_> {
                 .collect();
             counts::where_the_time_goes(&mut s, i, &timings, RPCWIRE);
         }
+        if !self.structural.is_empty() {
+            s.push_str(&crate::structural::structural_section(self.structural));
+        }
 
         let _ = writeln!(s, "## Strictness of each parser\n");
         let _ = writeln!(
@@ -578,6 +582,7 @@ impl Report<'_> {
             transports: self.transports.to_vec(),
             gateway: self.gateway.to_vec(),
             overload: self.overload.to_vec(),
+            structural_pass: self.structural.to_vec(),
             soak: self.soak.cloned(),
             instructions_per_msg: self
                 .instructions

@@ -21,6 +21,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(avx2.unwrap_or(reference), reference, "avx2 at {at}");
         }
     }
+    // The structural pass tried for issue 16: AVX2 and the portable twin agree.
+    if let Some(avx2) = kernels::stage_one_avx2(data) {
+        assert_eq!(avx2, kernels::stage_one_portable(data));
+    }
     // The tiers the string grammar searches through, from a few starting points.
     for pos in [0, 1, 15, 16, 17, data.len() / 2, data.len().saturating_sub(3)] {
         let (tiered, reference) = kernels::next_attention(data, pos);

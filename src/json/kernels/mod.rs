@@ -20,6 +20,7 @@
 mod attention;
 mod blocks;
 mod portable;
+mod structural;
 mod validated;
 mod window;
 
@@ -117,6 +118,20 @@ pub mod twins {
     /// CPU has it, the byte-at-a-time reference's); all three must be equal.
     pub fn attention64(block: &[u8; 64]) -> (u64, Option<u64>, u64) {
         super::blocks::attention64_twins(block)
+    }
+
+    pub use super::structural::StageOne;
+
+    /// An experiment the parser does not use (issue 16): the first stage of a two-stage
+    /// parser over `input` (classification into bitmasks, strings by prefix XOR, structural
+    /// positions counted), portable.
+    pub fn stage_one_portable(input: &[u8]) -> StageOne {
+        super::structural::stage_one_portable(input)
+    }
+
+    /// [`stage_one_portable`] with AVX2 and PCLMULQDQ, when this CPU has both.
+    pub fn stage_one_avx2(input: &[u8]) -> Option<StageOne> {
+        super::structural::stage_one_avx2(input)
     }
 
     /// The kernel the parser uses on this machine.
