@@ -2,21 +2,22 @@
 # Instruction counts per message: a deterministic guard against regressions (issue 3).
 #
 # Runs `report --instructions WORKLOAD PARSER N` under `valgrind --tool=callgrind`, collecting
-# only inside `instructions_loop` (the parse loop), for N = 1 and N = 1001, and records
-# (Ir(1001) - Ir(1)) / 1000 instructions per message in perf-reports/instructions.json: the
-# difference removes the loop's one-off costs. rpcwire is counted on W1, W2, W3 and W5; the
-# fastest peers on the same workloads for reference. For rpcwire it also records where the
-# instructions go (by function and by source file; callgrind_annotate and python3), which
-# the report shows under "Where the time goes".
+# only inside `instructions_loop` (the parse loop, cycling through the workload's messages),
+# for N = 1 and N = 1 + k x messages (at least 1001; 1001 for one-message workloads), and
+# records (Ir(N) - Ir(1)) / (N - 1) instructions per message in perf-reports/instructions.json:
+# the difference removes the loop's one-off costs, and for a stream (ETH) it is the mean per
+# message. rpcwire is counted on W1, W2, W3, W4, W5, W7 and ETH; the fastest peers on the same
+# workloads for reference. For rpcwire it also records where the instructions go (by function
+# and by source file; callgrind_annotate and python3), which the report shows under "Where the
+# time goes".
 #
 # Usage: benches/instructions.sh            (needs valgrind; honours CARGO_TARGET_DIR)
 #        WORKLOADS="W1" PARSERS="rpcwire" benches/instructions.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-WORKLOADS=${WORKLOADS:-"W1 W2 W3 W5"}
+WORKLOADS=${WORKLOADS:-"W1 W2 W3 W4 W5 W7 ETH"}
 PARSERS=${PARSERS:-"rpcwire rpcwire-frame serde_json-borrowed simd-json-tape sonic-rs"}
-N=1001
 
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 
@@ -46,8 +47,8 @@ collect() {
 profile() {
     command -v callgrind_annotate >/dev/null || { echo null; return; }
     callgrind_annotate --auto=no --threshold=100 "$profiles/$1-rpcwire-1.out" >"$profiles/one.txt" 2>/dev/null
-    callgrind_annotate --auto=no --threshold=100 "$profiles/$1-rpcwire-$N.out" >"$profiles/many.txt" 2>/dev/null
-    python3 - "$profiles/one.txt" "$profiles/many.txt" "$N" <<'PY'
+    callgrind_annotate --auto=no --threshold=100 "$profiles/$1-rpcwire-$2.out" >"$profiles/many.txt" 2>/dev/null
+    python3 - "$profiles/one.txt" "$profiles/many.txt" "$2" <<'PY'
 import collections, json, re, sys
 
 def read(path):
@@ -104,6 +105,11 @@ mkdir -p perf-reports
 results=""
 breakdown=""
 for w in $WORKLOADS; do
+    # N = 1 + k × the workload's messages, at least 1001: the counted loop cycles through the
+    # messages, so Ir(N) - Ir(1) is k parses of each (a stream's mean per message).
+    messages=$("$bin" --instructions "$w" rpcwire 1 | sed -n 's/.*; messages \([0-9]*\)$/\1/p')
+    [ -n "$messages" ] || { echo "could not count the messages of $w" >&2; exit 1; }
+    N=$((1 + messages * ((1000 + messages - 1) / messages)))
     for p in $PARSERS; do
         one=$(collect "$w" "$p" 1)
         many=$(collect "$w" "$p" "$N")
@@ -120,7 +126,7 @@ for w in $WORKLOADS; do
 }    {\"workload\": \"$w\", \"parser\": \"$p\", \"instructions_per_msg\": $per, \"branches_per_msg\": $bc, \"mispredicted_per_msg\": $bcm}"
         if [ "$p" = rpcwire ]; then
             breakdown+="${breakdown:+,
-}    {\"workload\": \"$w\", \"profile\": $(profile "$w")}"
+}    {\"workload\": \"$w\", \"profile\": $(profile "$w" "$N")}"
         fi
     done
 done
@@ -131,7 +137,7 @@ cat > perf-reports/instructions.json <<EOF
   "machine": "$machine",
   "generated_at": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "git_head": "$head",
-  "method": "valgrind --tool=callgrind --toggle-collect='*instructions_loop*'; (Ir(N=$N) - Ir(N=1)) / $((N - 1)); branches: valgrind --tool=cachegrind --branch-sim=yes, (Bc(N=$N) - Bc(N=1)) / $((N - 1)), mispredicted likewise from Bcm (cachegrind's predictor model)",
+  "method": "valgrind --tool=callgrind --toggle-collect='*instructions_loop*', the loop cycling through the workload's messages; (Ir(N) - Ir(1)) / (N - 1) with N = 1 + k x messages, at least 1001 (1001 for one-message workloads), so a stream's figure is its mean per message; branches: valgrind --tool=cachegrind --branch-sim=yes, (Bc(N) - Bc(1)) / (N - 1), mispredicted likewise from Bcm (cachegrind's predictor model)",
   "valgrind": "$(valgrind --version)",
   "results": [
 $results

@@ -88,8 +88,10 @@ pub(crate) fn instructions_mode(args: &[String]) {
         "unknown parser {parser}"
     );
     println!(
-        "instructions mode: {} × {parser} × {n} (digest sum {})",
-        workload.name, count.digest
+        "instructions mode: {} × {parser} × {n} (digest sum {}); messages {}",
+        workload.name,
+        count.digest,
+        workload.messages.len()
     );
 }
 
