@@ -24,17 +24,17 @@ pub enum IdKind {
     String,
 }
 
-#[derive(Clone, Debug)]
-enum Repr<'a> {
+/// What an id's text is: the text itself is kept in one `Cow` whatever the kind (so that a
+/// parsed message drops its id with one check).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// The text is `null`.
     Null,
     /// Validated JSON number text.
-    Number(Cow<'a, str>),
+    Number,
     /// The string's JSON text between the quotes (escapes intact); `escaped` says whether it
     /// contains any backslash escape.
-    String {
-        raw: Cow<'a, str>,
-        escaped: bool,
-    },
+    String { escaped: bool },
 }
 
 /// A request id, kept as the exact JSON text it arrived as, so that it echoes byte for byte.
@@ -55,7 +55,8 @@ enum Repr<'a> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Id<'a> {
-    repr: Repr<'a>,
+    shape: Shape,
+    text: Cow<'a, str>,
 }
 
 impl<'a> Id<'a> {
@@ -65,7 +66,10 @@ impl<'a> Id<'a> {
     /// assert!(rpcwire::Id::null().is_null());
     /// ```
     pub const fn null() -> Id<'static> {
-        Id { repr: Repr::Null }
+        Id {
+            shape: Shape::Null,
+            text: Cow::Borrowed("null"),
+        }
     }
 
     /// Builds a numeric id from JSON number text, checking the JSON number grammar.
@@ -81,7 +85,8 @@ impl<'a> Id<'a> {
         let text = text.into();
         if crate::json::number::is_json_number(text.as_bytes()) {
             Some(Id {
-                repr: Repr::Number(text),
+                shape: Shape::Number,
+                text,
             })
         } else {
             None
@@ -101,16 +106,12 @@ impl<'a> Id<'a> {
         let value = value.into();
         match crate::json::escape::escape_json_str(&value) {
             None => Id {
-                repr: Repr::String {
-                    raw: value,
-                    escaped: false,
-                },
+                shape: Shape::String { escaped: false },
+                text: value,
             },
             Some(escaped) => Id {
-                repr: Repr::String {
-                    raw: Cow::Owned(escaped),
-                    escaped: true,
-                },
+                shape: Shape::String { escaped: true },
+                text: Cow::Owned(escaped),
             },
         }
     }
@@ -118,17 +119,16 @@ impl<'a> Id<'a> {
     /// Parser entry: a number whose text was already validated.
     pub(crate) fn from_number_text(text: &'a str) -> Id<'a> {
         Id {
-            repr: Repr::Number(Cow::Borrowed(text)),
+            shape: Shape::Number,
+            text: Cow::Borrowed(text),
         }
     }
 
     /// Parser entry: the raw text between the quotes of a validated JSON string.
     pub(crate) fn from_string_text(raw: &'a str, escaped: bool) -> Id<'a> {
         Id {
-            repr: Repr::String {
-                raw: Cow::Borrowed(raw),
-                escaped,
-            },
+            shape: Shape::String { escaped },
+            text: Cow::Borrowed(raw),
         }
     }
 
@@ -138,10 +138,10 @@ impl<'a> Id<'a> {
     /// assert_eq!(rpcwire::Id::from(-1i64).kind(), rpcwire::IdKind::Number);
     /// ```
     pub fn kind(&self) -> IdKind {
-        match self.repr {
-            Repr::Null => IdKind::Null,
-            Repr::Number(_) => IdKind::Number,
-            Repr::String { .. } => IdKind::String,
+        match self.shape {
+            Shape::Null => IdKind::Null,
+            Shape::Number => IdKind::Number,
+            Shape::String { .. } => IdKind::String,
         }
     }
 
@@ -151,7 +151,7 @@ impl<'a> Id<'a> {
     /// assert!(!rpcwire::Id::from(1u64).is_null());
     /// ```
     pub fn is_null(&self) -> bool {
-        matches!(self.repr, Repr::Null)
+        self.shape == Shape::Null
     }
 
     /// The id as an unsigned integer, when it is a number written as one that fits.
@@ -163,8 +163,8 @@ impl<'a> Id<'a> {
     /// assert_eq!(Id::number("1.5e3").unwrap().as_u64(), None);
     /// ```
     pub fn as_u64(&self) -> Option<u64> {
-        match &self.repr {
-            Repr::Number(text) => text.parse().ok(),
+        match self.shape {
+            Shape::Number => self.text.parse().ok(),
             _ => None,
         }
     }
@@ -175,8 +175,8 @@ impl<'a> Id<'a> {
     /// assert_eq!(rpcwire::Id::number("-7").unwrap().as_i64(), Some(-7));
     /// ```
     pub fn as_i64(&self) -> Option<i64> {
-        match &self.repr {
-            Repr::Number(text) => text.parse().ok(),
+        match self.shape {
+            Shape::Number => self.text.parse().ok(),
             _ => None,
         }
     }
@@ -187,9 +187,9 @@ impl<'a> Id<'a> {
     /// assert_eq!(rpcwire::Id::from(1u64).as_str(), None);
     /// ```
     pub fn as_str(&self) -> Option<Cow<'_, str>> {
-        match &self.repr {
-            Repr::String { raw, escaped: false } => Some(Cow::Borrowed(raw)),
-            Repr::String { raw, escaped: true } => Some(Cow::Owned(unescape::unescape(raw))),
+        match self.shape {
+            Shape::String { escaped: false } => Some(Cow::Borrowed(&self.text)),
+            Shape::String { escaped: true } => Some(Cow::Owned(unescape::unescape(&self.text))),
             _ => None,
         }
     }
@@ -202,11 +202,7 @@ impl<'a> Id<'a> {
     /// assert_eq!(rpcwire::Id::null().raw(), "null");
     /// ```
     pub fn raw(&self) -> &str {
-        match &self.repr {
-            Repr::Null => "null",
-            Repr::Number(text) => text,
-            Repr::String { raw, .. } => raw,
-        }
+        &self.text
     }
 
     /// Writes the id as JSON text (strings with their quotes) to `out`.
@@ -235,10 +231,9 @@ impl<'a> Id<'a> {
     /// ```
     #[inline]
     pub fn json_parts(&self) -> [&str; 3] {
-        match &self.repr {
-            Repr::String { raw, .. } => ["\"", raw, "\""],
-            Repr::Null => ["", "null", ""],
-            Repr::Number(text) => ["", text, ""],
+        match self.shape {
+            Shape::String { .. } => ["\"", &self.text, "\""],
+            Shape::Null | Shape::Number => ["", &self.text, ""],
         }
     }
 
@@ -249,15 +244,14 @@ impl<'a> Id<'a> {
     /// assert_eq!(owned.raw(), "x");
     /// ```
     pub fn into_owned(self) -> Id<'static> {
+        let text = match self.shape {
+            // `null` keeps its static text: no allocation.
+            Shape::Null => Cow::Borrowed("null"),
+            _ => Cow::Owned(self.text.into_owned()),
+        };
         Id {
-            repr: match self.repr {
-                Repr::Null => Repr::Null,
-                Repr::Number(text) => Repr::Number(Cow::Owned(text.into_owned())),
-                Repr::String { raw, escaped } => Repr::String {
-                    raw: Cow::Owned(raw.into_owned()),
-                    escaped,
-                },
-            },
+            shape: self.shape,
+            text,
         }
     }
 
@@ -269,34 +263,19 @@ impl<'a> Id<'a> {
     /// ```
     pub fn borrowed(&self) -> Id<'_> {
         Id {
-            repr: match &self.repr {
-                Repr::Null => Repr::Null,
-                Repr::Number(text) => Repr::Number(Cow::Borrowed(text)),
-                Repr::String { raw, escaped } => Repr::String {
-                    raw: Cow::Borrowed(raw),
-                    escaped: *escaped,
-                },
-            },
+            shape: self.shape,
+            text: Cow::Borrowed(&self.text),
         }
     }
 }
 
 impl PartialEq for Id<'_> {
     fn eq(&self, other: &Self) -> bool {
-        match (&self.repr, &other.repr) {
-            (Repr::Null, Repr::Null) => true,
-            (Repr::Number(a), Repr::Number(b)) => a == b,
-            (
-                Repr::String {
-                    raw: a,
-                    escaped: false,
-                },
-                Repr::String {
-                    raw: b,
-                    escaped: false,
-                },
-            ) => a == b,
-            (Repr::String { .. }, Repr::String { .. }) => self.as_str() == other.as_str(),
+        match (self.shape, other.shape) {
+            (Shape::Null, Shape::Null) => true,
+            (Shape::Number, Shape::Number)
+            | (Shape::String { escaped: false }, Shape::String { escaped: false }) => self.text == other.text,
+            (Shape::String { .. }, Shape::String { .. }) => self.as_str() == other.as_str(),
             _ => false,
         }
     }
@@ -307,10 +286,10 @@ impl Eq for Id<'_> {}
 impl Hash for Id<'_> {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.kind().hash(state);
-        match &self.repr {
-            Repr::Null => {}
-            Repr::Number(text) => text.hash(state),
-            Repr::String { .. } => self.as_str().hash(state),
+        match self.shape {
+            Shape::Null => {}
+            Shape::Number => self.text.hash(state),
+            Shape::String { .. } => self.as_str().hash(state),
         }
     }
 }
@@ -325,7 +304,8 @@ impl fmt::Display for Id<'_> {
 impl From<u64> for Id<'static> {
     fn from(n: u64) -> Self {
         Id {
-            repr: Repr::Number(Cow::Owned(n.to_string())),
+            shape: Shape::Number,
+            text: Cow::Owned(n.to_string()),
         }
     }
 }
@@ -339,7 +319,8 @@ impl From<u32> for Id<'static> {
 impl From<i64> for Id<'static> {
     fn from(n: i64) -> Self {
         Id {
-            repr: Repr::Number(Cow::Owned(n.to_string())),
+            shape: Shape::Number,
+            text: Cow::Owned(n.to_string()),
         }
     }
 }

@@ -75,19 +75,26 @@ fn short_input(buf: &[u8], pos: usize) -> usize {
     pos + first.min(tail.len())
 }
 
-/// [`next_attention`] past a clean first chunk: up to four more chunks inline, then the
-/// cached kernel over the rest.
+/// [`next_attention`] past a clean first chunk: up to 64 more bytes inline, 32 at a time (one
+/// branch for an address's or a hash's rest), then the cached kernel over the rest.
 #[inline(never)]
 pub(crate) fn past_first_chunk(buf: &[u8], mut pos: usize) -> usize {
-    for _ in 0..4 {
-        let Some(chunk) = buf.get(pos..).and_then(<[u8]>::first_chunk::<16>) else {
+    for _ in 0..2 {
+        let Some((low, high)) = buf
+            .get(pos..)
+            .and_then(<[u8]>::first_chunk::<32>)
+            .map(|pair| pair.split_at(16))
+        else {
             break;
         };
-        let bits = attention16(chunk);
+        let (Ok(low), Ok(high)) = (<&[u8; 16]>::try_from(low), <&[u8; 16]>::try_from(high)) else {
+            break;
+        };
+        let bits = attention16(low) | (attention16(high) << 16);
         if bits != 0 {
             return pos + bits.trailing_zeros() as usize;
         }
-        pos += 16;
+        pos += 32;
     }
     pos + string_run(buf.get(pos..).unwrap_or_default())
 }
