@@ -320,7 +320,10 @@ impl Report<'_> {
                  tenth of the samples, \"growth (fitted)\" is the rise of the least-squares line \
                  through all of them in percent of where it starts; the aim is on the fitted figure \
                  (half-minute medians swing by ±15% under this traffic without going anywhere, so \
-                 two tenths mostly measure that swing).\n",
+                 two tenths mostly measure that swing). \"growth (fitted, second half)\" is the same \
+                 line through the second half of the run only, for information: memory that climbs \
+                 in steps to the high-water marks of its buffers and then stays shows a rise over \
+                 the whole run and none over its second half; a leak rises over both.\n",
                 soak.seconds, soak.date, soak.git_head, soak.warmup_seconds
             );
             s.push_str(&soak.table());

@@ -44,6 +44,14 @@ impl SoakServer {
         let after = self.rss_samples_kib.get(warmup_seconds as usize..)?;
         crate::common::trend::fitted_growth_percent(after)
     }
+
+    /// The same rise over the second half of the run only: whether memory still goes up once
+    /// it has had half the run to reach its working set (for information; the aim is on
+    /// [`fitted_growth_percent`](SoakServer::fitted_growth_percent)).
+    fn second_half_growth_percent(&self) -> Option<f64> {
+        let samples = &self.rss_samples_kib;
+        crate::common::trend::fitted_growth_percent(samples.get(samples.len() / 2..)?)
+    }
 }
 
 impl Soak {
@@ -62,14 +70,14 @@ impl Soak {
     /// The markdown table.
     pub(crate) fn table(&self) -> String {
         let mut s = String::from(
-            "| server | connections | messages | requests | answers | error answers | unanswered | RSS after warm-up | peak | end | growth (medians) | growth (fitted) |\n\
-             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+            "| server | connections | messages | requests | answers | error answers | unanswered | RSS after warm-up | peak | end | growth (medians) | growth (fitted) | growth (fitted, second half) |\n\
+             | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
         );
         let mib =
             |kib: Option<u64>| kib.map_or("–".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
         for server in &self.servers {
             s.push_str(&format!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                 server.name,
                 server.connections,
                 server.messages_sent,
@@ -85,6 +93,9 @@ impl Soak {
                     .map_or("–".to_owned(), |g| format!("{g:+.1}%")),
                 server
                     .fitted_growth_percent(self.warmup_seconds)
+                    .map_or("–".to_owned(), |g| format!("{g:+.1}%")),
+                server
+                    .second_half_growth_percent()
                     .map_or("–".to_owned(), |g| format!("{g:+.1}%")),
             ));
         }
@@ -105,10 +116,13 @@ impl Soak {
                         self.seconds, self.date, server.name
                     ),
                     measured: format!(
-                        "fitted growth {} (medians {}), {} of {} requests unanswered",
+                        "fitted growth {} (medians {}; second half alone {}), {} of {} requests unanswered",
                         fitted.map_or("unknown".to_owned(), |g| format!("{g:+.1}%")),
                         server
                             .median_growth_percent
+                            .map_or("unknown".to_owned(), |g| format!("{g:+.1}%")),
+                        server
+                            .second_half_growth_percent()
                             .map_or("unknown".to_owned(), |g| format!("{g:+.1}%")),
                         server.unanswered,
                         server.requests
