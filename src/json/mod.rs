@@ -26,6 +26,8 @@ pub(crate) mod iter;
 #[doc(hidden)]
 #[allow(unsafe_code)]
 pub mod kernels;
+#[cfg(test)]
+pub(crate) mod mutations;
 pub(crate) mod number;
 pub(crate) mod string;
 pub(crate) mod unescape;

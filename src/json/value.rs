@@ -466,7 +466,7 @@ mod tests {
             let baseline = walk(super::super::kernels::Baseline, input, start, 0, 128, stack);
             baseline == value_end(input, start, 0, 128)
         };
-        let checked = crate::parse::mutations::check_mutations(&texts, agrees);
+        let checked = crate::json::mutations::check_mutations(&texts, agrees);
         assert!(checked > 5_000, "{checked}");
     }
 

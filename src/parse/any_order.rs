@@ -396,7 +396,7 @@ mod tests {
     /// this path never accepts what the general path would read differently.
     #[test]
     fn never_disagrees_with_the_general_path_on_mutations() {
-        let checked = super::super::mutations::check_mutations(LAYOUTS, |input| agrees(input, 0, 128));
+        let checked = crate::json::mutations::check_mutations(LAYOUTS, |input| agrees(input, 0, 128));
         assert!(checked > 10_000);
     }
 }

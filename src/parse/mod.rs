@@ -20,8 +20,6 @@ mod error;
 mod error_object;
 mod limits;
 mod members;
-#[cfg(test)]
-pub(crate) mod mutations;
 mod parsed_frame;
 mod parser;
 mod spans;

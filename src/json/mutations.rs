@@ -1,6 +1,7 @@
-//! Test support for the fast paths (and the value walk's two compilations): every truncation, deletion and a set of replacements of
-//! every byte of some messages, each checked by the caller (a fast path agrees with the
-//! general path whenever it answers).
+//! Test support for the parser's fast paths and the value walk's two compilations: every
+//! truncation, deletion and a set of replacements of every byte of some texts, each checked
+//! by the caller (a fast path agrees with the general path whenever it answers; the baseline
+//! walk agrees with the one picked for this CPU).
 
 /// Bytes put in place of each byte in turn.
 const REPLACEMENTS: &[u8] = b" \n\"\\}]{[,:0-.eEx\x01\x80\xc3";
