@@ -286,9 +286,16 @@ mod tests {
     /// The classification's twins agree on every byte value at every position of a block.
     #[test]
     fn avx2_agrees_with_the_portable_twin() {
+        // Under Miri (thousands of times slower) the bytes the classes turn on, and their
+        // neighbours.
+        let bytes: Vec<u8> = if cfg!(miri) {
+            b"\"\\{}[]:, \t\n\r\x00\x0c\x1a\x1f\x20\x7f\x80\xff!;Z".to_vec()
+        } else {
+            (0..=255).collect()
+        };
         let mut block = [b'a'; 64];
         for position in 0..64 {
-            for byte in 0..=255u8 {
+            for &byte in &bytes {
                 block[position] = byte;
                 let portable = stage_one_portable(&block);
                 if let Some(avx2) = stage_one_avx2(&block) {
