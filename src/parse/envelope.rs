@@ -33,6 +33,17 @@ pub(crate) fn message(
         r.pos = end;
         return Ok(Ok(spans));
     }
+    message_past_fixed_layouts(r, enclosing, max_depth)
+}
+
+/// [`message`] for an object the fixed-layout reader ([`compact::message`]) has already
+/// refused at the cursor: the any-order path, then the general one.
+#[inline(always)]
+pub(crate) fn message_past_fixed_layouts(
+    r: &mut Cursor<'_>,
+    enclosing: usize,
+    max_depth: usize,
+) -> Result<Outcome, SyntaxError> {
     if let Some((spans, end)) = any_order::message(r.buf, r.pos, enclosing, max_depth) {
         r.pos = end;
         return Ok(Ok(spans));

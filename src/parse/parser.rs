@@ -80,11 +80,13 @@ impl Parser {
         // The usual input, one message in a fixed layout filling it: its view straight from
         // the offsets, without passing them through the general path's result types (whose
         // copies the core cannot forward from the stores that just wrote them).
-        if let Some(spans) = self.fixed_layout_single(input) {
-            return Ok(Parsed::Single(spans.view(input)));
-        }
+        let refused = match self.fixed_layout_single(input) {
+            Shortcut::Taken(spans) => return Ok(Parsed::Single(spans.view(input))),
+            Shortcut::Refused => true,
+            Shortcut::NotTried => false,
+        };
         let mut slots = Vec::new();
-        Ok(match self.parse_spans(input, &mut slots)? {
+        Ok(match self.parse_spans_from(input, &mut slots, refused)? {
             Top::Single(spans) => Parsed::Single(spans.view(input)),
             Top::Batch => Parsed::Batch(Batch::new(input, Cow::Owned(slots))),
         })
@@ -123,20 +125,39 @@ impl Parser {
     }
 
     /// The offsets of `input` when it is one message in one of the fixed layouts, within the
-    /// limits, with nothing but whitespace after it; `None` sends it to the whole parse,
-    /// which gives the same answer for these and every error for the rest.
+    /// limits, with nothing but whitespace after it. Otherwise the whole parse gives the
+    /// answer (the same for these, every error for the rest), told whether the fixed-layout
+    /// reader has already refused the object at the start, so that it does not try again.
     #[inline(always)]
-    fn fixed_layout_single(&self, input: &[u8]) -> Option<MessageSpans> {
+    fn fixed_layout_single(&self, input: &[u8]) -> Shortcut {
         if input.len() > self.limits.max_size() {
-            return None;
+            return Shortcut::NotTried;
         }
-        let (spans, end) = super::compact::message(input, 0, 0, self.limits.max_depth())?;
-        (crate::json::value::skip_ws_at(input, end) == input.len()).then_some(spans)
+        match super::compact::message(input, 0, 0, self.limits.max_depth()) {
+            Some((spans, end)) if crate::json::value::skip_ws_at(input, end) == input.len() => {
+                Shortcut::Taken(spans)
+            }
+            // Bytes after the message: the whole parse reports them.
+            Some(_) => Shortcut::NotTried,
+            None => Shortcut::Refused,
+        }
     }
 
     /// The parse itself: offsets only. Batch elements are pushed onto `slots`.
     #[inline(always)]
     pub(crate) fn parse_spans(&self, input: &[u8], slots: &mut Vec<Slot>) -> Result<Top, ParseError> {
+        self.parse_spans_from(input, slots, false)
+    }
+
+    /// [`parse_spans`](Parser::parse_spans); `refused`: the fixed-layout reader has already
+    /// refused an object at the start of `input` (see [`fixed_layout_single`](Parser::fixed_layout_single)).
+    #[inline(always)]
+    fn parse_spans_from(
+        &self,
+        input: &[u8],
+        slots: &mut Vec<Slot>,
+        refused: bool,
+    ) -> Result<Top, ParseError> {
         let limits = &self.limits;
         if input.len() > limits.max_size() {
             return Err(ParseError::new(
@@ -151,7 +172,11 @@ impl Parser {
         r.skip_ws();
         match r.peek() {
             Some(b'{') => {
-                let outcome = envelope::message(&mut r, 0, limits.max_depth())?;
+                let outcome = if refused && r.pos == 0 {
+                    envelope::message_past_fixed_layouts(&mut r, 0, limits.max_depth())?
+                } else {
+                    envelope::message(&mut r, 0, limits.max_depth())?
+                };
                 r.finish()?;
                 outcome.map(Top::Single)
             }
@@ -235,6 +260,16 @@ impl Parser {
     }
 }
 
+/// What [`Parser::fixed_layout_single`] made of an input.
+enum Shortcut {
+    /// One fixed-layout message filling the input: its offsets.
+    Taken(MessageSpans),
+    /// The input starts with an object the fixed-layout reader refused.
+    Refused,
+    /// Not tried (over the size limit), or a message with bytes after it.
+    NotTried,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,9 +284,9 @@ mod tests {
         format!("{parsed:?}")
     }
 
-    /// The shortcut answers as the whole parse does, value or error, on every mutation of
-    /// messages in the fixed layouts, with whitespace or other bytes around them, and under
-    /// limits that they hit.
+    /// The shortcut, and the whole parse after the shortcut's refusal, answer as the whole
+    /// parse does, value or error, on every mutation of messages in the fixed layouts and in
+    /// others, with whitespace or other bytes around them, and under limits that they hit.
     #[test]
     fn the_single_message_shortcut_answers_as_the_whole_parse() {
         let texts = [
@@ -260,6 +295,10 @@ mod tests {
             " {\"id\":7,\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{}} x",
             "{\"jsonrpc\": \"2.0\", \"method\": \"n\", \"params\": [1, 2]}\n",
             r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}"#,
+            // Layouts the fixed-layout reader refuses at the start: the whole parse goes on
+            // past it.
+            r#"{"method":"subtract","params":[42,23],"jsonrpc":"2.0","id":1}"#,
+            "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 2,\n  \"result\": {\"a\": [1, 2]}\n}\n",
         ];
         for parser in [
             Parser::default(),
