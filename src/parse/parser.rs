@@ -264,7 +264,9 @@ impl Parser {
 enum Shortcut {
     /// One fixed-layout message filling the input: its offsets.
     Taken(MessageSpans),
-    /// The input starts with an object the fixed-layout reader refused.
+    /// The fixed-layout reader refused the input at its first byte: an object there goes
+    /// straight to the other paths (anything else, whitespace first included, takes the
+    /// whole parse as usual).
     Refused,
     /// Not tried (over the size limit), or a message with bytes after it.
     NotTried,
