@@ -36,26 +36,24 @@ impl Breaker {
 
     /// Whether a request may go through now (when the breaker is half-open, only the first
     /// asker gets through: the probe).
-    pub(crate) fn allow(&self, now: Instant) -> bool {
+    pub(crate) fn allow(&self, now: impl FnOnce() -> Instant) -> bool {
         let mut state = lock_unpoisoned(&self.state);
-        match state.open_until {
-            None => true,
-            Some(until) if now < until => false,
-            Some(_)
-                if state
-                    .probe_since
-                    .is_some_and(|since| now < since + self.cool_down) =>
-            {
-                false
-            }
-            Some(_) => {
-                state.probe_since = Some(now);
-                true
-            }
+        let Some(until) = state.open_until else {
+            // Closed, the usual case: no need to read the clock.
+            return true;
+        };
+        let now = now();
+        if now < until
+            || state
+                .probe_since
+                .is_some_and(|since| now < since + self.cool_down)
+        {
+            return false;
         }
+        state.probe_since = Some(now);
+        true
     }
 
-    /// Whether the upstream is benched now.
     pub(crate) fn is_open(&self, now: Instant) -> bool {
         let state = lock_unpoisoned(&self.state);
         state
@@ -88,26 +86,26 @@ mod tests {
     fn opens_after_the_threshold_and_probes_after_the_cool_down() {
         let breaker = Breaker::new(2, Duration::from_secs(10));
         let t0 = Instant::now();
-        assert!(breaker.allow(t0));
+        assert!(breaker.allow(|| t0));
         breaker.failure(t0);
-        assert!(breaker.allow(t0) && !breaker.is_open(t0));
+        assert!(breaker.allow(|| t0) && !breaker.is_open(t0));
         breaker.failure(t0);
-        assert!(!breaker.allow(t0) && breaker.is_open(t0));
+        assert!(!breaker.allow(|| t0) && breaker.is_open(t0));
         let later = t0 + Duration::from_secs(11);
-        assert!(breaker.allow(later), "one probe");
-        assert!(!breaker.allow(later), "only one");
+        assert!(breaker.allow(|| later), "one probe");
+        assert!(!breaker.allow(|| later), "only one");
         breaker.failure(later);
         assert!(
-            !breaker.allow(later + Duration::from_secs(5)),
+            !breaker.allow(|| later + Duration::from_secs(5)),
             "a failed probe opens it again"
         );
         let much_later = later + Duration::from_secs(11);
-        assert!(breaker.allow(much_later));
+        assert!(breaker.allow(|| much_later));
         assert!(
-            breaker.allow(much_later + Duration::from_secs(11)),
+            breaker.allow(|| much_later + Duration::from_secs(11)),
             "a probe that never reports back gives way to another"
         );
         breaker.success();
-        assert!(breaker.allow(much_later) && breaker.allow(much_later) && !breaker.is_open(much_later));
+        assert!(breaker.allow(|| much_later) && breaker.allow(|| much_later) && !breaker.is_open(much_later));
     }
 }

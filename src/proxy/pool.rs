@@ -245,11 +245,10 @@ impl UpstreamPool {
         if count == 0 {
             return None;
         }
-        let now = Instant::now();
         let in_turn = (0..count).map(|step| &self.upstreams[index.wrapping_add(step) % count]);
         let mut waiting = None;
         for upstream in in_turn {
-            if !upstream.breaker.allow(now) {
+            if !upstream.breaker.allow(Instant::now) {
                 continue;
             }
             if upstream.slots().available_permits() > 0 {
@@ -265,9 +264,13 @@ impl UpstreamPool {
     async fn attempt(&self, upstream: &Upstream, method: &str, params: Option<&RawJson<'_>>) -> Attempt {
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
-        let started = Instant::now();
+        let stopwatch = metrics::Stopwatch::start();
         let call = async {
-            let _slot = upstream.slots().clone().acquire_owned().await;
+            // A free slot, the usual case, is taken without waiting.
+            let _slot = match upstream.slots().try_acquire() {
+                Ok(slot) => Some(slot),
+                Err(_) => upstream.slots().acquire().await.ok(),
+            };
             upstream.call_raw(method, params).await
         };
         let outcome = match tokio::time::timeout(self.timeout, call).await {
@@ -277,7 +280,6 @@ impl UpstreamPool {
                 answer: None,
             },
         };
-        let now = Instant::now();
         let counters = &upstream.counters;
         let kind = match &outcome {
             Attempt::Answered(Ok(_)) => {
@@ -292,16 +294,16 @@ impl UpstreamPool {
             }
             Attempt::NotReached(_) => {
                 bump(&counters.not_reached);
-                upstream.breaker.failure(now);
+                upstream.breaker.failure(Instant::now());
                 "not_reached"
             }
             Attempt::NoAnswer { .. } => {
                 bump(&counters.no_answer);
-                upstream.breaker.failure(now);
+                upstream.breaker.failure(Instant::now());
                 "no_answer"
             }
         };
-        metrics::attempt_ended(upstream.name(), method, kind, now - started);
+        metrics::attempt_ended(upstream.name(), method, kind, stopwatch);
         outcome
     }
 }

@@ -73,14 +73,24 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
             (*name != "straight").then(|| ServerProcess::start_with(&format!("gateway-{name}"), &[&url]))
         })
         .collect();
+    // For a look at some cells only: `GATEWAY_WORKLOADS=W1`, `GATEWAY_IN_FLIGHT=1`.
+    let chosen = |variable: &str, value: &str| {
+        std::env::var(variable).map_or(true, |list| list.split(',').any(|item| item == value))
+    };
     let mut plan = Vec::new();
-    for workload in ["W1", "ETH"] {
+    for workload in ["W1", "ETH"]
+        .into_iter()
+        .filter(|w| chosen("GATEWAY_WORKLOADS", w))
+    {
         let exchanges = Arc::new(exchanges(workload));
         if exchanges.is_empty() {
             println!("gateway: {workload} skipped (no corpus)");
             continue;
         }
-        for in_flight in IN_FLIGHT {
+        for in_flight in IN_FLIGHT
+            .into_iter()
+            .filter(|n| chosen("GATEWAY_IN_FLIGHT", &n.to_string()))
+        {
             plan.push((workload, in_flight, exchanges.clone()));
         }
     }

@@ -6,13 +6,14 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{HeaderValue, CONTENT_TYPE};
-use http::{Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full, Limited};
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::sync::mpsc;
 
+use super::body::{read_limited, ReadError};
 use crate::encode;
 use crate::message::{ErrorObject, Id, Message};
 use crate::parse::Parsed;
@@ -223,9 +224,9 @@ pub(crate) async fn exchange(
         reached,
         status: None,
     };
-    let mut request = Request::post(transport.url.clone())
-        .body(Full::new(body))
-        .map_err(|error| failure(format!("HTTP request not built: {error}"), false))?;
+    let mut request = Request::new(Full::new(body));
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = transport.url.clone();
     request
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -248,17 +249,14 @@ pub(crate) async fn exchange(
     if declared.is_some_and(|length| length > transport.max_response as u64) {
         return Err(too_large());
     }
-    let bytes = Limited::new(response.into_body(), transport.max_response)
-        .collect()
-        .await
-        .map_err(|error| {
-            if error.is::<http_body_util::LengthLimitError>() {
-                too_large()
-            } else {
-                failure(format!("HTTP response body failed: {error}"), true)
-            }
-        })?
-        .to_bytes();
+    let mut body = response.into_body();
+    let bytes = match read_limited(std::pin::Pin::new(&mut body), transport.max_response).await {
+        Ok(bytes) => bytes,
+        Err(ReadError::TooLarge) => return Err(too_large()),
+        Err(ReadError::Broken(error)) => {
+            return Err(failure(format!("HTTP response body failed: {error}"), true))
+        }
+    };
     match status {
         StatusCode::OK => Ok(Some(bytes)),
         StatusCode::NO_CONTENT => Ok(None),

@@ -41,7 +41,9 @@
 //! # });
 //! ```
 
+mod body;
 pub(crate) mod client;
+mod connection_clock;
 mod detect_deadline;
 mod server;
 mod service;

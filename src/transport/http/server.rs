@@ -6,11 +6,12 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
+use super::connection_clock::ConnectionClock;
 use super::detect_deadline::DetectDeadline;
 use super::service::HttpService;
 use crate::dispatch::Router;
@@ -126,16 +127,6 @@ impl HttpServer {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.header_timeout)
-            // Not `pipeline_flush`: with it, a WebSocket handshake followed at once by a
-            // frame loses its 101 answer (tests/transport_websocket.rs), and hyper's cap on
-            // a connection's write buffer is bypassed.
-            .keep_alive(true);
-        let builder = Arc::new(builder);
         tokio::pin!(shutdown);
         loop {
             let (stream, _) = tokio::select! {
@@ -149,7 +140,7 @@ impl HttpServer {
                 },
             };
             let _ = stream.set_nodelay(true);
-            let builder = builder.clone();
+            let builder = self.connection_builder();
             let service = TowerToHyperService::new(self.service.clone());
             let stream = DetectDeadline::new(stream, self.header_timeout);
             tokio::spawn(async move {
@@ -159,6 +150,24 @@ impl HttpServer {
                     .await;
             });
         }
+    }
+}
+
+impl HttpServer {
+    /// hyper's builder for one connection: HTTP/1.1 with keep-alive and HTTP/2, the request
+    /// head deadline kept on the connection's own clock (one timer per connection, not one
+    /// per request).
+    fn connection_builder(&self) -> auto::Builder<TokioExecutor> {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(ConnectionClock::new())
+            .header_read_timeout(self.header_timeout)
+            // Not `pipeline_flush`: with it, a WebSocket handshake followed at once by a
+            // frame loses its 101 answer (tests/transport_websocket.rs), and hyper's cap on
+            // a connection's write buffer is bypassed.
+            .keep_alive(true);
+        builder
     }
 }
 

@@ -14,10 +14,11 @@ use http::header::{
 };
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Full};
 
 use fastwebsockets::WebSocketError;
 
+use super::body::{read_limited, ReadError};
 use super::websocket::WebSocketTransport;
 use crate::dispatch::{Responder, Router};
 use crate::pool::BufferPool;
@@ -71,6 +72,13 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// ```
 #[derive(Clone)]
 pub struct HttpService {
+    /// Everything a request needs, behind one pointer: each request's task holds a clone.
+    inner: Arc<ServiceInner>,
+}
+
+/// What an [`HttpService`] and its clones share.
+#[derive(Clone)]
+struct ServiceInner {
     router: Arc<Router>,
     max_body: usize,
     body_timeout: Duration,
@@ -93,11 +101,12 @@ type WebSocketHook = dyn Fn(Peer) + Send + Sync;
 
 impl std::fmt::Debug for HttpService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let inner = &self.inner;
         f.debug_struct("HttpService")
-            .field("router", &self.router)
-            .field("max_body", &self.max_body)
-            .field("body_timeout", &self.body_timeout)
-            .field("on_websocket", &self.on_websocket.is_some())
+            .field("router", &inner.router)
+            .field("max_body", &inner.max_body)
+            .field("body_timeout", &inner.body_timeout)
+            .field("on_websocket", &inner.on_websocket.is_some())
             .finish()
     }
 }
@@ -112,15 +121,17 @@ impl HttpService {
     /// ```
     pub fn new(router: impl Into<Arc<Router>>) -> HttpService {
         HttpService {
-            router: router.into(),
-            max_body: DEFAULT_MAX_BODY,
-            body_timeout: DEFAULT_BODY_TIMEOUT,
-            on_websocket: None,
-            buffers: BufferPool::new(
-                RESPONSE_BUFFERS,
-                RESPONSE_BUFFER_CAPACITY,
-                RESPONSE_BUFFER_MAX_RETAINED,
-            ),
+            inner: Arc::new(ServiceInner {
+                router: router.into(),
+                max_body: DEFAULT_MAX_BODY,
+                body_timeout: DEFAULT_BODY_TIMEOUT,
+                on_websocket: None,
+                buffers: BufferPool::new(
+                    RESPONSE_BUFFERS,
+                    RESPONSE_BUFFER_CAPACITY,
+                    RESPONSE_BUFFER_MAX_RETAINED,
+                ),
+            }),
         }
     }
 
@@ -136,7 +147,7 @@ impl HttpService {
     /// # let _ = service;
     /// ```
     pub fn on_websocket(mut self, hook: impl Fn(Peer) + Send + Sync + 'static) -> HttpService {
-        self.on_websocket = Some(Arc::new(hook));
+        Arc::make_mut(&mut self.inner).on_websocket = Some(Arc::new(hook));
         self
     }
 
@@ -148,7 +159,7 @@ impl HttpService {
     /// assert_eq!(service.max_body(), 4096);
     /// ```
     pub fn with_max_body(mut self, bytes: usize) -> HttpService {
-        self.max_body = bytes;
+        Arc::make_mut(&mut self.inner).max_body = bytes;
         self
     }
 
@@ -161,7 +172,7 @@ impl HttpService {
     /// assert_eq!(service.body_timeout(), Duration::from_secs(5));
     /// ```
     pub fn with_body_timeout(mut self, timeout: Duration) -> HttpService {
-        self.body_timeout = timeout;
+        Arc::make_mut(&mut self.inner).body_timeout = timeout;
         self
     }
 
@@ -172,7 +183,7 @@ impl HttpService {
     /// assert_eq!(service.max_body(), rpcwire::transport::http::DEFAULT_MAX_BODY);
     /// ```
     pub fn max_body(&self) -> usize {
-        self.max_body
+        self.inner.max_body
     }
 
     /// How long a request body may take to arrive.
@@ -182,9 +193,11 @@ impl HttpService {
     /// assert_eq!(service.body_timeout(), rpcwire::transport::http::DEFAULT_BODY_TIMEOUT);
     /// ```
     pub fn body_timeout(&self) -> Duration {
-        self.body_timeout
+        self.inner.body_timeout
     }
+}
 
+impl ServiceInner {
     /// Switches to the WebSocket protocol (RFC 6455) and serves the connection with a
     /// [`Peer`] on its own task, each text message one JSON-RPC message or batch.
     fn upgrade<B>(&self, mut request: Request<B>) -> Response<Full<Bytes>> {
@@ -218,7 +231,7 @@ impl HttpService {
     }
 
     /// Answers one request.
-    async fn answer<B>(self, request: Request<B>) -> Response<Full<Bytes>>
+    async fn answer<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
     where
         B: Body + Send + 'static,
         B::Data: Send,
@@ -280,7 +293,7 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let service = self.clone();
+        let service = self.inner.clone();
         Box::pin(async move { Ok(service.answer(request).await) })
     }
 }
@@ -302,10 +315,9 @@ enum BodyProblem {
     Broken,
 }
 
-/// Reads `body` whole, never holding more than `max` bytes: `Limited` checks each piece
-/// before it is kept, and a body in one piece comes back as it came, without a copy. Past
-/// the limit, the rest of the body is read and dropped on a task of its own (up to
-/// [`LINGER`] bytes, for at most [`LINGER_TIME`]) while the `413` goes out.
+/// Reads `body` whole, never holding more than `max` bytes (see [`read_limited`]). Past the
+/// limit, the rest of the body is read and dropped on a task of its own (up to [`LINGER`]
+/// bytes, for at most [`LINGER_TIME`]) while the `413` goes out.
 async fn read_body<B>(body: B, max: usize) -> Result<Bytes, BodyProblem>
 where
     B: Body + Send + 'static,
@@ -313,9 +325,9 @@ where
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let mut body = Box::pin(body);
-    match Limited::new(body.as_mut(), max).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(error) if error.is::<LengthLimitError>() => {
+    match read_limited(body.as_mut(), max).await {
+        Ok(bytes) => Ok(bytes),
+        Err(ReadError::TooLarge) => {
             tokio::spawn(async move {
                 let drain = async {
                     let mut dropped = 0;
@@ -330,7 +342,7 @@ where
             });
             Err(BodyProblem::TooLarge)
         }
-        Err(_) => Err(BodyProblem::Broken),
+        Err(ReadError::Broken(_)) => Err(BodyProblem::Broken),
     }
 }
 
@@ -357,16 +369,26 @@ fn is_websocket_upgrade(headers: &HeaderMap) -> bool {
 
 /// `true` for `application/json`, with or without parameters (`; charset=utf-8`).
 fn is_json(content_type: Option<&HeaderValue>) -> bool {
-    let Some(value) = content_type.and_then(|value| value.to_str().ok()) else {
+    let Some(value) = content_type else {
         return false;
     };
-    let essence = value.split(';').next().unwrap_or_default().trim();
-    essence.eq_ignore_ascii_case("application/json")
+    let essence = match value.as_bytes().iter().position(|&b| b == b';') {
+        Some(end) => &value.as_bytes()[..end],
+        None => value.as_bytes(),
+    };
+    essence.trim_ascii().eq_ignore_ascii_case(b"application/json")
 }
 
 /// The declared body length, when the header holds one number.
 fn declared_length(value: Option<&HeaderValue>) -> Option<u64> {
-    value?.to_str().ok()?.trim().parse().ok()
+    let digits = value?.as_bytes().trim_ascii();
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        let digit = d.is_ascii_digit().then(|| u64::from(d - b'0'))?;
+        n.checked_mul(10)?.checked_add(digit)
+    })
 }
 
 #[cfg(test)]
@@ -379,10 +401,17 @@ mod tests {
             "application/json",
             "Application/JSON",
             "application/json; charset=utf-8",
+            " application/json ;charset=utf-8",
         ] {
             assert!(is_json(Some(&HeaderValue::from_static(good))), "{good}");
         }
-        for bad in ["text/plain", "application/jsonx", "application/json-rpc", ""] {
+        for bad in [
+            "text/plain",
+            "application/jsonx",
+            "application/json-rpc",
+            "",
+            "; application/json",
+        ] {
             assert!(!is_json(Some(&HeaderValue::from_static(bad))), "{bad}");
         }
         assert!(!is_json(None));
@@ -391,7 +420,26 @@ mod tests {
     #[test]
     fn declared_lengths() {
         assert_eq!(declared_length(Some(&HeaderValue::from_static("12"))), Some(12));
-        assert_eq!(declared_length(Some(&HeaderValue::from_static("x"))), None);
+        assert_eq!(declared_length(Some(&HeaderValue::from_static(" 7 "))), Some(7));
+        assert_eq!(
+            declared_length(Some(&HeaderValue::from_static("18446744073709551615"))),
+            Some(u64::MAX)
+        );
+        assert_eq!(
+            declared_length(Some(&HeaderValue::from_static("18446744073709551616"))),
+            None
+        );
+        assert_eq!(
+            declared_length(Some(&HeaderValue::from_static("9999999999999999999"))),
+            Some(9_999_999_999_999_999_999)
+        );
+        for bad in ["x", "", "1 2", "+5", "-5", "0x10"] {
+            assert_eq!(
+                declared_length(Some(&HeaderValue::from_static(bad))),
+                None,
+                "{bad}"
+            );
+        }
         assert_eq!(declared_length(None), None);
     }
 }
