@@ -170,7 +170,8 @@ impl UpstreamPool {
     pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
         self.budget.deposit();
         let first = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut failure = ForwardError::Unavailable("no upstream is configured".to_owned());
+        // Written when an attempt fails (most calls never need it, so nothing is built first).
+        let mut failure = None;
         for attempt in 0..self.retry.max_attempts() {
             if attempt > 0 {
                 if !self.budget.withdraw() {
@@ -180,7 +181,7 @@ impl UpstreamPool {
                 tokio::time::sleep(self.retry.backoff_before(attempt)).await;
             }
             let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
-                failure = ForwardError::Unavailable("every upstream is benched".to_owned());
+                failure = Some(ForwardError::Unavailable("every upstream is benched".to_owned()));
                 break;
             };
             match self.attempt(&upstream, method, params).await {
@@ -188,13 +189,16 @@ impl UpstreamPool {
                 Attempt::Answered(Err(error)) => return Err(ForwardError::Remote(error)),
                 Attempt::BadParams(reason) => return Err(ForwardError::Params(reason)),
                 Attempt::NotReached(reason) => {
-                    failure = ForwardError::Unavailable(format!("{}: {reason}", upstream.name()));
+                    failure = Some(ForwardError::Unavailable(format!(
+                        "{}: {reason}",
+                        upstream.name()
+                    )));
                 }
                 Attempt::NoAnswer { reason, answer } => {
-                    failure = match answer {
+                    failure = Some(match answer {
                         Some(error) => ForwardError::Remote(error),
                         None => ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())),
-                    };
+                    });
                     // Looked up only on a failure: most calls never need it.
                     if !self.retry.is_safe(method) {
                         break;
@@ -202,7 +206,7 @@ impl UpstreamPool {
                 }
             }
         }
-        Err(failure)
+        Err(failure.unwrap_or_else(|| ForwardError::Unavailable("no upstream is configured".to_owned())))
     }
 
     /// Forwards a notification to the next upstream free and not benched, sent again only

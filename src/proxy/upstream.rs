@@ -333,7 +333,8 @@ async fn http_call(
     params: Option<&RawJson<'_>>,
 ) -> Result<JsonBytes, PeerError> {
     use crate::message::{Id, Message, ResponsePayload};
-    let id = Id::from(1u64);
+    // Borrowed text: no allocation for the id every call carries.
+    let id = Id::from_number_text("1");
     let mut body = bytes::BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
     crate::encode::write_call_raw(&mut body, Some(&id), method, params)
         .map_err(|error| PeerError::from(crate::transport::PeerErrorKind::Params(error)))?;

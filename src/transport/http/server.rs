@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use super::connection_clock::ConnectionClock;
 use super::detect_deadline::DetectDeadline;
-use super::service::HttpService;
+use super::service::{HttpService, HyperService};
 use crate::dispatch::Router;
 
 /// How long the request head may take to arrive by default (slow-header protection).
@@ -141,7 +140,7 @@ impl HttpServer {
             };
             let _ = stream.set_nodelay(true);
             let builder = self.connection_builder();
-            let service = TowerToHyperService::new(self.service.clone());
+            let service = HyperService(self.service.clone());
             let stream = DetectDeadline::new(stream, self.header_timeout);
             tokio::spawn(async move {
                 // A connection that fails (reset, timed-out head, bad HTTP) ends alone.

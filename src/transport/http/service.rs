@@ -89,6 +89,9 @@ struct ServiceInner {
     buffers: BufferPool,
 }
 
+/// The future of one request's answer (what both service traits return).
+type AnswerFuture = Pin<Box<dyn Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send>>;
+
 /// Idle response buffers kept for reuse.
 const RESPONSE_BUFFERS: usize = 64;
 /// Each response buffer's first capacity.
@@ -250,7 +253,12 @@ impl ServiceInner {
         if !is_json(request.headers().get(CONTENT_TYPE)) {
             return status(StatusCode::UNSUPPORTED_MEDIA_TYPE);
         }
-        let declared = declared_length(request.headers().get(CONTENT_LENGTH));
+        // hyper's body knows its declared length; another body may only have the header.
+        let declared = request
+            .body()
+            .size_hint()
+            .exact()
+            .or_else(|| declared_length(request.headers().get(CONTENT_LENGTH)));
         if declared.is_some_and(|len| len > (self.max_body + LINGER) as u64) {
             // Far over the limit: refuse at once, reading none of it (the connection closes).
             return status(StatusCode::PAYLOAD_TOO_LARGE);
@@ -286,15 +294,42 @@ where
 {
     type Response = Response<Full<Bytes>>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+    type Future = AnswerFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
+        self.answer_boxed(request)
+    }
+}
+
+impl HttpService {
+    /// The answer to `request` as the boxed future both service traits return.
+    pub(super) fn answer_boxed<B>(&self, request: Request<B>) -> AnswerFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
         let service = self.inner.clone();
         Box::pin(async move { Ok(service.answer(request).await) })
+    }
+}
+
+/// The service as hyper calls it: straight, without tower's readiness protocol (an
+/// `HttpService` is always ready) and the clone per request that adapting it takes.
+#[derive(Clone, Debug)]
+pub(super) struct HyperService(pub(super) HttpService);
+
+impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = AnswerFuture;
+
+    fn call(&self, request: Request<hyper::body::Incoming>) -> Self::Future {
+        self.0.answer_boxed(request)
     }
 }
 
