@@ -41,6 +41,8 @@ mod context;
 #[cfg(feature = "tokio")]
 mod deferred;
 mod error_answer;
+#[cfg(feature = "tokio")]
+pub(crate) mod frame_forward;
 mod handler;
 mod methods;
 mod no_params;

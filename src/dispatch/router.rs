@@ -17,6 +17,8 @@ use super::error_answer::write_parse_error;
 use super::handler::{self, Handler};
 use super::methods::MethodTable;
 #[cfg(feature = "tokio")]
+use super::frame_forward::{ForwardedAnswer, FrameForwarder};
+#[cfg(feature = "tokio")]
 use super::raw_call::RawCall;
 use super::reply::{Reply, Written};
 use super::target::Target;
@@ -83,6 +85,10 @@ pub struct Router {
     async_handlers: usize,
     /// What serves methods nobody registered (`fallback_async`); `None`: -32601.
     fallback: Option<Handler>,
+    /// What answers a single request for a method nobody registered from its frame, before
+    /// the fallback handler (a gateway's forwarding; set with the fallback that goes with it).
+    #[cfg(feature = "tokio")]
+    frame_forwarder: Option<std::sync::Arc<dyn FrameForwarder>>,
 }
 
 impl Default for Router {
@@ -130,6 +136,8 @@ impl Router {
             parser: Parser::new(limits),
             async_handlers: 0,
             fallback: None,
+            #[cfg(feature = "tokio")]
+            frame_forwarder: None,
         }
     }
 
@@ -419,7 +427,33 @@ impl Router {
             self.async_handlers += 1;
         }
         self.fallback = Some(Handler::Async(handler::raw_async(f)));
+        // A forwarder went with the fallback it answered for.
+        self.frame_forwarder = None;
         self
+    }
+
+    /// Sets what answers single requests for methods nobody registered from their frames,
+    /// ahead of the fallback handler (which must be set first: `fallback_async` clears it).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn set_frame_forwarder(&mut self, forwarder: std::sync::Arc<dyn FrameForwarder>) {
+        self.frame_forwarder = Some(forwarder);
+    }
+
+    /// The answer to `frame` from the frame forwarder, when the router has one and `frame` is
+    /// one request for a method the router does not serve itself (and the forwarder takes
+    /// it); `None`: answer `frame` as usual.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn forward_frame(&self, frame: &Bytes) -> Option<ForwardedAnswer> {
+        let forwarder = self.frame_forwarder.as_ref()?;
+        let Ok(Parsed::Single(message)) = self.parser.parse(frame) else {
+            return None;
+        };
+        match &message {
+            Message::Request(request) if self.methods.get(request.method()).is_none() => {
+                forwarder.forward(frame, &message)
+            }
+            _ => None,
+        }
     }
 
     /// Parses `input` (one message or a batch) and writes the answer at the end of `out`.

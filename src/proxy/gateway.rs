@@ -6,14 +6,18 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::sync::watch;
 
 use super::forward_error::ForwardError;
+use super::id_slot::IdSlot;
+use super::upstream::{FrameAnswer, GATEWAY_ID};
 use super::metrics;
 use super::pool::UpstreamPool;
+use crate::dispatch::frame_forward::{ForwardedAnswer, FrameForwarder};
 use crate::dispatch::{RawCall, Router};
-use crate::message::{ErrorObject, JsonBytes};
+use crate::message::{range_within, ErrorObject, JsonBytes, Message};
+use crate::trace::RequestSpan;
 use crate::sync::{bump, lock_unpoisoned};
 
 /// What a coalesced call's followers wait for.
@@ -242,11 +246,66 @@ impl Gateway {
     pub fn install(self, router: &mut Router) -> Arc<Gateway> {
         let gateway = Arc::new(self);
         let handle = gateway.clone();
+        let forwarding = FrameForwarding(gateway.clone());
         router.fallback_async(move |call: RawCall| {
             let gateway = gateway.clone();
             async move { gateway.forward(call).await }
         });
+        // Single requests skip the fallback: their frames go on as they are.
+        router.set_frame_forwarder(Arc::new(forwarding));
         handle
+    }
+
+    /// Forwards one request's frame (`upstream_frame`: the client's with the gateway's id) and
+    /// gives the whole answer frame with the client's id (`client_id`, its exact text) back
+    /// in place: the upstream's answer as it came when the upstream takes frames, else the
+    /// result or the error in a response written here.
+    async fn forward_frame(
+        &self,
+        method: &str,
+        params: Option<JsonBytes>,
+        upstream_frame: Bytes,
+        client_id: Bytes,
+        span: RequestSpan,
+    ) -> Bytes {
+        let pool = self.routes.get(method).unwrap_or(&self.default);
+        bump(&self.counters.forwarded);
+        let params = params.as_ref().map(JsonBytes::to_raw_json);
+        let outcome = span
+            .instrument(pool.call_frame(&upstream_frame, method, params.as_ref()))
+            .await;
+        let mut out = BytesMut::new();
+        match outcome {
+            Ok(FrameAnswer::Frame { answer, id }) => {
+                span.finish(None, false);
+                if answer[id.clone()] == client_id[..] {
+                    return answer;
+                }
+                out.reserve(answer.len() - id.len() + client_id.len());
+                out.extend_from_slice(&answer[..id.start]);
+                out.extend_from_slice(&client_id);
+                out.extend_from_slice(&answer[id.end..]);
+            }
+            Ok(FrameAnswer::Result(result)) => {
+                span.finish(None, false);
+                write_head(&mut out, &client_id);
+                out.extend_from_slice(br#","result":"#);
+                out.extend_from_slice(result.as_str().as_bytes());
+                out.extend_from_slice(b"}");
+            }
+            Err(error) => {
+                if !matches!(error, ForwardError::Remote(_)) {
+                    bump(&self.counters.failed);
+                }
+                let error = error.to_error_object();
+                span.finish(Some(error.code().code()), false);
+                write_head(&mut out, &client_id);
+                out.extend_from_slice(br#","error":"#);
+                crate::encode::write_error_object(&mut out, &error);
+                out.extend_from_slice(b"}");
+            }
+        }
+        out.freeze()
     }
 
     /// Forwards one call or notification and gives its answer.
@@ -343,5 +402,47 @@ impl Gateway {
         drop(leaving);
         let _ = sender.send(Some(answer.clone()));
         answer
+    }
+}
+
+/// The start of a response with the id whose exact JSON text is `id`, up to the id.
+fn write_head(out: &mut BytesMut, id: &[u8]) {
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id);
+}
+
+/// A gateway's forwarding of single requests' frames, ahead of its fallback handler.
+struct FrameForwarding(Arc<Gateway>);
+
+impl FrameForwarder for FrameForwarding {
+    fn forward(&self, frame: &Bytes, message: &Message<'_>) -> Option<ForwardedAnswer> {
+        let Message::Request(request) = message else {
+            return None;
+        };
+        let gateway = &self.0;
+        let method = request.method();
+        // Refused methods and coalesced calls are the fallback's to answer.
+        if gateway.coalesce || !gateway.forwards(method) {
+            return None;
+        }
+        let slot = IdSlot::find(frame, message)?;
+        let client_id = frame.slice(slot.id_range());
+        let upstream_frame = slot.replace(GATEWAY_ID);
+        let params = request
+            .params()
+            .map(|params| JsonBytes::slice_of(frame, &params.raw()));
+        // The method's text in the frame (no copy), or a copy when it had escapes.
+        let method = match range_within(frame, method.as_bytes()) {
+            Some(range) => frame.slice(range),
+            None => Bytes::copy_from_slice(method.as_bytes()),
+        };
+        let span = RequestSpan::start(request.method(), Some(request.id()));
+        let gateway = gateway.clone();
+        Some(Box::pin(async move {
+            let method = std::str::from_utf8(&method).unwrap_or_default();
+            gateway
+                .forward_frame(method, params, upstream_frame, client_id, span)
+                .await
+        }))
     }
 }

@@ -5,10 +5,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+
 use super::forward_error::ForwardError;
 use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy};
-use super::upstream::Upstream;
+use super::upstream::{FrameAnswer, Upstream};
 use crate::message::{ErrorObject, JsonBytes, RawJson};
 use crate::sync::bump;
 use crate::transport::{CloseReason, PeerError, PeerErrorKind};
@@ -58,8 +60,9 @@ pub struct UpstreamPool {
 
 /// How one attempt ended.
 enum Attempt {
-    /// The upstream answered: a result, or an error object to pass on.
-    Answered(Result<JsonBytes, ErrorObject<'static>>),
+    /// The upstream answered: a result (or the whole answer frame), or an error object to
+    /// pass on.
+    Answered(Result<FrameAnswer, ErrorObject<'static>>),
     /// The request was not forwarded: never reached the upstream, or could not be written.
     NotReached(String),
     /// The request may have reached the upstream and no usable answer came; `answer` is the
@@ -168,6 +171,36 @@ impl UpstreamPool {
     /// # });
     /// ```
     pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
+        match self.send(method, params, None).await? {
+            FrameAnswer::Result(result) => Ok(result),
+            // Only a frame sent comes back as a frame.
+            FrameAnswer::Frame { .. } => Err(ForwardError::NoAnswer(
+                "an answer frame came for a call".to_owned(),
+            )),
+        }
+    }
+
+    /// Forwards `frame`, a request for `method` with `params` whose id is the gateway's
+    /// ([`GATEWAY_ID`](super::upstream::GATEWAY_ID)), as it is to upstreams that take frames (HTTP) and gives their whole
+    /// answer; to the others (behind a `Peer`) the call is made and its result given. Same
+    /// retries, timeouts and breakers as [`call`](UpstreamPool::call).
+    pub(crate) async fn call_frame(
+        &self,
+        frame: &Bytes,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<FrameAnswer, ForwardError> {
+        self.send(method, params, Some(frame)).await
+    }
+
+    /// A call (`frame` `None`) or a forwarded frame, on the next upstream free and not
+    /// benched, retried as the policy allows.
+    async fn send(
+        &self,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+        frame: Option<&Bytes>,
+    ) -> Result<FrameAnswer, ForwardError> {
         self.budget.deposit();
         let first = self.next.fetch_add(1, Ordering::Relaxed);
         // Written when an attempt fails (most calls never need it, so nothing is built first).
@@ -184,7 +217,7 @@ impl UpstreamPool {
                 failure = Some(ForwardError::Unavailable("every upstream is benched".to_owned()));
                 break;
             };
-            match self.attempt(&upstream, method, params).await {
+            match self.attempt(&upstream, method, params, frame).await {
                 Attempt::Answered(Ok(result)) => return Ok(result),
                 Attempt::Answered(Err(error)) => return Err(ForwardError::Remote(error)),
                 Attempt::BadParams(reason) => return Err(ForwardError::Params(reason)),
@@ -265,7 +298,13 @@ impl UpstreamPool {
 
     /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
     /// upstream's breaker.
-    async fn attempt(&self, upstream: &Upstream, method: &str, params: Option<&RawJson<'_>>) -> Attempt {
+    async fn attempt(
+        &self,
+        upstream: &Upstream,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+        frame: Option<&Bytes>,
+    ) -> Attempt {
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
@@ -275,7 +314,10 @@ impl UpstreamPool {
                 Ok(slot) => Some(slot),
                 Err(_) => upstream.slots().acquire().await.ok(),
             };
-            upstream.call_raw(method, params).await
+            match frame {
+                Some(frame) => upstream.call_frame(frame, method, params).await,
+                None => upstream.call_raw(method, params).await.map(FrameAnswer::Result),
+            }
         };
         let outcome = match tokio::time::timeout(self.timeout, call).await {
             Ok(outcome) => classify(outcome, &self.retry),
@@ -313,7 +355,7 @@ impl UpstreamPool {
 }
 
 /// What a call's outcome means for retrying it.
-fn classify(outcome: Result<JsonBytes, PeerError>, policy: &RetryPolicy) -> Attempt {
+fn classify(outcome: Result<FrameAnswer, PeerError>, policy: &RetryPolicy) -> Attempt {
     let error = match outcome {
         Ok(result) => return Attempt::Answered(Ok(result)),
         Err(error) => error,

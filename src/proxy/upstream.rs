@@ -254,6 +254,29 @@ impl Upstream {
         }
     }
 
+    /// Forwards `frame` (a request whose id is [`GATEWAY_ID`]) to the upstream as it is when
+    /// the upstream takes frames (HTTP), and gives its whole answer; through a [`Peer`], which
+    /// sets ids of its own, the call of `method` with `params` is made and its result given.
+    pub(crate) async fn call_frame(
+        &self,
+        frame: &bytes::Bytes,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<FrameAnswer, PeerError> {
+        match &self.link {
+            Link::Peer { .. } => self.call_raw(method, params).await.map(FrameAnswer::Result),
+            #[cfg(feature = "http")]
+            Link::Http(client) => {
+                let _ = (method, params);
+                let answered = http_exchange(client, frame.clone()).await?;
+                Ok(FrameAnswer::Frame {
+                    answer: answered.answer,
+                    id: answered.id,
+                })
+            }
+        }
+    }
+
     /// Sends a notification of `method` to the upstream.
     pub(crate) async fn notify_raw(
         &self,
@@ -322,35 +345,84 @@ pub struct UpstreamStats {
     pub benched: bool,
 }
 
-/// One call as its own HTTP exchange: the frame with id 1, the answer parsed and its result
-/// sliced out; what went wrong as the error object `HttpClientTransport` gives a failed
-/// exchange (-32000 with `{"reached", "status"}`), an answer that is not this call's
-/// response included (reached, no status: it may have run).
+/// The id a gateway's forwarded requests carry upstream (each HTTP exchange is its own, so
+/// one id serves them all): its exact JSON text.
+pub(crate) const GATEWAY_ID: &[u8] = b"1";
+
+/// What an upstream answered a forwarded frame with.
+#[derive(Debug)]
+pub(crate) enum FrameAnswer {
+    /// The upstream's whole answer, a success response whose id (at `id`) is [`GATEWAY_ID`].
+    Frame {
+        answer: bytes::Bytes,
+        id: std::ops::Range<usize>,
+    },
+    /// The result alone (from an upstream behind a [`Peer`]).
+    Result(JsonBytes),
+}
+
+/// One call as its own HTTP exchange: the frame with id [`GATEWAY_ID`], the answer's result
+/// sliced out. See [`http_exchange`].
 #[cfg(feature = "http")]
 async fn http_call(
     client: &crate::transport::http::HttpClientTransport,
     method: &str,
     params: Option<&RawJson<'_>>,
 ) -> Result<JsonBytes, PeerError> {
-    use crate::message::{Id, Message, ResponsePayload};
-    // Borrowed text: no allocation for the id every call carries.
-    let id = Id::from_number_text("1");
+    let id = crate::message::Id::from_number_text("1");
     let mut body = bytes::BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
     crate::encode::write_call_raw(&mut body, Some(&id), method, params)
         .map_err(|error| PeerError::from(crate::transport::PeerErrorKind::Params(error)))?;
-    let answer = match crate::transport::http::client::exchange(client, body.freeze()).await {
+    let answered = http_exchange(client, body.freeze()).await?;
+    Ok(JsonBytes::from_validated(answered.answer.slice(answered.result)))
+}
+
+/// A success answer to a request with id [`GATEWAY_ID`], and where its id and result lie.
+#[cfg(feature = "http")]
+struct Answered {
+    answer: bytes::Bytes,
+    id: std::ops::Range<usize>,
+    result: std::ops::Range<usize>,
+}
+
+/// `frame` (a request with id [`GATEWAY_ID`]) as its own HTTP exchange, the answer parsed:
+/// its result, or what went wrong as the error object `HttpClientTransport` gives a failed
+/// exchange (-32000 with `{"reached", "status"}`), an answer that is not this call's
+/// response included (reached, no status: it may have run); the upstream's error object as
+/// the remote error.
+#[cfg(feature = "http")]
+async fn http_exchange(
+    client: &crate::transport::http::HttpClientTransport,
+    frame: bytes::Bytes,
+) -> Result<Answered, PeerError> {
+    use crate::message::{range_within, Message, ResponsePayload};
+    let answer = match crate::transport::http::client::exchange(client, frame).await {
         Ok(Some(answer)) => answer,
         Ok(None) => return Err(remote(unusable("the upstream answered nothing"))),
         Err(failure) => return Err(remote(failure.to_error_object())),
     };
-    match crate::parse(&answer).ok().and_then(|parsed| parsed.single()) {
-        Some(Message::Response(response)) if *response.id() == id => match response.payload() {
-            ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(&answer, result)),
-            ResponsePayload::Error(error) => Err(remote(error.clone().into_owned())),
-        },
-        _ => Err(remote(unusable(
-            "the upstream's answer is not a response to the call",
-        ))),
+    let not_ours = || remote(unusable("the upstream's answer is not a response to the call"));
+    let parsed = crate::parse(&answer).ok().and_then(|parsed| parsed.single());
+    let Some(message @ Message::Response(response)) = &parsed else {
+        return Err(not_ours());
+    };
+    if response.id().raw().as_bytes() != GATEWAY_ID || response.id().kind() != crate::message::IdKind::Number {
+        return Err(not_ours());
+    }
+    match response.payload() {
+        ResponsePayload::Result(result) => {
+            let result = range_within(&answer, result.get().as_bytes());
+            let id = super::IdSlot::find(&answer, message).map(|slot| slot.id_range());
+            match (result, id) {
+                (Some(result), Some(id)) => Ok(Answered {
+                    answer: answer.clone(),
+                    id,
+                    result,
+                }),
+                _ => Err(not_ours()),
+            }
+        }
+        ResponsePayload::Error(error) => Err(remote(error.clone().into_owned())),
     }
 }
 

@@ -270,16 +270,16 @@ impl ServiceInner {
             Ok(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
             Err(_elapsed) => return status(StatusCode::REQUEST_TIMEOUT),
         };
+        // A single request a gateway forwards: its answer frame as the upstream gave it.
+        if let Some(forwarded) = self.router.forward_frame(&bytes) {
+            return json(forwarded.await);
+        }
         let mut out = self.buffers.get();
         if Responder::new()
             .answer_bytes_async(&self.router, &bytes, &mut out)
             .await
         {
-            let mut response = Response::new(Full::new(out.split().freeze()));
-            response
-                .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            response
+            json(out.split().freeze())
         } else {
             status(StatusCode::NO_CONTENT)
         }
@@ -379,6 +379,15 @@ where
         }
         Err(ReadError::Broken(_)) => Err(BodyProblem::Broken),
     }
+}
+
+/// A `200` with `body`, a JSON-RPC answer.
+fn json(body: Bytes) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
 }
 
 /// A response with `code` and an empty body.

@@ -1,0 +1,195 @@
+//! `proxy::Gateway` behind `HttpServer`: a single request goes upstream as the client's frame
+//! with only its id replaced by the gateway's, and the upstream's answer comes back as it was
+//! written with the client's id put back byte for byte; upstream errors, foreign ids and
+//! upstreams behind a `Peer` are answered with the client's id; refused methods, local
+//! methods, notifications and batches keep the router's way.
+#![cfg(feature = "http")]
+
+#[path = "support/memory_upstream.rs"]
+mod memory_upstream;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use rpcwire::dispatch::{NoParams, Router};
+use rpcwire::proxy::{Gateway, Upstream, UpstreamPool};
+use rpcwire::transport::http::HttpServer;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// What the scripted upstream received, and answers each body with.
+type Script = Arc<dyn Fn(&[u8]) -> String + Send + Sync>;
+
+/// An HTTP upstream that records every body it gets and answers with `script(body)`.
+async fn scripted_upstream(script: Script) -> (String, Arc<Mutex<Vec<Bytes>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let recorded = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let (script, seen) = (script.clone(), recorded.clone());
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                    let (script, seen) = (script.clone(), seen.clone());
+                    async move {
+                        let body = request.into_body().collect().await.unwrap().to_bytes();
+                        let answer = script(&body);
+                        seen.lock().unwrap().push(body);
+                        Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::from(answer))))
+                    }
+                });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(socket), service)
+                    .await;
+            });
+        }
+    });
+    (format!("http://{address}/"), seen)
+}
+
+/// Serves `router` with `HttpServer` on a port of its own.
+async fn front(router: Router) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(HttpServer::new(router).serve(listener));
+    address
+}
+
+/// POSTs `body` and returns the status and the answer's exact bytes.
+async fn post(address: SocketAddr, body: &str) -> (u16, String) {
+    let exchange = async {
+        let mut socket = TcpStream::connect(address).await.unwrap();
+        let head = format!(
+            "POST / HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket.write_all(body.as_bytes()).await.unwrap();
+        let mut raw = String::new();
+        socket.read_to_string(&mut raw).await.unwrap();
+        raw
+    };
+    let raw = tokio::time::timeout(std::time::Duration::from_secs(10), exchange)
+        .await
+        .expect("an answer in time");
+    let status = raw[9..12].parse().unwrap();
+    let (_, answer) = raw.split_once("\r\n\r\n").unwrap();
+    (status, answer.to_owned())
+}
+
+/// An upstream that answers every call with `{"result":…}` written its own way: members in
+/// another order, spaces, and the id it was sent.
+fn result_upstream() -> Script {
+    Arc::new(|body: &[u8]| {
+        let request: serde_json::Value = serde_json::from_slice(body).unwrap();
+        format!(
+            "{{ \"result\" : {{\"seen\": {}}} , \"id\" : {}, \"jsonrpc\":\"2.0\" }}",
+            request["method"], request["id"]
+        )
+    })
+}
+
+#[tokio::test]
+async fn the_frame_goes_up_with_the_gateways_id_and_comes_back_as_written_with_the_clients() {
+    let (url, seen) = scripted_upstream(result_upstream()).await;
+    let router = Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)])).into_router();
+    let address = front(router).await;
+    for id in [r#""\u00e9x""#, "1.50", "-0", "18446744073709551616", r#""1""#, "null", "1"] {
+        let request = format!(
+            r#"{{"jsonrpc":"2.0", "params" : [{{"to":"0x1"}}, "latest"],"id":{id},"method":"eth_call"}}"#
+        );
+        let (status, answer) = post(address, &request).await;
+        assert_eq!(status, 200, "{answer}");
+        // The upstream's answer as it wrote it, the client's id in its place.
+        assert_eq!(
+            answer,
+            format!(r#"{{ "result" : {{"seen": "eth_call"}} , "id" : {id}, "jsonrpc":"2.0" }}"#)
+        );
+        // Upstream, the client's frame with only the id replaced.
+        let sent = seen.lock().unwrap().pop().unwrap();
+        assert_eq!(
+            std::str::from_utf8(&sent).unwrap(),
+            request.replace(&format!(r#""id":{id}"#), r#""id":1"#)
+        );
+    }
+}
+
+#[tokio::test]
+async fn errors_foreign_ids_and_garbage_from_upstream_are_answered_with_the_clients_id() {
+    let script: Script = Arc::new(|body: &[u8]| {
+        let request: serde_json::Value = serde_json::from_slice(body).unwrap();
+        match request["method"].as_str().unwrap() {
+            "fails" => r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"busy","data":[1, 2]}}"#.to_owned(),
+            "foreign" => r#"{"jsonrpc":"2.0","id":2,"result":true}"#.to_owned(),
+            "string_id" => r#"{"jsonrpc":"2.0","id":"1","result":true}"#.to_owned(),
+            _ => "not json".to_owned(),
+        }
+    });
+    let (url, _) = scripted_upstream(script).await;
+    let router = Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)])).into_router();
+    let address = front(router).await;
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":"a","method":"fails"}"#).await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32005,"message":"busy","data":[1, 2]}}"#
+    );
+    for method in ["foreign", "string_id", "garbage"] {
+        let (status, answer) = post(address, &format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}"}}"#)).await;
+        let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(status, 200);
+        assert_eq!(answer["id"], 7, "{method}: {answer}");
+        // A gateway error (no usable answer, it may have run), the reason in `data`.
+        assert_eq!(answer["error"]["code"], -32011, "{method}: {answer}");
+        let reason = answer["error"]["data"].as_str().unwrap();
+        assert!(reason.ends_with("the upstream's answer is not a response to the call"), "{reason}");
+    }
+}
+
+#[tokio::test]
+async fn refused_local_and_batched_messages_keep_the_routers_way() {
+    let (url, seen) = scripted_upstream(result_upstream()).await;
+    let mut router = Router::new();
+    router.method("gateway_version", |_: NoParams| Ok("2"));
+    Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)]))
+        .deny(["admin_peers"])
+        .install(&mut router);
+    let address = front(router).await;
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":1,"method":"gateway_version"}"#).await;
+    assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1,"result":"2"}"#);
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":2,"method":"admin_peers"}"#).await;
+    assert!(answer.starts_with(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601"#), "{answer}");
+    assert!(seen.lock().unwrap().is_empty(), "a local or refused method went upstream");
+    // A batch goes element by element through the fallback (each call re-encoded upstream).
+    let (_, answer) = post(
+        address,
+        r#"[{"jsonrpc":"2.0","id":3,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"note"}]"#,
+    )
+    .await;
+    assert_eq!(answer, r#"[{"jsonrpc":"2.0","id":3,"result":{"seen": "eth_chainId"}}]"#);
+    let (status, answer) = post(address, r#"{"jsonrpc":"2.0","method":"note"}"#).await;
+    assert_eq!((status, answer.as_str()), (204, ""));
+    let methods: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|body| serde_json::from_slice::<serde_json::Value>(body).unwrap()["method"].to_string())
+        .collect();
+    assert_eq!(methods.len(), 3, "{methods:?}");
+}
+
+#[tokio::test]
+async fn an_upstream_behind_a_peer_answers_with_the_clients_id() {
+    let router = Gateway::new(UpstreamPool::new(vec![memory_upstream::healthy("main")])).into_router();
+    let address = front(router).await;
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":1.50,"method":"subtract","params":[5,3]}"#).await;
+    assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1.50,"result":2}"#);
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":"b","method":"busy"}"#).await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":"b","error":{"code":-32005,"message":"limit exceeded"}}"#
+    );
+}
