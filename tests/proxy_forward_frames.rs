@@ -33,15 +33,16 @@ async fn scripted_upstream(script: Script) -> (String, Arc<Mutex<Vec<Bytes>>>) {
         while let Ok((socket, _)) = listener.accept().await {
             let (script, seen) = (script.clone(), recorded.clone());
             tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
-                    let (script, seen) = (script.clone(), seen.clone());
-                    async move {
-                        let body = request.into_body().collect().await.unwrap().to_bytes();
-                        let answer = script(&body);
-                        seen.lock().unwrap().push(body);
-                        Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::from(answer))))
-                    }
-                });
+                let service =
+                    hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+                        let (script, seen) = (script.clone(), seen.clone());
+                        async move {
+                            let body = request.into_body().collect().await.unwrap().to_bytes();
+                            let answer = script(&body);
+                            seen.lock().unwrap().push(body);
+                            Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::from(answer))))
+                        }
+                    });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(socket), service)
                     .await;
@@ -98,7 +99,15 @@ async fn the_frame_goes_up_with_the_gateways_id_and_comes_back_as_written_with_t
     let (url, seen) = scripted_upstream(result_upstream()).await;
     let router = Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)])).into_router();
     let address = front(router).await;
-    for id in [r#""\u00e9x""#, "1.50", "-0", "18446744073709551616", r#""1""#, "null", "1"] {
+    for id in [
+        r#""\u00e9x""#,
+        "1.50",
+        "-0",
+        "18446744073709551616",
+        r#""1""#,
+        "null",
+        "1",
+    ] {
         let request = format!(
             r#"{{"jsonrpc":"2.0", "params" : [{{"to":"0x1"}}, "latest"],"id":{id},"method":"eth_call"}}"#
         );
@@ -123,7 +132,8 @@ async fn errors_foreign_ids_and_garbage_from_upstream_are_answered_with_the_clie
     let script: Script = Arc::new(|body: &[u8]| {
         let request: serde_json::Value = serde_json::from_slice(body).unwrap();
         match request["method"].as_str().unwrap() {
-            "fails" => r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"busy","data":[1, 2]}}"#.to_owned(),
+            "fails" => r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"busy","data":[1, 2]}}"#
+                .to_owned(),
             "foreign" => r#"{"jsonrpc":"2.0","id":2,"result":true}"#.to_owned(),
             "string_id" => r#"{"jsonrpc":"2.0","id":"1","result":true}"#.to_owned(),
             _ => "not json".to_owned(),
@@ -138,14 +148,21 @@ async fn errors_foreign_ids_and_garbage_from_upstream_are_answered_with_the_clie
         r#"{"jsonrpc":"2.0","id":"a","error":{"code":-32005,"message":"busy","data":[1, 2]}}"#
     );
     for method in ["foreign", "string_id", "garbage"] {
-        let (status, answer) = post(address, &format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}"}}"#)).await;
+        let (status, answer) = post(
+            address,
+            &format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}"}}"#),
+        )
+        .await;
         let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(status, 200);
         assert_eq!(answer["id"], 7, "{method}: {answer}");
         // A gateway error (no usable answer, it may have run), the reason in `data`.
         assert_eq!(answer["error"]["code"], -32011, "{method}: {answer}");
         let reason = answer["error"]["data"].as_str().unwrap();
-        assert!(reason.ends_with("the upstream's answer is not a response to the call"), "{reason}");
+        assert!(
+            reason.ends_with("the upstream's answer is not a response to the call"),
+            "{reason}"
+        );
     }
 }
 
@@ -161,15 +178,24 @@ async fn refused_local_and_batched_messages_keep_the_routers_way() {
     let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":1,"method":"gateway_version"}"#).await;
     assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1,"result":"2"}"#);
     let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":2,"method":"admin_peers"}"#).await;
-    assert!(answer.starts_with(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601"#), "{answer}");
-    assert!(seen.lock().unwrap().is_empty(), "a local or refused method went upstream");
+    assert!(
+        answer.starts_with(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601"#),
+        "{answer}"
+    );
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a local or refused method went upstream"
+    );
     // A batch goes element by element through the fallback (each call re-encoded upstream).
     let (_, answer) = post(
         address,
         r#"[{"jsonrpc":"2.0","id":3,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"note"}]"#,
     )
     .await;
-    assert_eq!(answer, r#"[{"jsonrpc":"2.0","id":3,"result":{"seen": "eth_chainId"}}]"#);
+    assert_eq!(
+        answer,
+        r#"[{"jsonrpc":"2.0","id":3,"result":{"seen": "eth_chainId"}}]"#
+    );
     let (status, answer) = post(address, r#"{"jsonrpc":"2.0","method":"note"}"#).await;
     assert_eq!((status, answer.as_str()), (204, ""));
     let methods: Vec<String> = seen
@@ -185,7 +211,11 @@ async fn refused_local_and_batched_messages_keep_the_routers_way() {
 async fn an_upstream_behind_a_peer_answers_with_the_clients_id() {
     let router = Gateway::new(UpstreamPool::new(vec![memory_upstream::healthy("main")])).into_router();
     let address = front(router).await;
-    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":1.50,"method":"subtract","params":[5,3]}"#).await;
+    let (_, answer) = post(
+        address,
+        r#"{"jsonrpc":"2.0","id":1.50,"method":"subtract","params":[5,3]}"#,
+    )
+    .await;
     assert_eq!(answer, r#"{"jsonrpc":"2.0","id":1.50,"result":2}"#);
     let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":"b","method":"busy"}"#).await;
     assert_eq!(

@@ -276,6 +276,50 @@ async fn a_body_that_stops_arriving_times_out() {
 }
 
 #[tokio::test]
+async fn a_keep_alive_connection_idle_past_its_deadlines_serves_its_next_request() {
+    // Head and body deadlines of each request are kept on the connection's one timer: an
+    // earlier request's passing must not cut a later one short, nor a slow body go unnoticed.
+    let service = HttpService::new(spec_router()).with_body_timeout(Duration::from_millis(300));
+    let server =
+        start(HttpServer::from_service(service).with_header_timeout(Duration::from_millis(600))).await;
+    let mut socket = TcpStream::connect(server.address).await.unwrap();
+    let body = r#"{"jsonrpc":"2.0","method":"subtract","params":[3,1],"id":1}"#;
+    let head = format!(
+        "POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        // The body in two pieces 150 ms apart (within the body deadline), then 400 ms idle
+        // (past the previous request's body deadline, within the head deadline).
+        socket.write_all(head.as_bytes()).await.unwrap();
+        socket.write_all(&body.as_bytes()[..10]).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        socket.write_all(&body.as_bytes()[10..]).await.unwrap();
+        let mut answer = vec![0; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut answer))
+            .await
+            .expect("an answer in time")
+            .unwrap();
+        answers.push(String::from_utf8_lossy(&answer[..n]).into_owned());
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+    for answer in &answers {
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            answer.ends_with(r#"{"jsonrpc":"2.0","id":1,"result":2}"#),
+            "{answer}"
+        );
+    }
+    // A body that stops arriving on the same connection still times out.
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket.write_all(&body.as_bytes()[..10]).await.unwrap();
+    let mut answer = String::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), socket.read_to_string(&mut answer)).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
 async fn many_connections_opened_and_dropped_leave_it_serving() {
     let server = start(HttpServer::new(spec_router())).await;
     // 10,000 connections opened and dropped, some after half a request head.

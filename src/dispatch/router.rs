@@ -14,10 +14,10 @@ use super::context::{RequestContext, Serving};
 #[cfg(feature = "tokio")]
 use super::deferred::{join_in_order, Deferred, Finished};
 use super::error_answer::write_parse_error;
-use super::handler::{self, Handler};
-use super::methods::MethodTable;
 #[cfg(feature = "tokio")]
 use super::frame_forward::{ForwardedAnswer, FrameForwarder};
+use super::handler::{self, Handler};
+use super::methods::MethodTable;
 #[cfg(feature = "tokio")]
 use super::raw_call::RawCall;
 use super::reply::{Reply, Written};

@@ -11,14 +11,14 @@ use tokio::sync::watch;
 
 use super::forward_error::ForwardError;
 use super::id_slot::IdSlot;
-use super::upstream::{FrameAnswer, GATEWAY_ID};
 use super::metrics;
 use super::pool::UpstreamPool;
+use super::upstream::{FrameAnswer, GATEWAY_ID};
 use crate::dispatch::frame_forward::{ForwardedAnswer, FrameForwarder};
 use crate::dispatch::{RawCall, Router};
 use crate::message::{range_within, ErrorObject, JsonBytes, Message};
-use crate::trace::RequestSpan;
 use crate::sync::{bump, lock_unpoisoned};
+use crate::trace::RequestSpan;
 
 /// What a coalesced call's followers wait for.
 type Shared = watch::Receiver<Option<Result<JsonBytes, ForwardError>>>;

@@ -406,7 +406,8 @@ async fn http_exchange(
     let Some(message @ Message::Response(response)) = &parsed else {
         return Err(not_ours());
     };
-    if response.id().raw().as_bytes() != GATEWAY_ID || response.id().kind() != crate::message::IdKind::Number {
+    if response.id().raw().as_bytes() != GATEWAY_ID || response.id().kind() != crate::message::IdKind::Number
+    {
         return Err(not_ours());
     }
     match response.payload() {

@@ -19,6 +19,7 @@ use http_body_util::{BodyExt, Full};
 use fastwebsockets::WebSocketError;
 
 use super::body::{read_limited, ReadError};
+use super::connection_clock::ConnectionClock;
 use super::websocket::WebSocketTransport;
 use crate::dispatch::{Responder, Router};
 use crate::pool::BufferPool;
@@ -234,9 +235,9 @@ impl ServiceInner {
     }
 
     /// Answers one request.
-    async fn answer<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
+    async fn answer<B>(&self, request: Request<B>, clock: Option<ConnectionClock>) -> Response<Full<Bytes>>
     where
-        B: Body + Send + 'static,
+        B: Body + Send + Unpin + 'static,
         B::Data: Send,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
@@ -264,11 +265,23 @@ impl ServiceInner {
             return status(StatusCode::PAYLOAD_TOO_LARGE);
         }
         let read = read_body(request.into_body(), self.max_body);
-        let bytes = match tokio::time::timeout(self.body_timeout, read).await {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(BodyProblem::TooLarge)) => return status(StatusCode::PAYLOAD_TOO_LARGE),
-            Ok(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
-            Err(_elapsed) => return status(StatusCode::REQUEST_TIMEOUT),
+        let read = match clock {
+            // On the connection's own clock: no timer registered per request.
+            Some(clock) => {
+                let deadline = clock.deadline(self.body_timeout);
+                tokio::select! {
+                    biased;
+                    read = read => Some(read),
+                    () = deadline => None,
+                }
+            }
+            None => tokio::time::timeout(self.body_timeout, read).await.ok(),
+        };
+        let bytes = match read {
+            Some(Ok(bytes)) => bytes,
+            Some(Err(BodyProblem::TooLarge)) => return status(StatusCode::PAYLOAD_TOO_LARGE),
+            Some(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
+            None => return status(StatusCode::REQUEST_TIMEOUT),
         };
         // A single request a gateway forwards: its answer frame as the upstream gave it.
         if let Some(forwarded) = self.router.forward_frame(&bytes) {
@@ -301,27 +314,33 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        self.answer_boxed(request)
+        // Pinned once here, the body can be read in place and moved on (hyper's is `Unpin`).
+        self.answer_boxed(request.map(Box::pin), None)
     }
 }
 
 impl HttpService {
     /// The answer to `request` as the boxed future both service traits return.
-    pub(super) fn answer_boxed<B>(&self, request: Request<B>) -> AnswerFuture
+    pub(super) fn answer_boxed<B>(&self, request: Request<B>, clock: Option<ConnectionClock>) -> AnswerFuture
     where
-        B: Body + Send + 'static,
+        B: Body + Send + Unpin + 'static,
         B::Data: Send,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let service = self.inner.clone();
-        Box::pin(async move { Ok(service.answer(request).await) })
+        Box::pin(async move { Ok(service.answer(request, clock).await) })
     }
 }
 
-/// The service as hyper calls it: straight, without tower's readiness protocol (an
-/// `HttpService` is always ready) and the clone per request that adapting it takes.
-#[derive(Clone, Debug)]
-pub(super) struct HyperService(pub(super) HttpService);
+/// The service as hyper calls it for one connection: straight, without tower's readiness
+/// protocol (an `HttpService` is always ready) and the clone per request that adapting it
+/// takes; an HTTP/1 request's body deadline on the connection's clock (hyper polls it on the
+/// connection's task; HTTP/2 streams run on tasks of their own and get tokio timers).
+#[derive(Clone)]
+pub(super) struct HyperService {
+    pub(super) service: HttpService,
+    pub(super) clock: ConnectionClock,
+}
 
 impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
     type Response = Response<Full<Bytes>>;
@@ -329,7 +348,8 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
     type Future = AnswerFuture;
 
     fn call(&self, request: Request<hyper::body::Incoming>) -> Self::Future {
-        self.0.answer_boxed(request)
+        let clock = (request.version() < http::Version::HTTP_2).then(|| self.clock.clone());
+        self.service.answer_boxed(request, clock)
     }
 }
 
@@ -353,14 +373,13 @@ enum BodyProblem {
 /// Reads `body` whole, never holding more than `max` bytes (see [`read_limited`]). Past the
 /// limit, the rest of the body is read and dropped on a task of its own (up to [`LINGER`]
 /// bytes, for at most [`LINGER_TIME`]) while the `413` goes out.
-async fn read_body<B>(body: B, max: usize) -> Result<Bytes, BodyProblem>
+async fn read_body<B>(mut body: B, max: usize) -> Result<Bytes, BodyProblem>
 where
-    B: Body + Send + 'static,
+    B: Body + Send + Unpin + 'static,
     B::Data: Send,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
-    let mut body = Box::pin(body);
-    match read_limited(body.as_mut(), max).await {
+    match read_limited(std::pin::Pin::new(&mut body), max).await {
         Ok(bytes) => Ok(bytes),
         Err(ReadError::TooLarge) => {
             tokio::spawn(async move {
