@@ -8,8 +8,7 @@
 //! the earliest deadline it has to watch, and when it fires before the deadline now in force
 //! (the heads it was set for came in time), it is set again to that deadline. So a timer is
 //! registered about once per timeout period per connection, not once per request, and a head
-//! that does not come in time still fails at its deadline. An HTTP/1 request's body deadline
-//! is kept on the same clock: hyper polls that request's service on the connection's task.
+//! that does not come in time still fails at its deadline.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -46,28 +45,16 @@ impl ConnectionClock {
     }
 }
 
-impl ConnectionClock {
-    /// A deadline `after` from now on this clock, to be awaited on the connection's own task
-    /// (the clock's one timer wakes the task that polled it last).
-    pub(super) fn deadline(&self, after: Duration) -> Deadline {
-        self.deadline_at(self.now() + after)
-    }
-
-    fn deadline_at(&self, deadline: Instant) -> Deadline {
-        Deadline {
-            deadline,
-            timer: self.timer.clone(),
-        }
-    }
-}
-
 impl Timer for ConnectionClock {
     fn sleep(&self, duration: Duration) -> Pin<Box<dyn Sleep>> {
         self.sleep_until(self.now() + duration)
     }
 
     fn sleep_until(&self, deadline: Instant) -> Pin<Box<dyn Sleep>> {
-        Box::pin(self.deadline_at(deadline))
+        Box::pin(Deadline {
+            deadline,
+            timer: self.timer.clone(),
+        })
     }
 
     fn now(&self) -> Instant {
@@ -76,7 +63,7 @@ impl Timer for ConnectionClock {
 }
 
 /// One deadline on the connection's clock: ready once it has passed.
-pub(super) struct Deadline {
+struct Deadline {
     deadline: Instant,
     timer: Arc<Mutex<SharedTimer>>,
 }
@@ -154,26 +141,6 @@ mod tests {
         assert!(
             poll_once(later.as_mut()).is_pending(),
             "the later deadline fired early"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_body_deadline_shares_the_timer_with_the_heads() {
-        let clock = ConnectionClock::new();
-        let mut head = clock.sleep(Duration::from_secs(3));
-        assert!(poll_once(head.as_mut()).is_pending());
-        let set = Instant::now();
-        tokio::time::timeout(
-            Duration::from_secs(10),
-            clock.deadline(Duration::from_millis(100)),
-        )
-        .await
-        .expect("the deadline never fired");
-        let waited = set.elapsed();
-        assert!(waited >= Duration::from_millis(100), "fired after {waited:?}");
-        assert!(
-            waited < Duration::from_secs(2),
-            "waited for the head's deadline: {waited:?}"
         );
     }
 

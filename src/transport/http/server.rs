@@ -139,12 +139,8 @@ impl HttpServer {
                 },
             };
             let _ = stream.set_nodelay(true);
-            let clock = ConnectionClock::new();
-            let builder = self.connection_builder(clock.clone());
-            let service = HyperService {
-                service: self.service.clone(),
-                clock,
-            };
+            let builder = self.connection_builder();
+            let service = HyperService(self.service.clone());
             let stream = DetectDeadline::new(stream, self.header_timeout);
             tokio::spawn(async move {
                 // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
@@ -160,11 +156,11 @@ impl HttpServer {
     /// hyper's builder for one connection: HTTP/1.1 with keep-alive and HTTP/2, the request
     /// head deadline kept on the connection's own clock (one timer per connection, not one
     /// per request).
-    fn connection_builder(&self, clock: ConnectionClock) -> auto::Builder<TokioExecutor> {
+    fn connection_builder(&self) -> auto::Builder<TokioExecutor> {
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder
             .http1()
-            .timer(clock)
+            .timer(ConnectionClock::new())
             .header_read_timeout(self.header_timeout)
             // Not `pipeline_flush`: with it, a WebSocket handshake followed at once by a
             // frame loses its 101 answer (tests/transport_websocket.rs), and hyper's cap on

@@ -19,7 +19,6 @@ use http_body_util::{BodyExt, Full};
 use fastwebsockets::WebSocketError;
 
 use super::body::{read_limited, ReadError};
-use super::connection_clock::ConnectionClock;
 use super::websocket::WebSocketTransport;
 use crate::dispatch::{Responder, Router};
 use crate::pool::BufferPool;
@@ -235,7 +234,7 @@ impl ServiceInner {
     }
 
     /// Answers one request.
-    async fn answer<B>(&self, request: Request<B>, clock: Option<ConnectionClock>) -> Response<Full<Bytes>>
+    async fn answer<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
     where
         B: Body + Send + Unpin + 'static,
         B::Data: Send,
@@ -265,19 +264,9 @@ impl ServiceInner {
             return status(StatusCode::PAYLOAD_TOO_LARGE);
         }
         let read = read_body(request.into_body(), self.max_body);
-        let read = match clock {
-            // On the connection's own clock: no timer registered per request.
-            Some(clock) => {
-                let deadline = clock.deadline(self.body_timeout);
-                tokio::select! {
-                    biased;
-                    read = read => Some(read),
-                    () = deadline => None,
-                }
-            }
-            None => tokio::time::timeout(self.body_timeout, read).await.ok(),
-        };
-        let bytes = match read {
+        // A body already there (the usual case) is read at the first poll: the timer is
+        // never registered.
+        let bytes = match tokio::time::timeout(self.body_timeout, read).await.ok() {
             Some(Ok(bytes)) => bytes,
             Some(Err(BodyProblem::TooLarge)) => return status(StatusCode::PAYLOAD_TOO_LARGE),
             Some(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
@@ -315,32 +304,27 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         // Pinned once here, the body can be read in place and moved on (hyper's is `Unpin`).
-        self.answer_boxed(request.map(Box::pin), None)
+        self.answer_boxed(request.map(Box::pin))
     }
 }
 
 impl HttpService {
     /// The answer to `request` as the boxed future both service traits return.
-    pub(super) fn answer_boxed<B>(&self, request: Request<B>, clock: Option<ConnectionClock>) -> AnswerFuture
+    pub(super) fn answer_boxed<B>(&self, request: Request<B>) -> AnswerFuture
     where
         B: Body + Send + Unpin + 'static,
         B::Data: Send,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let service = self.inner.clone();
-        Box::pin(async move { Ok(service.answer(request, clock).await) })
+        Box::pin(async move { Ok(service.answer(request).await) })
     }
 }
 
-/// The service as hyper calls it for one connection: straight, without tower's readiness
-/// protocol (an `HttpService` is always ready) and the clone per request that adapting it
-/// takes; an HTTP/1 request's body deadline on the connection's clock (hyper polls it on the
-/// connection's task; HTTP/2 streams run on tasks of their own and get tokio timers).
-#[derive(Clone)]
-pub(super) struct HyperService {
-    pub(super) service: HttpService,
-    pub(super) clock: ConnectionClock,
-}
+/// The service as hyper calls it: straight, without tower's readiness protocol (an
+/// `HttpService` is always ready) and the clone per request that adapting it takes.
+#[derive(Clone, Debug)]
+pub(super) struct HyperService(pub(super) HttpService);
 
 impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
     type Response = Response<Full<Bytes>>;
@@ -348,8 +332,7 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
     type Future = AnswerFuture;
 
     fn call(&self, request: Request<hyper::body::Incoming>) -> Self::Future {
-        let clock = (request.version() < http::Version::HTTP_2).then(|| self.clock.clone());
-        self.service.answer_boxed(request, clock)
+        self.0.answer_boxed(request)
     }
 }
 
