@@ -270,7 +270,6 @@ impl Gateway {
     ) -> Bytes {
         let pool = self.routes.get(method).unwrap_or(&self.default);
         bump(&self.counters.forwarded);
-        let params = params.as_ref().map(JsonBytes::to_raw_json);
         let outcome = span
             .instrument(pool.call_frame(&upstream_frame, method, params.as_ref()))
             .await;
@@ -290,7 +289,7 @@ impl Gateway {
                 span.finish(None, false);
                 write_head(&mut out, &client_id);
                 out.extend_from_slice(br#","result":"#);
-                out.extend_from_slice(result.as_str().as_bytes());
+                out.extend_from_slice(&result.into_bytes());
                 out.extend_from_slice(b"}");
             }
             Err(error) => {

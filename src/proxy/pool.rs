@@ -75,6 +75,18 @@ enum Attempt {
     BadParams(String),
 }
 
+/// What an attempt sends.
+#[derive(Clone, Copy)]
+enum Outgoing<'a> {
+    /// A call of the method with these params (the upstream's own frame is written).
+    Call(Option<&'a RawJson<'a>>),
+    /// A request frame with the gateway's id, and its params for upstreams that take calls.
+    Frame {
+        frame: &'a Bytes,
+        params: Option<&'a JsonBytes>,
+    },
+}
+
 impl UpstreamPool {
     /// A pool over `upstreams`, with the default [`RetryPolicy`] and
     /// [`DEFAULT_ATTEMPT_TIMEOUT`].
@@ -171,7 +183,7 @@ impl UpstreamPool {
     /// # });
     /// ```
     pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
-        match self.send(method, params, None).await? {
+        match self.send(method, Outgoing::Call(params)).await? {
             FrameAnswer::Result(result) => Ok(result),
             // Only a frame sent comes back as a frame.
             FrameAnswer::Frame { .. } => Err(ForwardError::NoAnswer(
@@ -188,19 +200,14 @@ impl UpstreamPool {
         &self,
         frame: &Bytes,
         method: &str,
-        params: Option<&RawJson<'_>>,
+        params: Option<&JsonBytes>,
     ) -> Result<FrameAnswer, ForwardError> {
-        self.send(method, params, Some(frame)).await
+        self.send(method, Outgoing::Frame { frame, params }).await
     }
 
-    /// A call (`frame` `None`) or a forwarded frame, on the next upstream free and not
-    /// benched, retried as the policy allows.
-    async fn send(
-        &self,
-        method: &str,
-        params: Option<&RawJson<'_>>,
-        frame: Option<&Bytes>,
-    ) -> Result<FrameAnswer, ForwardError> {
+    /// A call or a forwarded frame, on the next upstream free and not benched, retried as
+    /// the policy allows.
+    async fn send(&self, method: &str, outgoing: Outgoing<'_>) -> Result<FrameAnswer, ForwardError> {
         self.budget.deposit();
         let first = self.next.fetch_add(1, Ordering::Relaxed);
         // Written when an attempt fails (most calls never need it, so nothing is built first).
@@ -217,7 +224,7 @@ impl UpstreamPool {
                 failure = Some(ForwardError::Unavailable("every upstream is benched".to_owned()));
                 break;
             };
-            match self.attempt(&upstream, method, params, frame).await {
+            match self.attempt(&upstream, method, outgoing).await {
                 Attempt::Answered(Ok(result)) => return Ok(result),
                 Attempt::Answered(Err(error)) => return Err(ForwardError::Remote(error)),
                 Attempt::BadParams(reason) => return Err(ForwardError::Params(reason)),
@@ -298,13 +305,7 @@ impl UpstreamPool {
 
     /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
     /// upstream's breaker.
-    async fn attempt(
-        &self,
-        upstream: &Upstream,
-        method: &str,
-        params: Option<&RawJson<'_>>,
-        frame: Option<&Bytes>,
-    ) -> Attempt {
+    async fn attempt(&self, upstream: &Upstream, method: &str, outgoing: Outgoing<'_>) -> Attempt {
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
@@ -314,9 +315,9 @@ impl UpstreamPool {
                 Ok(slot) => Some(slot),
                 Err(_) => upstream.slots().acquire().await.ok(),
             };
-            match frame {
-                Some(frame) => upstream.call_frame(frame, method, params).await,
-                None => upstream.call_raw(method, params).await.map(FrameAnswer::Result),
+            match outgoing {
+                Outgoing::Frame { frame, params } => upstream.call_frame(frame, method, params).await,
+                Outgoing::Call(params) => upstream.call_raw(method, params).await.map(FrameAnswer::Result),
             }
         };
         let outcome = match tokio::time::timeout(self.timeout, call).await {

@@ -261,10 +261,15 @@ impl Upstream {
         &self,
         frame: &bytes::Bytes,
         method: &str,
-        params: Option<&RawJson<'_>>,
+        params: Option<&JsonBytes>,
     ) -> Result<FrameAnswer, PeerError> {
         match &self.link {
-            Link::Peer { .. } => self.call_raw(method, params).await.map(FrameAnswer::Result),
+            Link::Peer { .. } => {
+                let params = params.map(JsonBytes::to_raw_json);
+                self.call_raw(method, params.as_ref())
+                    .await
+                    .map(FrameAnswer::Result)
+            }
             #[cfg(feature = "http")]
             Link::Http(client) => {
                 let _ = (method, params);
