@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Gateway CPU as instructions: the user-space instructions each gateway process spends per
+# request, counted by callgrind — deterministic where the gateway section's CPU time per
+# request moves with the machine's load (a 2-core machine running the load generator, the
+# upstream and the gateway at once).
+#
+# For each way of forwarding (rpcwire, value, floor) and workload (W1, ETH), at 1 request in
+# flight, runs the report's gateway section (`--quick --only gateway`, that cell only) with
+# that gateway's process under `valgrind --tool=callgrind`, and divides the instructions spent
+# running its tasks (tokio's `run_task`, inclusive: process start and idle waiting left out;
+# the first connection to the upstream is in, spread over the run's requests) by the requests
+# it answered (calls of hyper's response head encoder). The load generator and the upstream
+# run at full speed; the gateway under callgrind answers a few hundred to a few thousand
+# requests. Kernel time is not counted: system calls per request are the same for the three
+# (checked with strace -c).
+#
+# Usage: benches/gateway_instructions.sh      (needs valgrind, python3; honours CARGO_TARGET_DIR)
+#        WORKLOADS="W1" KINDS="rpcwire floor" benches/gateway_instructions.sh
+# Writes perf-reports/gateway_instructions.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+WORKLOADS=${WORKLOADS:-"W1 ETH"}
+KINDS=${KINDS:-"rpcwire value floor"}
+
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+command -v callgrind_annotate >/dev/null || { echo "callgrind_annotate is not installed" >&2; exit 1; }
+
+bin=$(cargo bench --bench report --features http --no-run --message-format=json 2>/dev/null \
+    | grep -o '"executable":"[^"]*/report-[^"]*"' | tail -1 | sed 's/"executable":"//; s/"$//')
+[ -x "$bin" ] || { echo "could not build the report bench" >&2; exit 1; }
+head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+[ -z "$(git status --porcelain -- src 2>/dev/null)" ] || head="$head + uncommitted changes"
+
+profiles=$(mktemp -d)
+trap 'rm -rf "$profiles"' EXIT
+
+rows=""
+for workload in $WORKLOADS; do
+    for kind in $KINDS; do
+        out="$profiles/$workload-$kind.out"
+        GATEWAY_WORKLOADS=$workload GATEWAY_IN_FLIGHT=1 \
+            TRANSPORT_SERVER_WRAPPER="valgrind --tool=callgrind --callgrind-out-file=$out --" \
+            TRANSPORT_SERVER_WRAPPER_ONLY="gateway-$kind" \
+            "$bin" --quick --only gateway >"$profiles/$workload-$kind.log" 2>&1
+        callgrind_annotate --inclusive=yes --threshold=100 "$out" >"$profiles/$workload-$kind.txt" 2>/dev/null
+        row=$(python3 - "$out" "$profiles/$workload-$kind.txt" "$workload" "$kind" <<'PY'
+import json, re, sys
+
+profile, annotated, workload, kind = sys.argv[1:5]
+# Requests answered: calls of hyper's server-side response head encoder.
+names, callee, requests = {}, None, 0
+for line in open(profile):
+    m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+    if m:
+        if m.group(2):
+            names[m.group(1)] = m.group(2)
+        if line.startswith("cfn="):
+            callee = names.get(m.group(1), "")
+        continue
+    if line.startswith("calls=") and callee and \
+            "<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode" in callee:
+        requests += int(line.split("=")[1].split()[0])
+# Instructions running the process's tasks.
+running = None
+for line in open(annotated):
+    if "current_thread::Context::run_task [" in line:
+        running = int(line.split()[0].replace(",", ""))
+        break
+if not requests or running is None:
+    sys.exit(f"{workload} {kind}: no requests or no task time in the profile")
+print(json.dumps({
+    "workload": workload,
+    "implementation": kind,
+    "requests": requests,
+    "instructions_per_request": round(running / requests),
+}))
+PY
+)
+        echo "$row"
+        rows="$rows${rows:+,}$row"
+    done
+done
+
+mkdir -p perf-reports
+python3 - "$head" "[$rows]" >perf-reports/gateway_instructions.json <<'PY'
+import datetime, json, subprocess, sys
+head, rows = sys.argv[1], json.loads(sys.argv[2])
+valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True).stdout.strip()
+print(json.dumps({
+    "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    "git_head": head,
+    "valgrind": valgrind,
+    "method": "each gateway process under valgrind --tool=callgrind while the report's gateway "
+              "section runs its cell (--quick, 1 in flight); instructions inclusive of tokio's "
+              "run_task (the process's tasks) / calls of hyper's server response head encoder",
+    "results": rows,
+}, indent=2))
+PY
+echo "wrote perf-reports/gateway_instructions.json"
