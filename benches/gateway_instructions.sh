@@ -5,13 +5,14 @@
 # upstream and the gateway at once).
 #
 # For each way of forwarding (rpcwire, value, floor) and workload (W1, ETH), at 1 request in
-# flight, runs the report's gateway section (`--quick --only gateway`, that cell only) with
+# flight, runs the report's gateway section (`--quick --only gateway`, that cell only, measured
+# for 3 s on W1 and 20 s on ETH, so that each gateway goes round the corpus's 236 requests
+# several times and the partial last round weighs little) with
 # that gateway's process under `valgrind --tool=callgrind`, and divides the instructions spent
 # running its tasks (tokio's `run_task`, inclusive: process start and idle waiting left out;
 # the first connection to the upstream is in, spread over the run's requests) by the requests
 # it answered (calls of hyper's response head encoder). The load generator and the upstream
-# run at full speed; the gateway under callgrind answers a few hundred to a few thousand
-# requests. Kernel time is not counted: system calls per request are the same for the three
+# run at full speed; the gateway under callgrind answers a few hundred requests a second. Kernel time is not counted: system calls per request are the same for the three
 # (checked with strace -c).
 #
 # Usage: benches/gateway_instructions.sh      (needs valgrind, python3; honours CARGO_TARGET_DIR)
@@ -39,7 +40,9 @@ rows=""
 for workload in $WORKLOADS; do
     for kind in $KINDS; do
         out="$profiles/$workload-$kind.out"
-        GATEWAY_WORKLOADS=$workload GATEWAY_IN_FLIGHT=1 \
+        duration=3000
+        [ "$workload" = ETH ] && duration=20000
+        GATEWAY_WORKLOADS=$workload GATEWAY_IN_FLIGHT=1 GATEWAY_DURATION_MS=$duration \
             TRANSPORT_SERVER_WRAPPER="valgrind --tool=callgrind --callgrind-out-file=$out --" \
             TRANSPORT_SERVER_WRAPPER_ONLY="gateway-$kind" \
             "$bin" --quick --only gateway >"$profiles/$workload-$kind.log" 2>&1
@@ -92,8 +95,9 @@ print(json.dumps({
     "git_head": head,
     "valgrind": valgrind,
     "method": "each gateway process under valgrind --tool=callgrind while the report's gateway "
-              "section runs its cell (--quick, 1 in flight); instructions inclusive of tokio's "
-              "run_task (the process's tasks) / calls of hyper's server response head encoder",
+              "section runs its cell (--quick, 1 in flight, 3 s on W1, 20 s on ETH); instructions "
+              "inclusive of tokio's run_task (the process's tasks) / calls of hyper's server "
+              "response head encoder",
     "results": rows,
 }, indent=2))
 PY

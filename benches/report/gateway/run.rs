@@ -60,11 +60,16 @@ const ROUNDS: usize = 3;
 /// Measures the gateway section, `ROUNDS` times interleaved; prints each run as it ends and
 /// returns, per configuration, its median round.
 pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
-    let (warmup, duration, rounds) = if config.quick {
+    let (warmup, mut duration, rounds) = if config.quick {
         (Duration::from_millis(200), Duration::from_millis(800), 1)
     } else {
         (Duration::from_millis(500), Duration::from_millis(2000), ROUNDS)
     };
+    // For a measurement that must go round the corpus many times (a gateway under callgrind
+    // answers a few hundred requests a second): `GATEWAY_DURATION_MS=10000`.
+    if let Some(ms) = std::env::var("GATEWAY_DURATION_MS").ok().and_then(|ms| ms.parse().ok()) {
+        duration = Duration::from_millis(ms);
+    }
     let upstream = ServerProcess::start_with("gateway-upstream", &[]);
     let url = format!("http://{}/", upstream.address);
     let gateways: Vec<Option<ServerProcess>> = SUBJECTS
