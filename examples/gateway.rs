@@ -127,7 +127,8 @@ fn upstream(address: &str, max_response: usize) -> Upstream {
                 tokio::spawn(async move { child.wait().await });
                 Ok(AnyTransport::stream(stdout, stdin, Framing::Ndjson).with_max_frame(max_response))
             },
-            Router::new(),
+            // Answers are parsed up to the response limit, like the transport's frames.
+            Router::with_limits(rpcwire::Limits::default().with_max_size(max_response)),
         )
     })
 }

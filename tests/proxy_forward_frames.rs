@@ -223,3 +223,85 @@ async fn an_upstream_behind_a_peer_answers_with_the_clients_id() {
         r#"{"jsonrpc":"2.0","id":"b","error":{"code":-32005,"message":"limit exceeded"}}"#
     );
 }
+
+#[tokio::test]
+async fn an_answer_past_the_request_size_limit_comes_back_whole() {
+    // Real Ethereum answers (blocks with transactions, traces) reach several MB: the upstream's
+    // answer is bounded by the response limit, not by the parser's 1 MiB default for requests.
+    let big = "ab".repeat(3 << 19); // 3 MiB of text
+    let result = format!(r#"{{"blob":"{big}"}}"#);
+    let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+    let script: Script = Arc::new(move |_: &[u8]| answer.clone());
+    let (url, _) = scripted_upstream(script).await;
+    let pool = UpstreamPool::new(vec![Upstream::address_limited(&url, 8 << 20)]);
+    let address = front(Gateway::new(pool).into_router()).await;
+    let (_, single) = post(
+        address,
+        r#"{"jsonrpc":"2.0","id":"x","method":"eth_getBlockByNumber"}"#,
+    )
+    .await;
+    assert_eq!(
+        single,
+        format!(r#"{{"jsonrpc":"2.0","id":"x","result":{result}}}"#)
+    );
+    // The same through the fallback (a batch's element).
+    let (_, batch) = post(
+        address,
+        r#"[{"jsonrpc":"2.0","id":2,"method":"eth_getBlockByNumber"}]"#,
+    )
+    .await;
+    assert_eq!(
+        batch,
+        format!(r#"[{{"jsonrpc":"2.0","id":2,"result":{result}}}]"#)
+    );
+    // Past the response limit: a gateway error, not a cut answer.
+    let pool = UpstreamPool::new(vec![Upstream::address_limited(&url, 1 << 20)]);
+    let address = front(Gateway::new(pool).into_router()).await;
+    let (_, refused) = post(
+        address,
+        r#"{"jsonrpc":"2.0","id":3,"method":"eth_getBlockByNumber"}"#,
+    )
+    .await;
+    let refused: serde_json::Value = serde_json::from_str(&refused).unwrap();
+    assert_eq!(refused["id"], 3);
+    assert!(
+        refused["error"]["data"]
+            .to_string()
+            .contains("HTTP response over"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn a_large_answer_from_an_upstream_behind_a_peer_comes_back_whole() {
+    use tokio::io::AsyncBufReadExt;
+    let big = "cd".repeat(3 << 19); // 3 MiB of text
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("tcp://{}", listener.local_addr().unwrap());
+    let result = format!(r#""{big}""#);
+    let answered = result.clone();
+    tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        let (reader, mut writer) = socket.into_split();
+        let mut lines = tokio::io::BufReader::new(reader).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let request: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let answer = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{answered}}}\n",
+                request["id"]
+            );
+            writer.write_all(answer.as_bytes()).await.unwrap();
+        }
+    });
+    let pool = UpstreamPool::new(vec![Upstream::address_limited(&url, 8 << 20)]);
+    let address = front(Gateway::new(pool).into_router()).await;
+    let (_, single) = post(
+        address,
+        r#"{"jsonrpc":"2.0","id":"y","method":"debug_traceTransaction"}"#,
+    )
+    .await;
+    assert_eq!(
+        single,
+        format!(r#"{{"jsonrpc":"2.0","id":"y","result":{result}}}"#)
+    );
+}

@@ -146,7 +146,8 @@ impl Upstream {
                     let transport = AnyTransport::open(&address, Framing::Ndjson).await?;
                     Ok(transport.with_max_frame(max_response))
                 },
-                Router::new(),
+                // Answers are parsed up to the response limit, past the 1 MiB default.
+                Router::with_limits(crate::parse::Limits::default().with_max_size(max_response)),
             )
         })
     }
@@ -407,7 +408,11 @@ async fn http_exchange(
         Err(failure) => return Err(remote(failure.to_error_object())),
     };
     let not_ours = || remote(unusable("the upstream's answer is not a response to the call"));
-    let parsed = crate::parse(&answer).ok().and_then(|parsed| parsed.single());
+    // Answers may be as large as the response limit (blocks, traces: several MB), past the
+    // parser's default size limit for requests.
+    let limits = crate::parse::Limits::default().with_max_size(client.max_response());
+    let parser = crate::parse::Parser::new(limits);
+    let parsed = parser.parse(&answer).ok().and_then(|parsed| parsed.single());
     let Some(message @ Message::Response(response)) = &parsed else {
         return Err(not_ours());
     };

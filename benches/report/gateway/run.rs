@@ -67,7 +67,10 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
     };
     // For a measurement that must go round the corpus many times (a gateway under callgrind
     // answers a few hundred requests a second): `GATEWAY_DURATION_MS=10000`.
-    if let Some(ms) = std::env::var("GATEWAY_DURATION_MS").ok().and_then(|ms| ms.parse().ok()) {
+    if let Some(ms) = std::env::var("GATEWAY_DURATION_MS")
+        .ok()
+        .and_then(|ms| ms.parse().ok())
+    {
         duration = Duration::from_millis(ms);
     }
     let upstream = ServerProcess::start_with("gateway-upstream", &[]);
