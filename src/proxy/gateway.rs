@@ -275,15 +275,14 @@ impl Gateway {
             .await;
         let mut out = BytesMut::new();
         match outcome {
-            Ok(FrameAnswer::Frame { answer, id }) => {
+            Ok(FrameAnswer::Frame(answer)) => {
                 span.finish(None, false);
-                if answer[id.clone()] == client_id[..] {
-                    return answer;
-                }
-                out.reserve(answer.len() - id.len() + client_id.len());
-                out.extend_from_slice(&answer[..id.start]);
-                out.extend_from_slice(&client_id);
-                out.extend_from_slice(&answer[id.end..]);
+                // The upstream's answer as it came, with the client's id in place of ours.
+                return if answer.id_text() == &client_id[..] {
+                    answer.text().clone()
+                } else {
+                    answer.replace(&client_id)
+                };
             }
             Ok(FrameAnswer::Result(result)) => {
                 span.finish(None, false);
@@ -404,7 +403,9 @@ impl Gateway {
     }
 }
 
-/// The start of a response with the id whose exact JSON text is `id`, up to the id.
+/// The start of a response whose id's exact JSON text is `id`, up to the id (what
+/// `encode::begin_success` and `write_error` write before their members, for an id known only
+/// as its text).
 fn write_head(out: &mut BytesMut, id: &[u8]) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id);
@@ -426,7 +427,7 @@ impl FrameForwarder for FrameForwarding {
         }
         let slot = IdSlot::find(frame, message)?;
         let client_id = frame.slice(slot.id_range());
-        let upstream_frame = slot.replace(GATEWAY_ID);
+        let upstream_frame = slot.replace(GATEWAY_ID.as_bytes());
         let params = request
             .params()
             .map(|params| JsonBytes::slice_of(frame, &params.raw()));

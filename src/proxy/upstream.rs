@@ -275,10 +275,7 @@ impl Upstream {
             Link::Http(client) => {
                 let _ = (method, params);
                 let answered = http_exchange(client, frame.clone()).await?;
-                Ok(FrameAnswer::Frame {
-                    answer: answered.answer,
-                    id: answered.id,
-                })
+                Ok(FrameAnswer::Frame(answered.slot))
             }
         }
     }
@@ -353,16 +350,14 @@ pub struct UpstreamStats {
 
 /// The id a gateway's forwarded requests carry upstream (each HTTP exchange is its own, so
 /// one id serves them all): its exact JSON text.
-pub(crate) const GATEWAY_ID: &[u8] = b"1";
+pub(crate) const GATEWAY_ID: &str = "1";
 
 /// What an upstream answered a forwarded frame with.
 #[derive(Debug)]
 pub(crate) enum FrameAnswer {
-    /// The upstream's whole answer, a success response whose id (at `id`) is [`GATEWAY_ID`].
-    Frame {
-        answer: bytes::Bytes,
-        id: std::ops::Range<usize>,
-    },
+    /// The upstream's whole answer, a success response whose id is [`GATEWAY_ID`], with the
+    /// id's place in it.
+    Frame(super::IdSlot),
     /// The result alone (from an upstream behind a [`Peer`]).
     Result(JsonBytes),
 }
@@ -375,19 +370,21 @@ async fn http_call(
     method: &str,
     params: Option<&RawJson<'_>>,
 ) -> Result<JsonBytes, PeerError> {
-    let id = crate::message::Id::from_number_text("1");
+    let id = crate::message::Id::from_number_text(GATEWAY_ID);
     let mut body = bytes::BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
     crate::encode::write_call_raw(&mut body, Some(&id), method, params)
         .map_err(|error| PeerError::from(crate::transport::PeerErrorKind::Params(error)))?;
     let answered = http_exchange(client, body.freeze()).await?;
-    Ok(JsonBytes::from_validated(answered.answer.slice(answered.result)))
+    Ok(JsonBytes::from_validated(
+        answered.slot.text().slice(answered.result),
+    ))
 }
 
-/// A success answer to a request with id [`GATEWAY_ID`], and where its id and result lie.
+/// A success answer to a request with id [`GATEWAY_ID`]: the answer with its id's place,
+/// and where its result lies.
 #[cfg(feature = "http")]
 struct Answered {
-    answer: bytes::Bytes,
-    id: std::ops::Range<usize>,
+    slot: super::IdSlot,
     result: std::ops::Range<usize>,
 }
 
@@ -416,20 +413,14 @@ async fn http_exchange(
     let Some(message @ Message::Response(response)) = &parsed else {
         return Err(not_ours());
     };
-    if response.id().raw().as_bytes() != GATEWAY_ID || response.id().kind() != crate::message::IdKind::Number
-    {
+    if response.id().raw() != GATEWAY_ID || response.id().kind() != crate::message::IdKind::Number {
         return Err(not_ours());
     }
     match response.payload() {
         ResponsePayload::Result(result) => {
             let result = range_within(&answer, result.get().as_bytes());
-            let id = super::IdSlot::find(&answer, message).map(|slot| slot.id_range());
-            match (result, id) {
-                (Some(result), Some(id)) => Ok(Answered {
-                    answer: answer.clone(),
-                    id,
-                    result,
-                }),
+            match (result, super::IdSlot::find(&answer, message)) {
+                (Some(result), Some(slot)) => Ok(Answered { slot, result }),
                 _ => Err(not_ours()),
             }
         }
