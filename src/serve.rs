@@ -28,7 +28,7 @@ use std::io::{self, Read, Write};
 
 use bytes::BytesMut;
 
-use crate::dispatch::{Responder, Router};
+use crate::dispatch::{Responder, Router, Served};
 use crate::frame::{FrameDecoder, FrameError, Framing};
 use crate::pool::{BufferPool, PooledBuf};
 
@@ -248,7 +248,11 @@ impl Connection {
         let output: &mut BytesMut = &mut self.output;
         let start = output.len();
         let mark = self.framing.begin(output);
-        if self.responder.answer(router, frame, output) {
+        // The blocking loop cannot await: async handlers are refused (-32603) here.
+        if let Served::Answered =
+            self.responder
+                .respond_from(router, frame, None, false, output, |_| {}, |_| {})
+        {
             self.framing.finish(output, mark);
             self.stats.answers += 1;
         } else {

@@ -446,16 +446,28 @@ fn lookup_stays_correct_with_hundreds_of_methods() {
 }
 
 #[test]
-fn answer_message_and_answer_parsed_follow_the_same_rules() {
+fn built_messages_are_answered_by_the_responder_with_the_same_rules() {
+    use rpcwire::dispatch::{Responder, Served};
     let router = spec_router();
     let mut out = BytesMut::new();
-    assert!(!router.answer_message(&rpcwire::Notification::new("update").into(), &mut out));
-    assert!(router.answer_message(
-        &rpcwire::Request::new(1u64, "sum")
-            .with_params(&[1, 2])
-            .unwrap()
-            .into(),
-        &mut out
+    let mut responder = Responder::new();
+    let mut respond = |message: rpcwire::Message<'_>, out: &mut BytesMut| {
+        let frame = bytes::Bytes::from(serde_json::to_vec(&message).unwrap());
+        responder.respond(&router, &frame, out)
+    };
+    assert!(matches!(
+        respond(rpcwire::Notification::new("update").into(), &mut out),
+        Served::Silent
+    ));
+    assert!(matches!(
+        respond(
+            rpcwire::Request::new(1u64, "sum")
+                .with_params(&[1, 2])
+                .unwrap()
+                .into(),
+            &mut out
+        ),
+        Served::Answered
     ));
     assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":3}"#);
 }
@@ -570,17 +582,22 @@ mod async_handlers {
         let frame = br#"{"jsonrpc":"2.0","method":"m","id":1}"#;
         let served = |router: &Router| {
             let mut out = BytesMut::new();
-            Responder::new().serve(router, frame, &mut out, |_| {})
+            let frame = bytes::Bytes::from_static(frame);
+            match Responder::new().respond(router, &frame, &mut out) {
+                Served::Answered => "answered",
+                Served::Silent => "silent",
+                Served::Pending(_) => "pending",
+            }
         };
         let mut router = Router::new();
         router.method("m", |_: NoParams| Ok(1));
-        assert_eq!(served(&router), Served::Answered);
+        assert_eq!(served(&router), "answered");
         router.method_async("m", |_: NoParams| async { Ok(2) });
-        assert_eq!(served(&router), Served::NeedsAsync);
+        assert_eq!(served(&router), "pending");
         router.method_async("m", |_: NoParams| async { Ok(3) }); // replaced by another async one
-        assert_eq!(served(&router), Served::NeedsAsync);
+        assert_eq!(served(&router), "pending");
         router.method("m", |_: NoParams| Ok(4)); // the async handler is gone
-        assert_eq!(served(&router), Served::Answered);
+        assert_eq!(served(&router), "answered");
     }
 
     /// Two async elements of one batch that can only finish together (each waits at a

@@ -128,6 +128,35 @@ async fn a_declared_body_over_the_limit_is_refused_before_it_is_read() {
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
 }
 
+/// A client that sends its whole body before it reads (as most do) and sends twice the
+/// default limit: the server reads and drops the rest (a lingering close), so the client's
+/// writes all go through and it reads its 413 instead of a reset connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_sending_a_whole_body_over_the_limit_reads_its_413() {
+    let server = start(HttpServer::new(spec_router())).await;
+    let address = server.address;
+    let outcome = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let body = vec![b' '; 2 << 20];
+        let mut socket = std::net::TcpStream::connect(address).unwrap();
+        socket.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+        socket.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let head = format!(
+            "POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        socket.write_all(head.as_bytes())?;
+        socket.write_all(&body)?;
+        let mut answer = vec![0u8; 256];
+        let n = socket.read(&mut answer)?;
+        Ok::<_, std::io::Error>(String::from_utf8_lossy(&answer[..n]).into_owned())
+    })
+    .await
+    .unwrap();
+    let answer = outcome.expect("the whole body is sent and the answer read, no reset");
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
+
 #[tokio::test]
 async fn an_endless_chunked_body_is_cut_at_the_limit() {
     let server = start(HttpServer::new(spec_router()).with_max_body(64)).await;

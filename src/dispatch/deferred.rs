@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 
 use super::context::{OnCancel, Serving, Watch, REQUEST_CANCELLED};
-use super::handler::{self, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
+use super::handler::{self, Answered, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
 use super::target::Target;
 use crate::encode;
 use crate::message::{ErrorObject, Id, Notification, Request};
@@ -46,6 +46,7 @@ impl<'m> Deferred<'m> {
         handler: &AsyncHandler,
         request: &'m Request<'_>,
         frame: Option<&Bytes>,
+        alone: bool,
         serving: &Serving,
     ) -> Deferred<'m> {
         Deferred::begin(
@@ -53,7 +54,7 @@ impl<'m> Deferred<'m> {
             Some(shorten(request.id())),
             request.method(),
             request.params(),
-            frame,
+            (frame, alone),
             serving,
         )
     }
@@ -63,6 +64,7 @@ impl<'m> Deferred<'m> {
         handler: &AsyncHandler,
         notification: &'m Notification<'_>,
         frame: Option<&Bytes>,
+        alone: bool,
         serving: &Serving,
     ) -> Deferred<'m> {
         Deferred::begin(
@@ -70,7 +72,7 @@ impl<'m> Deferred<'m> {
             None,
             notification.method(),
             notification.params(),
-            frame,
+            (frame, alone),
             serving,
         )
     }
@@ -80,7 +82,7 @@ impl<'m> Deferred<'m> {
         id: Option<&'m Id<'m>>,
         method: &str,
         params: Option<crate::message::Params<'_>>,
-        frame: Option<&Bytes>,
+        (frame, alone): (Option<&Bytes>, bool),
         serving: &Serving,
     ) -> Deferred<'m> {
         let watch = serving.watch(id, method, handler.wants_context);
@@ -89,6 +91,7 @@ impl<'m> Deferred<'m> {
             id,
             params,
             frame,
+            alone,
             context: watch.as_ref().map(|watch| watch.context.clone()),
         };
         let span = RequestSpan::start(method, id);
@@ -200,7 +203,8 @@ impl Finished<'_> {
         if let (Some(id), Some(outcome)) = (self.id, self.outcome) {
             let dst = target.answer();
             match outcome {
-                Ok(result) => encode::write_success_bytes(dst, id, &result),
+                Ok(Answered::Result(result)) => encode::write_success_bytes(dst, id, &result),
+                Ok(Answered::Whole(whole)) => dst.extend_from_slice(&whole),
                 Err(error) => encode::write_error(dst, id, &error),
             }
         }

@@ -15,6 +15,8 @@ use serde::Serialize;
 #[cfg(feature = "tokio")]
 use super::context::RequestContext;
 #[cfg(feature = "tokio")]
+use super::fallback::{Fallback, FallbackAnswer, FallbackCall};
+#[cfg(feature = "tokio")]
 use super::raw_call::RawCall;
 use super::reply::{Reply, Written};
 use crate::message::{ErrorObject, Params};
@@ -31,9 +33,18 @@ pub(crate) type MethodFn =
 /// A notification handler: params in, nothing out.
 pub(crate) type NotifyFn = dyn for<'p> Fn(Option<Params<'p>>) + Send + Sync;
 
-/// The result of an async handler, serialized.
+/// What an async handler answered a request with.
 #[cfg(feature = "tokio")]
-pub(crate) type Outcome = Result<JsonBytes, ErrorObject<'static>>;
+pub(crate) enum Answered {
+    /// The result's JSON text (the response is written around it).
+    Result(JsonBytes),
+    /// A whole response object with the request's id in it, written as it is.
+    Whole(Bytes),
+}
+
+/// The outcome of an async handler.
+#[cfg(feature = "tokio")]
+pub(crate) type Outcome = Result<Answered, ErrorObject<'static>>;
 
 /// What an async handler is started with: the message's method and params, whether it is a
 /// notification, and the frame they were parsed from when it is at hand as `Bytes` (so that
@@ -44,6 +55,8 @@ pub(crate) struct AsyncInput<'p> {
     pub(crate) id: Option<&'p Id<'p>>,
     pub(crate) params: Option<Params<'p>>,
     pub(crate) frame: Option<&'p Bytes>,
+    /// Whether the message came alone in `frame` (not inside a batch).
+    pub(crate) alone: bool,
     /// The context the serving side made, when it supervises the handler.
     pub(crate) context: Option<RequestContext>,
 }
@@ -187,7 +200,7 @@ where
 #[cfg(feature = "tokio")]
 fn serialized<R: Serialize>(result: Result<R, ErrorObject<'static>>) -> Outcome {
     RawJson::from_value(&result?)
-        .map(JsonBytes::from)
+        .map(|raw| Answered::Result(JsonBytes::from(raw)))
         .map_err(|error| ErrorObject::internal_error(format_args!("result did not serialize: {error}")))
 }
 
@@ -259,7 +272,34 @@ where
             None => JsonBytes::from(params.raw()),
         });
         let call = RawCall::new(input.method, params, input.id.is_none());
-        Ok(Box::pin(f(call)))
+        let future = f(call);
+        Ok(Box::pin(async move { future.await.map(Answered::Result) }))
+    };
+    AsyncHandler {
+        f: Box::new(f),
+        wants_context: false,
+    }
+}
+
+/// Wraps a [`Fallback`]: it gets the whole [`FallbackCall`], the frame included.
+#[cfg(feature = "tokio")]
+pub(crate) fn fallback<F: Fallback>(fallback: F) -> AsyncHandler {
+    let f = move |input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+        let future = fallback.call(FallbackCall {
+            method: input.method,
+            id: input.id,
+            params: input.params,
+            frame: input.frame,
+            alone: input.alone,
+            context: input.context,
+        });
+        Ok(Box::pin(async move {
+            match future.await {
+                FallbackAnswer::Result(result) => Ok(Answered::Result(result)),
+                FallbackAnswer::Error(error) => Err(error),
+                FallbackAnswer::Response(whole) => Ok(Answered::Whole(whole)),
+            }
+        }))
     };
     AsyncHandler {
         f: Box::new(f),

@@ -42,7 +42,7 @@ mod context;
 mod deferred;
 mod error_answer;
 #[cfg(feature = "tokio")]
-pub(crate) mod frame_forward;
+mod fallback;
 mod handler;
 mod methods;
 mod no_params;
@@ -58,9 +58,13 @@ pub use context::RequestContext;
 #[cfg(feature = "tokio")]
 pub(crate) use context::{Cancellations, OnCancel, Serving};
 pub use error_answer::{write_frame_error, write_parse_error};
+#[cfg(feature = "tokio")]
+pub(crate) use fallback::id_range;
+#[cfg(feature = "tokio")]
+pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
 pub use no_params::NoParams;
 #[cfg(feature = "tokio")]
 pub use raw_call::RawCall;
 pub use reply::{Reply, Written};
-pub use responder::{Responder, Served};
+pub use responder::{PendingAnswer, Responder, Served};
 pub use router::Router;

@@ -1,31 +1,37 @@
-//! `Responder`: the one serving core. Frame bytes in, answer bytes out, for every transport
-//! (the blocking loop in `serve`, the tokio `Peer`, and whatever carries frames next).
+//! `Responder`: the one serving core. A frame parsed once in; the answer bytes, nothing, or
+//! a pending answer out — for every transport (the blocking loop in `serve`, the tokio
+//! `Peer`, the HTTP service, WebSocket connections through their `Peer`).
 
-#[cfg(feature = "tokio")]
-use bytes::Bytes;
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 
 #[cfg(feature = "tokio")]
 use super::context::Serving;
 use super::error_answer::{write_frame_error, write_parse_error};
 use super::router::Router;
 use crate::frame::FrameError;
-use crate::message::{Message, Response};
-use crate::parse::{BatchScratch, Parsed};
+use crate::message::{ErrorObject, Message, Response};
+use crate::parse::{BatchScratch, Parsed, ParsedFrame};
 
-/// Turns frames into answers through a [`Router`]: it owns the batch element storage reused
-/// from frame to frame (no allocation per frame once warm), and answers parse and framing
-/// errors with the error objects the specification asks for. Answers are appended to a
-/// caller-provided buffer, unframed: the transport frames them.
+/// The one way a frame becomes an answer: [`respond`](Responder::respond) parses the frame
+/// once, answers what the [`Router`]'s synchronous handlers serve straight into a
+/// caller-provided buffer, and hands back what needs an await (async handlers, the
+/// router's [`Fallback`](super::Fallback)) as a [`PendingAnswer`] that owns the parsed frame —
+/// to be awaited where the transport likes, never parsed again. Parse and framing errors
+/// get the error objects the specification asks for. Answers are appended unframed: the
+/// transport frames them.
+///
+/// A `Responder` keeps the batch element storage from frame to frame (no allocation per
+/// frame once warm): keep one per connection.
 ///
 /// ```
-/// use rpcwire::dispatch::{NoParams, Responder, Router};
+/// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
 ///
 /// let mut router = Router::new();
 /// router.method("ping", |_: NoParams| Ok("pong"));
 /// let mut responder = Responder::new();
 /// let mut out = bytes::BytesMut::new();
-/// assert!(responder.answer(&router, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &mut out));
+/// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+/// assert!(matches!(responder.respond(&router, &frame, &mut out), Served::Answered));
 /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#);
 /// ```
 #[derive(Debug, Default)]
@@ -33,23 +39,53 @@ pub struct Responder {
     scratch: BatchScratch,
 }
 
-/// What [`Responder::serve`] did with a frame.
+/// What [`Responder::respond`] did with a frame.
 ///
 /// ```
 /// use rpcwire::dispatch::{Responder, Router, Served};
 /// let mut out = bytes::BytesMut::new();
-/// let served = Responder::new().serve(&Router::new(), br#"{"jsonrpc":"2.0","method":"n"}"#, &mut out, |_| {});
-/// assert_eq!(served, Served::Silent);
+/// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"n"}"#);
+/// let served = Responder::new().respond(&Router::new(), &frame, &mut out);
+/// assert!(matches!(served, Served::Silent));
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Served {
     /// An answer was written.
     Answered,
     /// Nothing to answer: notifications, responses.
     Silent,
-    /// The frame runs an async handler: nothing was written; answer it with
-    /// [`Responder::answer_async`] where it can be awaited.
-    NeedsAsync,
+    /// The frame runs an async handler (or the router's fallback): nothing was written;
+    /// await [`PendingAnswer::answer`] where it can be awaited.
+    Pending(PendingAnswer),
+}
+
+/// A frame whose answer needs an await: the parsed frame (its bytes and the offsets the
+/// parser found), `Send + 'static`, to be answered on any task with the router it came
+/// through — never parsed again.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
+/// let mut router = Router::new();
+/// router.method_async("later", |_: NoParams| async { Ok(2) });
+/// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"later","id":1}"#);
+/// let mut out = bytes::BytesMut::new();
+/// let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+/// let answered = tokio::spawn(async move {
+///     let mut out = bytes::BytesMut::new();
+///     pending.answer(&router, &mut out).await.then(|| out)
+/// }).await.unwrap();
+/// assert_eq!(&answered.unwrap()[..], br#"{"jsonrpc":"2.0","id":1,"result":2}"#);
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct PendingAnswer {
+    frame: ParsedFrame,
+}
+
+thread_local! {
+    /// The responder of [`Responder::respond_here`] on each thread.
+    static HERE: std::cell::RefCell<Responder> = std::cell::RefCell::new(Responder::new());
 }
 
 impl Responder {
@@ -63,71 +99,54 @@ impl Responder {
         Responder::default()
     }
 
-    /// Answers one frame (a message or a batch) through `router`, appending the answer to
-    /// `out`; `true` when there is one. Requests for async handlers are answered -32603 here
-    /// (see [`serve`](Responder::serve) and [`answer_async`](Responder::answer_async)).
+    /// Answers one frame (a message or a batch) through `router`: the answer appended to
+    /// `out` ([`Served::Answered`]), nothing to answer ([`Served::Silent`]), or the frame
+    /// parsed once and handed back to be awaited ([`Served::Pending`]: nothing written).
     ///
     /// ```
     /// let router = rpcwire::dispatch::Router::new();
     /// let mut out = bytes::BytesMut::new();
-    /// assert!(rpcwire::dispatch::Responder::new().answer(&router, b"{", &mut out));
+    /// let frame = bytes::Bytes::from_static(b"{");
+    /// rpcwire::dispatch::Responder::new().respond(&router, &frame, &mut out);
     /// assert!(std::str::from_utf8(&out).unwrap().contains("-32700"));
     /// ```
-    pub fn answer(&mut self, router: &Router, frame: &[u8], out: &mut BytesMut) -> bool {
-        router.handle_with(frame, &mut self.scratch, out)
+    pub fn respond(&mut self, router: &Router, frame: &Bytes, out: &mut BytesMut) -> Served {
+        self.respond_from(router, frame, Some(frame), true, out, |_| {}, |_| {})
     }
 
-    /// Serves one frame for a peer that also makes calls: parses it once, hands every
-    /// response in it (alone or inside a batch) to `on_response`, and answers the rest, or
-    /// reports that the frame needs an async handler (then it writes nothing).
-    ///
-    /// ```
-    /// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
-    ///
-    /// let mut router = Router::new();
-    /// router.method("ping", |_: NoParams| Ok("pong"));
-    /// let frame = br#"[{"jsonrpc":"2.0","id":7,"result":"late"},{"jsonrpc":"2.0","id":1,"method":"ping"}]"#;
-    /// let mut out = bytes::BytesMut::new();
-    /// let mut responses = Vec::new();
-    /// let served = Responder::new().serve(&router, frame, &mut out, |response| {
-    ///     responses.push(response.id().as_u64())
-    /// });
-    /// assert_eq!(served, Served::Answered);
-    /// assert_eq!(responses, [Some(7)]);
-    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"pong"}]"#);
-    /// ```
-    pub fn serve(
+    /// [`respond`](Responder::respond) for a frame not held in `Bytes`; `may_defer`: when
+    /// `false`, async handlers are refused here (-32603) instead of handed back. Every
+    /// response in the frame goes to `on_response` and every other message to `on_message`
+    /// before anything is answered (a peer completes its calls and watches for cancellations
+    /// so).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn respond_from(
         &mut self,
         router: &Router,
-        frame: &[u8],
-        out: &mut BytesMut,
-        on_response: impl FnMut(&Response<'_>),
-    ) -> Served {
-        self.serve_observing(router, frame, out, on_response, |_| {})
-    }
-
-    /// [`serve`](Responder::serve), also showing every request and notification in the
-    /// frame to `on_message` before it is routed (a peer watches for cancellations so).
-    pub(crate) fn serve_observing(
-        &mut self,
-        router: &Router,
-        frame: &[u8],
+        input: &[u8],
+        frame: Option<&Bytes>,
+        may_defer: bool,
         out: &mut BytesMut,
         mut on_response: impl FnMut(&Response<'_>),
         mut on_message: impl FnMut(&Message<'_>),
     ) -> Served {
         let before = out.len();
-        match router.parser().parse_reusing(frame, &mut self.scratch) {
-            Ok(parsed) => {
-                for_each_incoming(&parsed, &mut on_response, &mut on_message);
-                if router.needs_async(&parsed) {
-                    return Served::NeedsAsync;
-                }
-                router.answer_parsed(parsed, out);
+        let top = match router.parser().parse_top(input, &mut self.scratch) {
+            Ok(top) => top,
+            Err(error) => {
+                // -32700 or -32600, with the id when the parser read one.
+                write_parse_error(out, &error);
+                return Served::Answered;
             }
-            // -32700 or -32600, with the id when the parser read one.
-            Err(error) => write_parse_error(out, &error),
+        };
+        let parsed = self.scratch.view(input, top);
+        for_each_incoming(&parsed, &mut on_response, &mut on_message);
+        if may_defer && router.needs_async(&parsed) {
+            let bytes = frame.cloned().unwrap_or_else(|| Bytes::copy_from_slice(input));
+            let frame = self.scratch.take_frame(bytes, top);
+            return Served::Pending(PendingAnswer { frame });
         }
+        router.answer_parsed(parsed, out);
         if out.len() > before {
             Served::Answered
         } else {
@@ -135,120 +154,24 @@ impl Responder {
         }
     }
 
-    /// Answers one frame, awaiting async handlers (`tokio` feature); `true` when there is an
-    /// answer. Batch elements are answered one after another, in order.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let mut router = rpcwire::dispatch::Router::new();
-    /// router.method_async("later", |_: rpcwire::dispatch::NoParams| async { Ok(2) });
-    /// let mut out = bytes::BytesMut::new();
-    /// let frame = br#"{"jsonrpc":"2.0","method":"later","id":1}"#;
-    /// assert!(rpcwire::dispatch::Responder::new().answer_async(&router, frame, &mut out).await);
-    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":2}"#);
-    /// # });
-    /// ```
-    #[cfg(feature = "tokio")]
-    pub async fn answer_async(&mut self, router: &Router, frame: &[u8], out: &mut BytesMut) -> bool {
-        self.answer_async_from(router, frame, None, &Serving::default(), out)
-            .await
-    }
-
-    /// [`answer_async`](Responder::answer_async) for a frame held in `Bytes`: raw async
-    /// handlers ([`Router::raw_method_async`], [`Router::fallback_async`]) get their params
-    /// as slices of it instead of copies.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let mut router = rpcwire::dispatch::Router::new();
-    /// router.fallback_async(|call: rpcwire::dispatch::RawCall| async move { Ok(call.into_params().unwrap()) });
-    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"x","params":[1],"id":1}"#);
-    /// let mut out = bytes::BytesMut::new();
-    /// assert!(rpcwire::dispatch::Responder::new().answer_bytes_async(&router, &frame, &mut out).await);
-    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":[1]}"#);
-    /// # });
-    /// ```
-    #[cfg(feature = "tokio")]
-    pub async fn answer_bytes_async(&mut self, router: &Router, frame: &Bytes, out: &mut BytesMut) -> bool {
-        self.answer_async_from(router, frame, Some(frame), &Serving::default(), out)
-            .await
-    }
-
-    /// [`answer_bytes_async`](Responder::answer_bytes_async) with the serving side's
-    /// supervision of async handlers (contexts, cancellation, timeouts): what a peer runs.
-    #[cfg(feature = "tokio")]
-    pub(crate) async fn answer_supervised(
-        &mut self,
-        router: &Router,
-        frame: &Bytes,
-        serving: &Serving,
-        out: &mut BytesMut,
-    ) -> bool {
-        self.answer_async_from(router, frame, Some(frame), serving, out)
-            .await
-    }
-
-    #[cfg(feature = "tokio")]
-    async fn answer_async_from(
-        &mut self,
+    /// [`respond`](Responder::respond) with the responder kept for the current thread (a
+    /// fresh one when it is in use already): for transports without a connection of their
+    /// own to keep one in (each HTTP request, `Router::handle`).
+    pub(crate) fn respond_here(
         router: &Router,
         input: &[u8],
         frame: Option<&Bytes>,
-        serving: &Serving,
+        may_defer: bool,
         out: &mut BytesMut,
-    ) -> bool {
-        let before = out.len();
-        match router.parser().parse_reusing(input, &mut self.scratch) {
-            Ok(parsed) => router.answer_parsed_async(parsed, frame, serving, out).await,
-            Err(error) => write_parse_error(out, &error),
-        }
-        out.len() > before
-    }
-
-    /// Answers every request in `frame` with `error` (each with its own id; a batch as an
-    /// array, elements that are not messages with their parse errors), running no handler:
-    /// what a server overloaded answers at once instead of making the request wait.
-    /// Notifications get nothing. `true` when there is an answer.
-    ///
-    /// ```
-    /// let router = rpcwire::dispatch::Router::new();
-    /// let busy = rpcwire::ErrorObject::new(-32003, "server overloaded");
-    /// let frame = br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","method":"c","id":"x"}]"#;
-    /// let mut out = bytes::BytesMut::new();
-    /// assert!(rpcwire::dispatch::Responder::new().answer_all_with(&router, frame, &busy, &mut out));
-    /// assert_eq!(&out[..], &br#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"server overloaded"}},{"jsonrpc":"2.0","id":"x","error":{"code":-32003,"message":"server overloaded"}}]"#[..]);
-    /// ```
-    pub fn answer_all_with(
-        &mut self,
-        router: &Router,
-        frame: &[u8],
-        error: &crate::message::ErrorObject<'_>,
-        out: &mut BytesMut,
-    ) -> bool {
-        let before = out.len();
-        let answer = |message: &Message<'_>, dst: &mut BytesMut| {
-            if let Message::Request(request) = message {
-                crate::encode::write_error(dst, request.id(), error);
-            }
+    ) -> Served {
+        let mut respond = |responder: &mut Responder| {
+            responder.respond_from(router, input, frame, may_defer, out, |_| {}, |_| {})
         };
-        match router.parser().parse_reusing(frame, &mut self.scratch) {
-            Ok(Parsed::Single(message)) => answer(&message, out),
-            Ok(Parsed::Batch(batch)) => {
-                let mut writer = crate::encode::BatchWriter::new(out);
-                for element in batch.iter() {
-                    match element {
-                        Ok(Message::Request(request)) => {
-                            crate::encode::write_error(writer.element(), request.id(), error)
-                        }
-                        Ok(_) => {}
-                        Err(problem) => write_parse_error(writer.element(), problem),
-                    }
-                }
-                writer.finish();
-            }
-            Err(problem) => write_parse_error(out, &problem),
-        }
-        out.len() > before
+        HERE.with(|responder| match responder.try_borrow_mut() {
+            Ok(mut responder) => respond(&mut responder),
+            // A handler that answers a frame itself on the same thread.
+            Err(_) => respond(&mut Responder::new()),
+        })
     }
 
     /// Answers a framing error (a frame over the size limit: -32600; a header or frame that
@@ -263,6 +186,84 @@ impl Responder {
     /// ```
     pub fn answer_frame_error(&mut self, error: &FrameError, out: &mut BytesMut) {
         write_frame_error(out, error);
+    }
+}
+
+impl PendingAnswer {
+    /// Runs the frame's handlers through `router` (the one it came through) and appends the
+    /// answer to `out`; `true` when there is one. The elements of a batch that run async
+    /// handlers run at the same time; the answers keep the batch's order.
+    #[cfg(feature = "tokio")]
+    pub async fn answer(&self, router: &Router, out: &mut BytesMut) -> bool {
+        self.answer_supervised(router, &Serving::default(), out).await
+    }
+
+    /// [`answer`](PendingAnswer::answer) with the serving side's supervision of async
+    /// handlers (contexts, cancellation, timeouts): what a peer runs.
+    #[cfg(feature = "tokio")]
+    pub(crate) async fn answer_supervised(
+        &self,
+        router: &Router,
+        serving: &Serving,
+        out: &mut BytesMut,
+    ) -> bool {
+        let before = out.len();
+        router
+            .answer_parsed_async(self.frame.view(), Some(self.frame.bytes()), serving, out)
+            .await;
+        out.len() > before
+    }
+
+    /// Answers every request in the frame with `error` (each with its own id; a batch as an
+    /// array, elements that are not messages with their parse errors), running no handler:
+    /// what a server overloaded answers at once instead of making the request wait.
+    /// Notifications get nothing. `true` when there is an answer.
+    ///
+    /// ```
+    /// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
+    /// let mut router = Router::new();
+    /// router.fallback_async(|_| async { Ok(rpcwire::RawJson::new("1").unwrap().into()) });
+    /// let busy = rpcwire::ErrorObject::new(-32003, "server overloaded");
+    /// let frame = bytes::Bytes::from_static(br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","method":"c","id":"x"}]"#);
+    /// let mut out = bytes::BytesMut::new();
+    /// let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+    /// assert!(pending.refuse(&busy, &mut out));
+    /// assert_eq!(&out[..], &br#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"server overloaded"}},{"jsonrpc":"2.0","id":"x","error":{"code":-32003,"message":"server overloaded"}}]"#[..]);
+    /// ```
+    pub fn refuse(&self, error: &ErrorObject<'_>, out: &mut BytesMut) -> bool {
+        let before = out.len();
+        match self.frame.view() {
+            Parsed::Single(Message::Request(request)) => crate::encode::write_error(out, request.id(), error),
+            Parsed::Single(_) => {}
+            Parsed::Batch(batch) => {
+                let mut writer = crate::encode::BatchWriter::new(out);
+                for element in batch.iter() {
+                    match element {
+                        Ok(Message::Request(request)) => {
+                            crate::encode::write_error(writer.element(), request.id(), error)
+                        }
+                        Ok(_) => {}
+                        Err(problem) => write_parse_error(writer.element(), problem),
+                    }
+                }
+                writer.finish();
+            }
+        }
+        out.len() > before
+    }
+
+    /// The frame's bytes.
+    ///
+    /// ```
+    /// use rpcwire::dispatch::{Responder, Router, Served};
+    /// let mut router = Router::new();
+    /// router.fallback_async(|_| async { Ok(rpcwire::RawJson::new("1").unwrap().into()) });
+    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"a","id":1}"#);
+    /// let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut bytes::BytesMut::new()) else { panic!() };
+    /// assert_eq!(pending.bytes(), &frame);
+    /// ```
+    pub fn bytes(&self) -> &Bytes {
+        self.frame.bytes()
     }
 }
 
@@ -299,6 +300,17 @@ mod tests {
         router
     }
 
+    /// `respond_from` with a response observer, as a peer calls it.
+    fn respond_watching(
+        responder: &mut Responder,
+        frame: &[u8],
+        out: &mut BytesMut,
+        on_response: impl FnMut(&Response<'_>),
+    ) -> Served {
+        let frame = Bytes::copy_from_slice(frame);
+        responder.respond_from(&router(), &frame, Some(&frame), true, out, on_response, |_| {})
+    }
+
     #[test]
     fn responses_go_to_the_caller_and_requests_are_answered() {
         let frame = br#"[{"jsonrpc":"2.0","id":"a","error":{"code":1,"message":"m"}},
@@ -306,8 +318,10 @@ mod tests {
                          {"jsonrpc":"2.0","id":2,"result":null}]"#;
         let mut out = BytesMut::new();
         let mut ids = Vec::new();
-        let served = Responder::new().serve(&router(), frame, &mut out, |r| ids.push(r.id().to_string()));
-        assert_eq!(served, Served::Answered);
+        let served = respond_watching(&mut Responder::new(), frame, &mut out, |r| {
+            ids.push(r.id().to_string())
+        });
+        assert!(matches!(served, Served::Answered));
         assert_eq!(ids, [r#""a""#, "2"]);
         assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"pong"}]"#);
     }
@@ -316,44 +330,78 @@ mod tests {
     fn a_lone_response_is_silent_and_bad_input_is_answered() {
         let mut responder = Responder::new();
         let mut out = BytesMut::new();
-        let served = responder.serve(
-            &router(),
+        let served = respond_watching(
+            &mut responder,
             br#"{"jsonrpc":"2.0","id":3,"result":1}"#,
             &mut out,
             |_| {},
         );
-        assert_eq!((served, out.len()), (Served::Silent, 0));
-        let served = responder.serve(&router(), b"[1,", &mut out, |_| panic!("no response"));
-        assert_eq!(served, Served::Answered);
+        assert!(matches!(served, Served::Silent));
+        assert_eq!(out.len(), 0);
+        let served = respond_watching(&mut responder, b"[1,", &mut out, |_| panic!("no response"));
+        assert!(matches!(served, Served::Answered));
         assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#));
     }
 
     #[cfg(feature = "tokio")]
     #[test]
-    fn async_handlers_are_reported_not_answered() {
+    fn async_handlers_are_handed_back_parsed_and_answered_later() {
         let mut responder = Responder::new();
         let mut out = BytesMut::new();
-        let frame =
-            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"later"}]"#;
-        assert_eq!(
-            responder.serve(&router(), frame, &mut out, |_| {}),
-            Served::NeedsAsync
+        let frame = Bytes::from_static(
+            br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"later"}]"#,
         );
+        let Served::Pending(pending) = responder.respond(&router(), &frame, &mut out) else {
+            panic!("an async handler is pending");
+        };
         assert!(out.is_empty());
+        // The pending answer holds the frame itself, not a copy.
+        assert_eq!(pending.bytes().as_ptr(), frame.as_ptr());
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        assert!(runtime.block_on(responder.answer_async(&router(), frame, &mut out)));
+        assert!(runtime.block_on(pending.answer(&router(), &mut out)));
         assert_eq!(
             &out[..],
             br#"[{"jsonrpc":"2.0","id":1,"result":"pong"},{"jsonrpc":"2.0","id":2,"result":2}]"#
         );
-        // The sync path refuses it instead.
+        // The blocking path refuses it instead.
         out.clear();
-        assert!(responder.answer(
-            &router(),
-            br#"{"jsonrpc":"2.0","id":5,"method":"later"}"#,
-            &mut out
-        ));
+        assert!(router().handle(br#"{"jsonrpc":"2.0","id":5,"method":"later"}"#, &mut out));
         assert!(std::str::from_utf8(&out).unwrap().contains("-32603"));
+        // The batch storage went with the pending frame; the next batch still parses.
+        out.clear();
+        let batch = Bytes::from_static(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
+        assert!(matches!(
+            responder.respond(&router(), &batch, &mut out),
+            Served::Answered
+        ));
+        assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"pong"}]"#);
+    }
+
+    #[cfg(feature = "tokio")]
+    #[test]
+    fn a_refused_pending_frame_answers_every_request_with_the_error() {
+        let frame = Bytes::from_static(
+            br#"[{"jsonrpc":"2.0","id":1,"method":"later"},{"jsonrpc":"2.0","method":"later"},[]]"#,
+        );
+        let mut out = BytesMut::new();
+        let Served::Pending(pending) = Responder::new().respond(&router(), &frame, &mut out) else {
+            panic!("pending");
+        };
+        let busy = ErrorObject::new(-32003, "busy");
+        assert!(pending.refuse(&busy, &mut out));
+        let text = std::str::from_utf8(&out).unwrap();
+        assert!(
+            text.starts_with(r#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"busy"}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#),
+            "{text}"
+        );
+        // A lone notification gets nothing.
+        out.clear();
+        let note = Bytes::from_static(br#"{"jsonrpc":"2.0","method":"later"}"#);
+        let Served::Pending(pending) = Responder::new().respond(&router(), &note, &mut out) else {
+            panic!("pending");
+        };
+        assert!(!pending.refuse(&busy, &mut out));
+        assert!(out.is_empty());
     }
 
     #[test]
@@ -388,8 +436,11 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]}"#);
         let mut out = BytesMut::new();
-        runtime.block_on(Responder::new().answer_bytes_async(&router, &frame, &mut out));
-        runtime.block_on(Responder::new().answer_async(&router, &frame, &mut out));
+        let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else {
+            panic!("pending");
+        };
+        runtime.block_on(pending.answer(&router, &mut out));
+        runtime.block_on(router.handle_async(&frame, &mut out));
         let at = seen.lock().unwrap().clone();
         let params_at = frame.as_ptr() as usize + frame.len() - 6;
         assert_eq!(at[0], params_at, "a slice of the frame");

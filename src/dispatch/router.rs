@@ -1,6 +1,5 @@
 //! `Router`: method name → handler, and the JSON-RPC 2.0 rules for what to answer.
 
-use std::cell::RefCell;
 use std::fmt;
 #[cfg(feature = "tokio")]
 use std::future::Future;
@@ -15,16 +14,17 @@ use super::context::{RequestContext, Serving};
 use super::deferred::{join_in_order, Deferred, Finished};
 use super::error_answer::write_parse_error;
 #[cfg(feature = "tokio")]
-use super::frame_forward::{ForwardedAnswer, FrameForwarder};
+use super::fallback::Fallback;
 use super::handler::{self, Handler};
 use super::methods::MethodTable;
 #[cfg(feature = "tokio")]
 use super::raw_call::RawCall;
 use super::reply::{Reply, Written};
+use super::responder::{Responder, Served};
 use super::target::Target;
 use crate::encode::{self, BatchWriter};
 use crate::message::{ErrorObject, Message, Params};
-use crate::parse::{BatchScratch, Limits, Parsed, Parser};
+use crate::parse::{Limits, Parsed, Parser};
 use crate::trace::RequestSpan;
 #[cfg(feature = "tokio")]
 use bytes::Bytes;
@@ -83,12 +83,8 @@ pub struct Router {
     /// How many handlers are async, the fallback included (when any is, answering a frame
     /// may need an await).
     async_handlers: usize,
-    /// What serves methods nobody registered (`fallback_async`); `None`: -32601.
+    /// What serves methods nobody registered (`fallback`, `fallback_async`); `None`: -32601.
     fallback: Option<Handler>,
-    /// What answers a single request for a method nobody registered from its frame, before
-    /// the fallback handler (a gateway's forwarding; set with the fallback that goes with it).
-    #[cfg(feature = "tokio")]
-    frame_forwarder: Option<std::sync::Arc<dyn FrameForwarder>>,
 }
 
 impl Default for Router {
@@ -104,11 +100,6 @@ impl fmt::Debug for Router {
             .field("limits", self.parser.limits())
             .finish()
     }
-}
-
-thread_local! {
-    /// Batch element storage reused by [`Router::handle`] on each thread.
-    static SCRATCH: RefCell<BatchScratch> = RefCell::new(BatchScratch::default());
 }
 
 impl Router {
@@ -136,8 +127,6 @@ impl Router {
             parser: Parser::new(limits),
             async_handlers: 0,
             fallback: None,
-            #[cfg(feature = "tokio")]
-            frame_forwarder: None,
         }
     }
 
@@ -427,39 +416,46 @@ impl Router {
             self.async_handlers += 1;
         }
         self.fallback = Some(Handler::Async(handler::raw_async(f)));
-        // A forwarder went with the fallback it answered for.
-        self.frame_forwarder = None;
         self
     }
 
-    /// Sets what answers single requests for methods nobody registered from their frames,
-    /// ahead of the fallback handler (which must be set first: `fallback_async` clears it).
+    /// Sets what answers every request and notification for a method not registered
+    /// (`tokio` feature), alone or inside a batch: a [`Fallback`], which gets the frame the
+    /// message came in (see [`FallbackCall`](super::FallbackCall)) — a gateway's forwarding.
+    /// Replaces a fallback set before.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use rpcwire::dispatch::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Router};
+    /// struct Refuse;
+    /// impl Fallback for Refuse {
+    ///     fn call(&self, call: FallbackCall<'_>) -> FallbackFuture {
+    ///         let error = rpcwire::ErrorObject::new(-32000, format!("would forward {}", call.method()));
+    ///         Box::pin(async move { FallbackAnswer::Error(error) })
+    ///     }
+    /// }
+    /// let mut router = Router::new();
+    /// router.fallback(Refuse);
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"{"jsonrpc":"2.0","id":2,"method":"eth_call"}"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"would forward eth_call"}}"#);
+    /// # });
+    /// ```
     #[cfg(feature = "tokio")]
-    pub(crate) fn set_frame_forwarder(&mut self, forwarder: std::sync::Arc<dyn FrameForwarder>) {
-        self.frame_forwarder = Some(forwarder);
-    }
-
-    /// The answer to `frame` from the frame forwarder, when the router has one and `frame` is
-    /// one request for a method the router does not serve itself (and the forwarder takes
-    /// it); `None`: answer `frame` as usual.
-    #[cfg(feature = "tokio")]
-    pub(crate) fn forward_frame(&self, frame: &Bytes) -> Option<ForwardedAnswer> {
-        let forwarder = self.frame_forwarder.as_ref()?;
-        let Ok(Parsed::Single(message)) = self.parser.parse(frame) else {
-            return None;
-        };
-        match &message {
-            Message::Request(request) if self.methods.get(request.method()).is_none() => {
-                forwarder.forward(frame, &message)
-            }
-            _ => None,
+    pub fn fallback(&mut self, fallback: impl Fallback) -> &mut Router {
+        if self.fallback.is_none() {
+            self.async_handlers += 1;
         }
+        self.fallback = Some(Handler::Async(handler::fallback(fallback)));
+        self
     }
 
-    /// Parses `input` (one message or a batch) and writes the answer at the end of `out`.
-    /// Returns `true` when it wrote an answer, `false` when there is none (notifications,
-    /// responses). Batches reuse per-thread element storage, so steady-state handling does
-    /// not allocate for escape-free input.
+    /// Answers `input` (one message or a batch) through a [`Responder`] kept per thread,
+    /// writing the answer at the end of `out`: shorthand for
+    /// [`Responder::respond`](super::Responder::respond) for callers without a connection
+    /// of their own. Returns `true` when it wrote an answer, `false` when there is none
+    /// (notifications, responses). Steady-state handling does not allocate for escape-free
+    /// input.
     ///
     /// Requests for async methods (registered with `method_async`) cannot be answered here
     /// and get -32603; use `handle_async` for routers that have them.
@@ -471,42 +467,15 @@ impl Router {
     /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"empty batch at byte 0"}}"#);
     /// ```
     pub fn handle(&self, input: &[u8], out: &mut BytesMut) -> bool {
-        SCRATCH.with(|scratch| match scratch.try_borrow_mut() {
-            Ok(mut scratch) => self.handle_with(input, &mut scratch, out),
-            // A handler that calls `handle` again on the same thread: use fresh storage.
-            Err(_) => self.handle_with(input, &mut BatchScratch::default(), out),
-        })
+        matches!(
+            Responder::respond_here(self, input, None, false, out),
+            Served::Answered
+        )
     }
 
-    /// [`handle`](Router::handle) with caller-provided batch element storage.
-    ///
-    /// ```
-    /// let router = rpcwire::dispatch::Router::new();
-    /// let mut scratch = rpcwire::BatchScratch::default();
-    /// let mut out = bytes::BytesMut::new();
-    /// router.handle_with(br#"{"jsonrpc":"2.0","method":"nope","id":1}"#, &mut scratch, &mut out);
-    /// assert!(std::str::from_utf8(&out).unwrap().contains("-32601"));
-    /// ```
-    pub fn handle_with(&self, input: &[u8], scratch: &mut BatchScratch, out: &mut BytesMut) -> bool {
-        let before = out.len();
-        match self.parser.parse_reusing(input, scratch) {
-            Ok(parsed) => self.answer_parsed(parsed, out),
-            Err(error) => write_parse_error(out, &error),
-        }
-        out.len() > before
-    }
-
-    /// Answers an already parsed input (one message or a batch); see [`handle`](Router::handle).
-    ///
-    /// ```
-    /// let mut router = rpcwire::dispatch::Router::new();
-    /// router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
-    /// let parsed = rpcwire::parse(br#"{"jsonrpc":"2.0","method":"ping","id":1}"#).unwrap();
-    /// let mut out = bytes::BytesMut::new();
-    /// router.answer_parsed(parsed, &mut out);
-    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#);
-    /// ```
-    pub fn answer_parsed(&self, parsed: Parsed<'_>, out: &mut BytesMut) {
+    /// The answer rules for a parsed input (one message or a batch), synchronous handlers
+    /// only (async ones are refused with -32603): what the [`Responder`] runs.
+    pub(crate) fn answer_parsed(&self, parsed: Parsed<'_>, out: &mut BytesMut) {
         match parsed {
             Parsed::Single(message) => self.answer(&message, &mut Target::Single(out)),
             Parsed::Batch(batch) => {
@@ -522,24 +491,10 @@ impl Router {
         }
     }
 
-    /// Answers one message; see [`handle`](Router::handle). Returns `true` when it wrote an
-    /// answer.
-    ///
-    /// ```
-    /// let router = rpcwire::dispatch::Router::new();
-    /// let request = rpcwire::Request::new(5u64, "missing");
-    /// let mut out = bytes::BytesMut::new();
-    /// assert!(router.answer_message(&request.into(), &mut out));
-    /// assert!(std::str::from_utf8(&out).unwrap().contains(r#""data":"missing""#));
-    /// ```
-    pub fn answer_message(&self, message: &Message<'_>, out: &mut BytesMut) -> bool {
-        let before = out.len();
-        self.answer(message, &mut Target::Single(out));
-        out.len() > before
-    }
-
-    /// Like [`handle`](Router::handle), awaiting async handlers. Batch elements are
-    /// answered one after another, in order.
+    /// Like [`handle`](Router::handle), awaiting async handlers (and the fallback): shorthand
+    /// for [`Responder::respond`](super::Responder::respond) and
+    /// [`PendingAnswer::answer`](super::PendingAnswer::answer). The elements of a batch
+    /// bound to async handlers run at the same time; the answers keep the batch's order.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -554,16 +509,11 @@ impl Router {
     /// ```
     #[cfg(feature = "tokio")]
     pub async fn handle_async(&self, input: &[u8], out: &mut BytesMut) -> bool {
-        let before = out.len();
-        let mut scratch = BatchScratch::default();
-        match self.parser.parse_reusing(input, &mut scratch) {
-            Ok(parsed) => {
-                self.answer_parsed_async(parsed, None, &Serving::default(), out)
-                    .await
-            }
-            Err(error) => write_parse_error(out, &error),
+        match Responder::new().respond_from(self, input, None, true, out, |_| {}, |_| {}) {
+            Served::Answered => true,
+            Served::Silent => false,
+            Served::Pending(pending) => pending.answer(self, out).await,
         }
-        out.len() > before
     }
 
     /// [`answer_parsed`](Router::answer_parsed), awaiting async handlers; `frame` is what
@@ -594,7 +544,7 @@ impl Router {
                     let deferred = element
                         .as_ref()
                         .ok()
-                        .and_then(|message| self.deferred(message, frame, serving));
+                        .and_then(|message| self.deferred(message, frame, false, serving));
                     is_async.push(deferred.is_some());
                     if let Some(deferred) = deferred {
                         running.push(Box::pin(deferred.run()));
@@ -648,7 +598,7 @@ impl Router {
         serving: &Serving,
         target: &mut Target<'_>,
     ) {
-        match self.deferred(message, frame, serving) {
+        match self.deferred(message, frame, true, serving) {
             Some(deferred) => deferred.finish(target).await,
             None => self.answer(message, target),
         }
@@ -660,17 +610,22 @@ impl Router {
         &self,
         message: &'m Message<'_>,
         frame: Option<&Bytes>,
+        alone: bool,
         serving: &Serving,
     ) -> Option<Deferred<'m>> {
         match message {
             Message::Request(request) => match self.handler(request.method()) {
-                Some(Handler::Async(f)) => Some(Deferred::start(f, request, frame, serving)),
+                Some(Handler::Async(f)) => Some(Deferred::start(f, request, frame, alone, serving)),
                 _ => None,
             },
             Message::Notification(notification) => match self.handler(notification.method()) {
-                Some(Handler::Async(f)) => {
-                    Some(Deferred::start_notification(f, notification, frame, serving))
-                }
+                Some(Handler::Async(f)) => Some(Deferred::start_notification(
+                    f,
+                    notification,
+                    frame,
+                    alone,
+                    serving,
+                )),
                 _ => None,
             },
             Message::Response(_) => None,
@@ -703,7 +658,7 @@ impl Router {
                     }
                     #[cfg(feature = "tokio")]
                     Some(Handler::Async(f)) => {
-                        Deferred::start(f, request, None, &Serving::default()).refuse(target.answer())
+                        Deferred::start(f, request, None, false, &Serving::default()).refuse(target.answer())
                     }
                     Some(Handler::Notification(_)) | None => {
                         let error = ErrorObject::method_not_found(request.method());
@@ -722,7 +677,7 @@ impl Router {
                 Some(Handler::Notification(f)) => handler::call_notification(f, notification.params()),
                 #[cfg(feature = "tokio")]
                 Some(Handler::Async(f)) => {
-                    Deferred::start_notification(f, notification, None, &Serving::default())
+                    Deferred::start_notification(f, notification, None, false, &Serving::default())
                         .refuse(target.scratch())
                 }
                 None => {}

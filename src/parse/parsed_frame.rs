@@ -59,6 +59,15 @@ impl ParsedFrame {
         Ok(ParsedFrame { bytes, shape })
     }
 
+    /// The frame of `bytes` whose top level is `top`, a batch's elements in `slots`.
+    pub(crate) fn from_top(bytes: Bytes, top: Top, slots: Vec<Slot>) -> ParsedFrame {
+        let shape = match top {
+            Top::Single(spans) => Shape::Single(spans),
+            Top::Batch => Shape::Batch(slots),
+        };
+        ParsedFrame { bytes, shape }
+    }
+
     /// The borrowed message or batch.
     ///
     /// ```

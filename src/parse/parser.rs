@@ -31,7 +31,25 @@ pub struct BatchScratch {
     slots: Vec<Slot>,
 }
 
+impl BatchScratch {
+    /// The borrowed view of `input` as [`Parser::parse_top`] found it (`top`, and the batch
+    /// elements kept here).
+    pub(crate) fn view<'a>(&'a self, input: &'a [u8], top: Top) -> Parsed<'a> {
+        match top {
+            Top::Single(spans) => Parsed::Single(spans.view(input)),
+            Top::Batch => Parsed::Batch(Batch::new(input, Cow::Borrowed(&self.slots))),
+        }
+    }
+
+    /// The owned frame of `bytes` as [`Parser::parse_top`] found it; a batch's elements move
+    /// into it (the storage grows again on the next batch).
+    pub(crate) fn take_frame(&mut self, bytes: Bytes, top: Top) -> ParsedFrame {
+        ParsedFrame::from_top(bytes, top, std::mem::take(&mut self.slots))
+    }
+}
+
 /// What the top level of an input turned out to be; batch elements are in the slot vector.
+#[derive(Clone, Copy)]
 pub(crate) enum Top {
     Single(MessageSpans),
     Batch,
@@ -110,6 +128,13 @@ impl Parser {
             Top::Single(spans) => Parsed::Single(spans.view(input)),
             Top::Batch => Parsed::Batch(Batch::new(input, Cow::Borrowed(&scratch.slots))),
         })
+    }
+
+    /// Parses `input`, keeping a batch's elements in `scratch`; the result's view is
+    /// [`BatchScratch::view`], its owned frame [`BatchScratch::take_frame`].
+    pub(crate) fn parse_top(&self, input: &[u8], scratch: &mut BatchScratch) -> Result<Top, ParseError> {
+        scratch.slots.clear();
+        self.parse_spans(input, &mut scratch.slots)
     }
 
     /// Parses `bytes` into an owned, sendable [`ParsedFrame`].

@@ -29,6 +29,15 @@ pub enum ForwardError {
     /// The params could not be sent (they are not an array or an object).
     #[error("params cannot be sent: {0}")]
     Params(String),
+    /// The upstream answered in breach of JSON-RPC 2.0 (`"result":null` beside an
+    /// `"error"`, both `null`, …): what it sent, and why it was refused.
+    #[error("the upstream's answer breaks JSON-RPC 2.0: {reason}")]
+    NonConforming {
+        /// Why the answer was refused.
+        reason: String,
+        /// The answer's `"error"` member as it came, when it had one that is not `null`.
+        error: Option<crate::message::JsonBytes>,
+    },
 }
 
 impl ForwardError {
@@ -36,12 +45,17 @@ impl ForwardError {
     pub const UNAVAILABLE_CODE: i64 = -32010;
     /// The error code for [`NoAnswer`](ForwardError::NoAnswer).
     pub const NO_ANSWER_CODE: i64 = -32011;
+    /// The error code for [`NonConforming`](ForwardError::NonConforming).
+    pub const NON_CONFORMING_CODE: i64 = -32012;
 
     /// The error object the client is answered with: the upstream's own for
     /// [`Remote`](ForwardError::Remote); [`UNAVAILABLE_CODE`](ForwardError::UNAVAILABLE_CODE)
     /// (-32010, "upstream unavailable") or [`NO_ANSWER_CODE`](ForwardError::NO_ANSWER_CODE)
     /// (-32011, "no answer from upstream") with the reason in `data`; invalid params (-32602)
-    /// for params that could not be sent.
+    /// for params that could not be sent;
+    /// [`NON_CONFORMING_CODE`](ForwardError::NON_CONFORMING_CODE) (-32012, "upstream answer
+    /// breaks JSON-RPC 2.0") with `{"reason": …, "error": the upstream's error member as it
+    /// came, or null}` in `data`.
     ///
     /// ```
     /// use rpcwire::proxy::ForwardError;
@@ -50,6 +64,15 @@ impl ForwardError {
     /// ```
     pub fn to_error_object(&self) -> ErrorObject<'static> {
         let (code, message, reason) = match self {
+            ForwardError::NonConforming { reason, error } => {
+                let object = ErrorObject::new(
+                    ForwardError::NON_CONFORMING_CODE,
+                    "upstream answer breaks JSON-RPC 2.0",
+                );
+                let error = error.as_ref().map(crate::message::JsonBytes::to_raw_json);
+                let data = serde_json::json!({ "reason": reason, "error": error });
+                return object.clone().with_data(&data).unwrap_or(object);
+            }
             ForwardError::Remote(error) => return error.clone(),
             ForwardError::Unavailable(reason) => (
                 ErrorCode::from(ForwardError::UNAVAILABLE_CODE),

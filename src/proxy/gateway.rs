@@ -11,14 +11,13 @@ use tokio::sync::watch;
 
 use super::forward_error::ForwardError;
 use super::id_slot::IdSlot;
+use super::link::{LinkAnswer, GATEWAY_ID};
 use super::metrics;
 use super::pool::UpstreamPool;
-use super::upstream::{FrameAnswer, GATEWAY_ID};
-use crate::dispatch::frame_forward::{ForwardedAnswer, FrameForwarder};
-use crate::dispatch::{RawCall, Router};
-use crate::message::{range_within, ErrorObject, JsonBytes, Message};
+use crate::dispatch::{id_range, Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Router};
+use crate::message::{range_within, ErrorObject, Id, JsonBytes};
 use crate::sync::{bump, lock_unpoisoned};
-use crate::trace::RequestSpan;
+use crate::trace::event;
 
 /// What a coalesced call's followers wait for.
 type Shared = watch::Receiver<Option<Result<JsonBytes, ForwardError>>>;
@@ -54,6 +53,7 @@ pub struct Gateway {
     allow: Option<HashSet<Box<str>>>,
     deny: HashSet<Box<str>>,
     coalesce: bool,
+    non_conforming: NonConformingPolicy,
     under_way: Mutex<HashMap<Key, Shared>>,
     counters: GatewayCounters,
 }
@@ -65,6 +65,7 @@ struct GatewayCounters {
     denied: AtomicU64,
     coalesced: AtomicU64,
     failed: AtomicU64,
+    non_conforming: AtomicU64,
 }
 
 /// What a [`Gateway`] did so far.
@@ -85,8 +86,33 @@ pub struct GatewayStats {
     pub denied: u64,
     /// Calls answered with another identical call's upstream answer.
     pub coalesced: u64,
-    /// Calls answered with a gateway error (no upstream answer).
+    /// Calls answered with a gateway error (no upstream answer, or one refused).
     pub failed: u64,
+    /// Upstream answers that broke JSON-RPC 2.0 (refused or delivered, as the
+    /// [`NonConformingPolicy`] says).
+    pub non_conforming: u64,
+}
+
+/// What a [`Gateway`] does with an upstream answer that breaks JSON-RPC 2.0 — some nodes
+/// send `"result":null` beside an `"error"`, or both `null` — which the strict parser
+/// refuses. Either way it is counted ([`GatewayStats::non_conforming`]) and traced.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::proxy::{Gateway, NonConformingPolicy, UpstreamPool};
+/// let gateway = Gateway::new(UpstreamPool::new(vec![])).non_conforming(NonConformingPolicy::Deliver);
+/// # let _ = gateway;
+/// # });
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NonConformingPolicy {
+    /// The client gets an error saying what the upstream sent and why it was refused
+    /// ([`ForwardError::NonConforming`]: -32012, the upstream's error member kept in
+    /// `data`), never "no answer". The default: the gateway stays strict toward clients.
+    #[default]
+    Refuse,
+    /// The client gets the answer as the upstream wrote it, with the client's id put back.
+    Deliver,
 }
 
 impl Gateway {
@@ -120,6 +146,7 @@ impl Gateway {
             allow: None,
             deny: HashSet::new(),
             coalesce: false,
+            non_conforming: NonConformingPolicy::default(),
             under_way: Mutex::default(),
             counters: GatewayCounters::default(),
         }
@@ -186,6 +213,21 @@ impl Gateway {
         self
     }
 
+    /// What to do with upstream answers that break JSON-RPC 2.0 (see
+    /// [`NonConformingPolicy`]; [`Refuse`](NonConformingPolicy::Refuse) by default).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{Gateway, NonConformingPolicy, UpstreamPool};
+    /// let gateway = Gateway::new(UpstreamPool::new(vec![])).non_conforming(NonConformingPolicy::Refuse);
+    /// # let _ = gateway;
+    /// # });
+    /// ```
+    pub fn non_conforming(mut self, policy: NonConformingPolicy) -> Gateway {
+        self.non_conforming = policy;
+        self
+    }
+
     /// Whether the method policy lets `method` through.
     ///
     /// ```
@@ -214,6 +256,7 @@ impl Gateway {
             denied: get(&c.denied),
             coalesced: get(&c.coalesced),
             failed: get(&c.failed),
+            non_conforming: get(&c.non_conforming),
         }
     }
 
@@ -233,8 +276,9 @@ impl Gateway {
         router
     }
 
-    /// Makes the gateway `router`'s fallback: methods `router` serves itself are answered
-    /// there, the rest forwarded. Returns a handle to the gateway (for its stats).
+    /// Makes the gateway `router`'s [`Fallback`]: methods `router` serves itself are
+    /// answered there, the rest forwarded — from every transport, alone or inside a batch.
+    /// Returns a handle to the gateway (for its stats).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -245,102 +289,77 @@ impl Gateway {
     /// ```
     pub fn install(self, router: &mut Router) -> Arc<Gateway> {
         let gateway = Arc::new(self);
-        let handle = gateway.clone();
-        let forwarding = FrameForwarding(gateway.clone());
-        router.fallback_async(move |call: RawCall| {
-            let gateway = gateway.clone();
-            async move { gateway.forward(call).await }
-        });
-        // Single requests skip the fallback: their frames go on as they are.
-        router.set_frame_forwarder(Arc::new(forwarding));
-        handle
+        router.fallback(Forwarding(gateway.clone()));
+        gateway
     }
 
-    /// Forwards one request's frame (`upstream_frame`: the client's with the gateway's id) and
-    /// gives the whole answer frame with the client's id (`client_id`, its exact text) back
-    /// in place: the upstream's answer as it came when the upstream takes frames, else the
-    /// result or the error in a response written here.
+    /// The pool `method` is forwarded to.
+    fn pool(&self, method: &str) -> &UpstreamPool {
+        self.routes.get(method).unwrap_or(&self.default)
+    }
+
+    /// Forwards one request (`upstream_frame`: the client's with the gateway's id) and gives
+    /// its answer: the upstream's whole answer with the client's id (`client_id`, its exact
+    /// text) put back when the upstream takes frames, else its result, or the error.
     async fn forward_frame(
         &self,
         method: &str,
         params: Option<JsonBytes>,
         upstream_frame: Bytes,
         client_id: Bytes,
-        span: RequestSpan,
-    ) -> Bytes {
-        let pool = self.routes.get(method).unwrap_or(&self.default);
+    ) -> FallbackAnswer {
         bump(&self.counters.forwarded);
-        let outcome = span
-            .instrument(pool.call_frame(&upstream_frame, method, params.as_ref()))
+        let outcome = self
+            .pool(method)
+            .call_frame(&upstream_frame, method, params.as_ref())
             .await;
-        let mut out = BytesMut::new();
         match outcome {
-            Ok(FrameAnswer::Frame(answer)) => {
-                span.finish(None, false);
-                // The upstream's answer as it came, with the client's id in place of ours.
-                return if answer.id_text() == &client_id[..] {
-                    answer.text().clone()
-                } else {
-                    answer.replace(&client_id)
-                };
+            // The upstream's answer as it came, with the client's id in place of ours.
+            // Error answers too: their members, escapes and order kept.
+            Ok(LinkAnswer::Frame { answer, .. }) if answer.id_text() == &client_id[..] => {
+                FallbackAnswer::Response(answer.text().clone())
             }
-            Ok(FrameAnswer::Result(result)) => {
-                span.finish(None, false);
-                write_head(&mut out, &client_id);
-                out.extend_from_slice(br#","result":"#);
-                out.extend_from_slice(&result.into_bytes());
-                out.extend_from_slice(b"}");
-            }
-            Err(error) => {
-                if !matches!(error, ForwardError::Remote(_)) {
-                    bump(&self.counters.failed);
+            Ok(LinkAnswer::Frame { answer, .. }) => FallbackAnswer::Response(answer.replace(&client_id)),
+            Ok(LinkAnswer::Result(result)) => FallbackAnswer::Result(result),
+            Ok(LinkAnswer::Error(error)) => FallbackAnswer::Error(error),
+            Ok(LinkAnswer::NonConforming {
+                answer,
+                reason,
+                error,
+            }) => {
+                bump(&self.counters.non_conforming);
+                event!(
+                    warn,
+                    method = method,
+                    reason = %reason,
+                    "an upstream answer breaks JSON-RPC 2.0"
+                );
+                match self.non_conforming {
+                    NonConformingPolicy::Deliver => FallbackAnswer::Response(answer.replace(&client_id)),
+                    NonConformingPolicy::Refuse => {
+                        FallbackAnswer::Error(self.failed(&ForwardError::NonConforming { reason, error }))
+                    }
                 }
-                let error = error.to_error_object();
-                span.finish(Some(error.code().code()), false);
-                write_head(&mut out, &client_id);
-                out.extend_from_slice(br#","error":"#);
-                crate::encode::write_error_object(&mut out, &error);
-                out.extend_from_slice(b"}");
             }
+            Err(error) => FallbackAnswer::Error(self.failed(&error)),
         }
-        out.freeze()
     }
 
-    /// Forwards one call or notification and gives its answer.
-    async fn forward(&self, call: RawCall) -> Result<JsonBytes, ErrorObject<'static>> {
-        let method = call.method();
-        if !self.forwards(method) {
-            bump(&self.counters.denied);
-            metrics::denied(method);
-            return Err(ErrorObject::method_not_found(method));
+    /// The error object a call that got no result is answered with (counted as failed
+    /// unless the upstream said so itself).
+    fn failed(&self, error: &ForwardError) -> ErrorObject<'static> {
+        if !matches!(error, ForwardError::Remote(_)) {
+            bump(&self.counters.failed);
         }
-        let pool = self.routes.get(method).unwrap_or(&self.default);
-        let params = call.params().map(JsonBytes::to_raw_json);
-        if call.is_notification() {
-            bump(&self.counters.notifications);
-            // Nobody hears of a failure: a notification has no answer.
-            let _ = pool.notify(method, params.as_ref()).await;
-            return Ok(JsonBytes::from_validated(Bytes::from_static(b"null")));
-        }
-        let result = if self.coalesce {
-            self.coalesced(pool, &call).await
-        } else {
-            bump(&self.counters.forwarded);
-            pool.call(method, params.as_ref()).await
-        };
-        result.map_err(|error| {
-            if !matches!(error, ForwardError::Remote(_)) {
-                bump(&self.counters.failed);
-            }
-            error.to_error_object()
-        })
+        error.to_error_object()
     }
 
     /// The call's answer, shared with identical calls under way.
-    async fn coalesced(&self, pool: &UpstreamPool, call: &RawCall) -> Result<JsonBytes, ForwardError> {
+    async fn coalesced(&self, method: &str, params: Option<JsonBytes>) -> Result<JsonBytes, ForwardError> {
+        let pool = self.pool(method);
         let key: Key = (
-            call.method().into(),
-            call.params().map(|p| p.clone().into_bytes()).unwrap_or_default(),
+            method.into(),
+            params.clone().map(JsonBytes::into_bytes).unwrap_or_default(),
         );
         let follow = {
             let mut under_way = lock_unpoisoned(&self.under_way);
@@ -355,26 +374,27 @@ impl Gateway {
         };
         let mut shared = match follow {
             Ok(shared) => shared,
-            Err(sender) => return self.lead(pool, call, key, sender).await,
+            Err(sender) => return self.lead(pool, method, params, key, sender).await,
         };
         if let Ok(answer) = shared.wait_for(Option::is_some).await {
             if let Some(answer) = answer.clone() {
                 bump(&self.counters.coalesced);
-                metrics::coalesced(call.method());
+                metrics::coalesced(method);
                 return answer;
             }
         }
         // The leader went away without an answer: call on our own.
         bump(&self.counters.forwarded);
-        let params = call.params().map(JsonBytes::to_raw_json);
-        pool.call(call.method(), params.as_ref()).await
+        let params = params.as_ref().map(JsonBytes::to_raw_json);
+        pool.call(method, params.as_ref()).await
     }
 
     /// Makes the upstream call for every identical call that comes while it is under way.
     async fn lead(
         &self,
         pool: &UpstreamPool,
-        call: &RawCall,
+        method: &str,
+        params: Option<JsonBytes>,
         key: Key,
         sender: watch::Sender<Option<Result<JsonBytes, ForwardError>>>,
     ) -> Result<JsonBytes, ForwardError> {
@@ -395,54 +415,81 @@ impl Gateway {
             key: Some(key),
         };
         bump(&self.counters.forwarded);
-        let params = call.params().map(JsonBytes::to_raw_json);
-        let answer = pool.call(call.method(), params.as_ref()).await;
+        let params = params.as_ref().map(JsonBytes::to_raw_json);
+        let answer = pool.call(method, params.as_ref()).await;
         drop(leaving);
         let _ = sender.send(Some(answer.clone()));
         answer
     }
 }
 
-/// The start of a response whose id's exact JSON text is `id`, up to the id (what
-/// `encode::begin_success` and `write_error` write before their members, for an id known only
-/// as its text).
-fn write_head(out: &mut BytesMut, id: &[u8]) {
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id);
-}
+/// A gateway as a router's fallback: what the router does not serve goes upstream.
+struct Forwarding(Arc<Gateway>);
 
-/// A gateway's forwarding of single requests' frames, ahead of its fallback handler.
-struct FrameForwarding(Arc<Gateway>);
-
-impl FrameForwarder for FrameForwarding {
-    fn forward(&self, frame: &Bytes, message: &Message<'_>) -> Option<ForwardedAnswer> {
-        let Message::Request(request) = message else {
-            return None;
-        };
-        let gateway = &self.0;
-        let method = request.method();
-        // Refused methods and coalesced calls are the fallback's to answer.
-        if gateway.coalesce || !gateway.forwards(method) {
-            return None;
+impl Fallback for Forwarding {
+    fn call(&self, call: FallbackCall<'_>) -> FallbackFuture {
+        let gateway = self.0.clone();
+        let method = call.method();
+        if !gateway.forwards(method) {
+            bump(&gateway.counters.denied);
+            metrics::denied(method);
+            let error = ErrorObject::method_not_found(method);
+            return Box::pin(async move { FallbackAnswer::Error(error) });
         }
-        let slot = IdSlot::find(frame, message)?;
-        let client_id = frame.slice(slot.id_range());
-        let upstream_frame = slot.replace(GATEWAY_ID.as_bytes());
-        let params = request
-            .params()
-            .map(|params| JsonBytes::slice_of(frame, &params.raw()));
+        let params = call.params_bytes();
         // The method's text in the frame (no copy), or a copy when it had escapes.
-        let method = match range_within(frame, method.as_bytes()) {
-            Some(range) => frame.slice(range),
-            None => Bytes::copy_from_slice(method.as_bytes()),
+        let method = call
+            .bytes()
+            .and_then(|frame| Some(frame.slice(range_within(frame, method.as_bytes())?)))
+            .unwrap_or_else(|| Bytes::copy_from_slice(method.as_bytes()));
+        let method_text = |method: &Bytes| std::str::from_utf8(method).unwrap_or_default().to_owned();
+        let Some(client_id) = call.id_text() else {
+            bump(&gateway.counters.notifications);
+            return Box::pin(async move {
+                let method = method_text(&method);
+                let params = params.as_ref().map(JsonBytes::to_raw_json);
+                // Nobody hears of a failure: a notification has no answer.
+                let _ = gateway.pool(&method).notify(&method, params.as_ref()).await;
+                FallbackAnswer::Result(JsonBytes::from_validated(Bytes::from_static(b"null")))
+            });
         };
-        let span = RequestSpan::start(request.method(), Some(request.id()));
-        let gateway = gateway.clone();
-        Some(Box::pin(async move {
-            let method = std::str::from_utf8(&method).unwrap_or_default();
+        if gateway.coalesce {
+            return Box::pin(async move {
+                let method = method_text(&method);
+                match gateway.coalesced(&method, params).await {
+                    Ok(result) => FallbackAnswer::Result(result),
+                    Err(error) => FallbackAnswer::Error(gateway.failed(&error)),
+                }
+            });
+        }
+        // Upstream goes the client's frame with the gateway's id in place of the client's
+        // (a request alone in its frame), or one written from the method and the params (an
+        // element of a batch, a request whose id is `null`).
+        let whole = call
+            .frame()
+            .zip(call.id())
+            .and_then(|(frame, id)| Some(IdSlot::at(frame.clone(), id_range(frame, id)?)));
+        let upstream_frame = match whole {
+            Some(slot) => slot.replace(GATEWAY_ID.as_bytes()),
+            None => {
+                let id = Id::from_number_text(GATEWAY_ID);
+                let raw = params.as_ref().map(JsonBytes::to_raw_json);
+                let mut body =
+                    BytesMut::with_capacity(64 + method.len() + params.as_ref().map_or(0, |p| p.len()));
+                let method = std::str::from_utf8(&method).unwrap_or_default();
+                if let Err(error) = crate::encode::write_call_raw(&mut body, Some(&id), method, raw.as_ref())
+                {
+                    let error = gateway.failed(&ForwardError::Params(error.to_string()));
+                    return Box::pin(async move { FallbackAnswer::Error(error) });
+                }
+                body.freeze()
+            }
+        };
+        Box::pin(async move {
+            let method = method_text(&method);
             gateway
-                .forward_frame(method, params, upstream_frame, client_id, span)
+                .forward_frame(&method, params, upstream_frame, client_id)
                 .await
-        }))
+        })
     }
 }

@@ -58,6 +58,12 @@ impl IdSlot {
         })
     }
 
+    /// `text` whose id's JSON text lies at `id` (a range found by the parser).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn at(text: Bytes, id: Range<usize>) -> IdSlot {
+        IdSlot { text, id }
+    }
+
     /// The id's exact JSON text (a string with its quotes and escapes).
     ///
     /// ```

@@ -42,6 +42,8 @@ mod forward_error;
 mod gateway;
 mod id_slot;
 #[cfg(feature = "tokio")]
+mod link;
+#[cfg(feature = "tokio")]
 mod metrics;
 #[cfg(feature = "tokio")]
 mod pool;
@@ -54,8 +56,10 @@ pub use batch_split::{batch_elements, join_batch};
 #[cfg(feature = "tokio")]
 pub use forward_error::ForwardError;
 #[cfg(feature = "tokio")]
-pub use gateway::{Gateway, GatewayStats};
+pub use gateway::{Gateway, GatewayStats, NonConformingPolicy};
 pub use id_slot::IdSlot;
+#[cfg(feature = "tokio")]
+pub use link::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
 #[cfg(feature = "tokio")]
 pub use pool::{UpstreamPool, DEFAULT_ATTEMPT_TIMEOUT};
 #[cfg(feature = "tokio")]

@@ -8,20 +8,15 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::forward_error::ForwardError;
+use super::link::{LinkAnswer, LinkError, LinkErrorKind};
 use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy};
-use super::upstream::{FrameAnswer, Upstream};
+use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
 use crate::sync::bump;
-use crate::transport::{CloseReason, PeerError, PeerErrorKind};
 
 /// How long one attempt may take by default.
 pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The error code of a failure answer that says whether the request reached the server
-/// (`transport::http::HttpClientTransport` gives its failed exchanges this code with
-/// `{"reached": bool, "status": …}` as data).
-const TRANSPORT_FAILURE_CODE: i64 = -32000;
 
 /// Upstreams that requests are forwarded to, params and results as JSON text passed on as
 /// they came: each request goes to the next upstream in turn that is not benched and has a
@@ -60,31 +55,40 @@ pub struct UpstreamPool {
 
 /// How one attempt ended.
 enum Attempt {
-    /// The upstream answered: a result (or the whole answer frame), or an error object to
-    /// pass on.
-    Answered(Result<FrameAnswer, ErrorObject<'static>>),
+    /// The upstream answered: a result, its error object, or its whole answer frame (either).
+    Answered(LinkAnswer),
     /// The request was not forwarded: never reached the upstream, or could not be written.
     NotReached(String),
     /// The request may have reached the upstream and no usable answer came; `answer` is the
-    /// upstream's error object when it gave one (a "busy" code, an HTTP status).
+    /// upstream's error object when it gave one (a "busy" code).
     NoAnswer {
         reason: String,
         answer: Option<ErrorObject<'static>>,
     },
+    /// The upstream is there but answered without a JSON-RPC answer (an HTTP error status
+    /// other than a busy one): not sent again.
+    Refused(String),
     /// The params cannot be sent anywhere.
     BadParams(String),
 }
 
-/// What an attempt sends.
-#[derive(Clone, Copy)]
-enum Outgoing<'a> {
-    /// A call of the method with these params (the upstream's own frame is written).
-    Call(Option<&'a RawJson<'a>>),
-    /// A request frame with the gateway's id, and its params for upstreams that take calls.
-    Frame {
-        frame: &'a Bytes,
-        params: Option<&'a JsonBytes>,
-    },
+/// The upstream's error object in `answer`, if it is an error answer.
+fn error_of(answer: &LinkAnswer) -> Option<&ErrorObject<'static>> {
+    match answer {
+        LinkAnswer::Frame { error, .. } => error.as_ref(),
+        LinkAnswer::Error(error) => Some(error),
+        LinkAnswer::Result(_) | LinkAnswer::NonConforming { .. } => None,
+    }
+}
+
+/// Whether `answer` is a result (not the upstream's error, nor an answer that breaks the
+/// specification).
+fn is_result(answer: &LinkAnswer) -> bool {
+    match answer {
+        LinkAnswer::Frame { error, .. } => error.is_none(),
+        LinkAnswer::Result(_) => true,
+        LinkAnswer::Error(_) | LinkAnswer::NonConforming { .. } => false,
+    }
 }
 
 impl UpstreamPool {
@@ -183,11 +187,21 @@ impl UpstreamPool {
     /// # });
     /// ```
     pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
-        match self.send(method, Outgoing::Call(params)).await? {
-            FrameAnswer::Result(result) => Ok(result),
-            // Only a frame sent comes back as a frame.
-            FrameAnswer::Frame { .. } => Err(ForwardError::NoAnswer(
-                "an answer frame came for a call".to_owned(),
+        match self.send(None, method, params).await? {
+            LinkAnswer::Result(result)
+            | LinkAnswer::Frame {
+                result: Some(result), ..
+            } => Ok(result),
+            LinkAnswer::Error(error)
+            | LinkAnswer::Frame {
+                error: Some(error), ..
+            } => Err(ForwardError::Remote(error)),
+            LinkAnswer::NonConforming { reason, error, .. } => {
+                Err(ForwardError::NonConforming { reason, error })
+            }
+            // A frame is a result or an error (`response_to_gateway`).
+            LinkAnswer::Frame { .. } => Err(ForwardError::NoAnswer(
+                "an answer with neither a result nor an error".to_owned(),
             )),
         }
     }
@@ -201,13 +215,19 @@ impl UpstreamPool {
         frame: &Bytes,
         method: &str,
         params: Option<&JsonBytes>,
-    ) -> Result<FrameAnswer, ForwardError> {
-        self.send(method, Outgoing::Frame { frame, params }).await
+    ) -> Result<LinkAnswer, ForwardError> {
+        let params = params.map(JsonBytes::to_raw_json);
+        self.send(Some(frame), method, params.as_ref()).await
     }
 
-    /// A call or a forwarded frame, on the next upstream free and not benched, retried as
+    /// A call (or a forwarded frame), on the next upstream free and not benched, retried as
     /// the policy allows.
-    async fn send(&self, method: &str, outgoing: Outgoing<'_>) -> Result<FrameAnswer, ForwardError> {
+    async fn send(
+        &self,
+        frame: Option<&Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<LinkAnswer, ForwardError> {
         self.budget.deposit();
         let first = self.next.fetch_add(1, Ordering::Relaxed);
         // Written when an attempt fails (most calls never need it, so nothing is built first).
@@ -224,10 +244,12 @@ impl UpstreamPool {
                 failure = Some(ForwardError::Unavailable("every upstream is benched".to_owned()));
                 break;
             };
-            match self.attempt(&upstream, method, outgoing).await {
-                Attempt::Answered(Ok(result)) => return Ok(result),
-                Attempt::Answered(Err(error)) => return Err(ForwardError::Remote(error)),
+            match self.attempt(&upstream, frame, method, params).await {
+                Attempt::Answered(answer) => return Ok(answer),
                 Attempt::BadParams(reason) => return Err(ForwardError::Params(reason)),
+                Attempt::Refused(reason) => {
+                    return Err(ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())))
+                }
                 Attempt::NotReached(reason) => {
                     failure = Some(ForwardError::Unavailable(format!(
                         "{}: {reason}",
@@ -267,14 +289,14 @@ impl UpstreamPool {
                 break;
             };
             bump(&upstream.counters.requests);
-            match upstream.notify_raw(method, params).await {
+            match upstream.link.notify(method, params).await {
                 Ok(()) => return Ok(()),
-                Err(error) if matches!(error.kind(), PeerErrorKind::Params(_)) => {
-                    return Err(ForwardError::Params(error.report()))
+                Err(error) if error.kind() == LinkErrorKind::Params => {
+                    return Err(ForwardError::Params(error.reason().to_owned()))
                 }
                 Err(error) => {
                     bump(&upstream.counters.not_reached);
-                    failure = ForwardError::Unavailable(format!("{}: {}", upstream.name(), error.report()));
+                    failure = ForwardError::Unavailable(format!("{}: {error}", upstream.name()));
                 }
             }
         }
@@ -305,7 +327,13 @@ impl UpstreamPool {
 
     /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
     /// upstream's breaker.
-    async fn attempt(&self, upstream: &Upstream, method: &str, outgoing: Outgoing<'_>) -> Attempt {
+    async fn attempt(
+        &self,
+        upstream: &Upstream,
+        frame: Option<&Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Attempt {
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
@@ -315,10 +343,7 @@ impl UpstreamPool {
                 Ok(slot) => Some(slot),
                 Err(_) => upstream.slots().acquire().await.ok(),
             };
-            match outgoing {
-                Outgoing::Frame { frame, params } => upstream.call_frame(frame, method, params).await,
-                Outgoing::Call(params) => upstream.call_raw(method, params).await.map(FrameAnswer::Result),
-            }
+            upstream.link.call(frame, method, params).await
         };
         let outcome = match tokio::time::timeout(self.timeout, call).await {
             Ok(outcome) => classify(outcome, &self.retry),
@@ -329,12 +354,12 @@ impl UpstreamPool {
         };
         let counters = &upstream.counters;
         let kind = match &outcome {
-            Attempt::Answered(Ok(_)) => {
+            Attempt::Answered(answer) if is_result(answer) => {
                 bump(&counters.answered);
                 upstream.breaker.success();
                 "answered"
             }
-            Attempt::Answered(Err(_)) | Attempt::BadParams(_) => {
+            Attempt::Answered(_) | Attempt::BadParams(_) | Attempt::Refused(_) => {
                 bump(&counters.upstream_errors);
                 upstream.breaker.success();
                 "upstream_error"
@@ -355,65 +380,30 @@ impl UpstreamPool {
     }
 }
 
-/// What a call's outcome means for retrying it.
-fn classify(outcome: Result<FrameAnswer, PeerError>, policy: &RetryPolicy) -> Attempt {
+/// What an attempt's outcome means for retrying it: read from the typed [`LinkError`] and
+/// the upstream's error code, never from an error object of our own.
+fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Attempt {
     let error = match outcome {
-        Ok(result) => return Attempt::Answered(Ok(result)),
+        Ok(answer) => {
+            return match error_of(&answer) {
+                Some(error) if policy.retries_code(error.code().code()) => Attempt::NoAnswer {
+                    reason: error.message().to_owned(),
+                    answer: Some(error.clone()),
+                },
+                _ => Attempt::Answered(answer),
+            }
+        }
         Err(error) => error,
     };
     match error.kind() {
-        PeerErrorKind::Remote(_) => match error.into_kind() {
-            PeerErrorKind::Remote(error) => classify_remote(error, policy),
-            _ => unreachable!("matched as Remote"),
-        },
-        PeerErrorKind::TooManyPending { capacity } => {
-            Attempt::NotReached(format!("too many requests pending (capacity {capacity})"))
-        }
-        PeerErrorKind::QueueFull { .. } | PeerErrorKind::Closed(CloseReason::ConnectFailed(_)) => {
-            Attempt::NotReached(error.report())
-        }
-        PeerErrorKind::Closed(_) => Attempt::NoAnswer {
-            reason: error.report(),
+        LinkErrorKind::NotReached => Attempt::NotReached(error.reason().to_owned()),
+        LinkErrorKind::Params => Attempt::BadParams(error.reason().to_owned()),
+        LinkErrorKind::NoAnswer {
+            status: None | Some(429 | 502 | 503 | 504),
+        } => Attempt::NoAnswer {
+            reason: error.reason().to_owned(),
             answer: None,
         },
-        PeerErrorKind::TimedOut { after } => Attempt::NoAnswer {
-            reason: format!("no answer within {after:?}"),
-            answer: None,
-        },
-        // `call_raw` decodes nothing: a Result error cannot come, and says the same.
-        PeerErrorKind::Params(_) | PeerErrorKind::Result(_) => Attempt::BadParams(error.report()),
+        LinkErrorKind::NoAnswer { status: Some(_) } => Attempt::Refused(error.reason().to_owned()),
     }
-}
-
-/// An error object from the upstream, or from the transport on its behalf.
-fn classify_remote(error: ErrorObject<'static>, policy: &RetryPolicy) -> Attempt {
-    #[derive(serde::Deserialize)]
-    struct TransportFailure {
-        reached: bool,
-        status: Option<u16>,
-    }
-    let code = error.code().code();
-    if code == TRANSPORT_FAILURE_CODE {
-        if let Some(failure) = error
-            .data()
-            .and_then(|data| data.decode::<TransportFailure>().ok())
-        {
-            if !failure.reached {
-                return Attempt::NotReached(error.message().to_owned());
-            }
-            if matches!(failure.status, None | Some(429 | 502 | 503 | 504)) {
-                return Attempt::NoAnswer {
-                    reason: error.message().to_owned(),
-                    answer: None,
-                };
-            }
-        }
-    }
-    if policy.retries_code(code) {
-        return Attempt::NoAnswer {
-            reason: error.message().to_owned(),
-            answer: Some(error),
-        };
-    }
-    Attempt::Answered(Err(error))
 }

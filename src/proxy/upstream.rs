@@ -3,17 +3,18 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
 use super::breaker::Breaker;
+#[cfg(feature = "http")]
+use super::link::HttpLink;
+use super::link::{PeerLink, UpstreamLink};
 use crate::dispatch::Router;
 use crate::frame::Framing;
-use crate::message::{JsonBytes, RawJson};
-use crate::sync::{bump, lock_unpoisoned};
-use crate::transport::{AnyTransport, ConnectionState, Peer, PeerError};
+use crate::transport::{AnyTransport, Peer};
 
 /// The largest answer an upstream made by [`Upstream::address`] may send (16 MiB: real
 /// Ethereum answers reach several MB; a client's requests are usually held to far less).
@@ -41,24 +42,11 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// ```
 pub struct Upstream {
     name: Box<str>,
-    link: Link,
+    pub(crate) link: Box<dyn UpstreamLink>,
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
     pub(crate) breaker: Breaker,
     pub(crate) counters: UpstreamCounters,
-}
-
-/// How calls reach the upstream.
-enum Link {
-    /// A connection served by a [`Peer`] (ids matched on it), made again when it has closed.
-    Peer {
-        connect: Box<dyn Fn() -> Peer + Send + Sync>,
-        peer: Mutex<Option<Peer>>,
-    },
-    /// HTTP: each call is its own POST on hyper's pooled client, its answer the response to
-    /// it — no id to match, no connection task to hand frames to.
-    #[cfg(feature = "http")]
-    Http(Box<crate::transport::http::HttpClientTransport>),
 }
 
 impl fmt::Debug for Upstream {
@@ -86,19 +74,31 @@ impl Upstream {
     /// # });
     /// ```
     pub fn new(name: &str, connect: impl Fn() -> Peer + Send + Sync + 'static) -> Upstream {
-        Upstream::with_link(
-            name,
-            Link::Peer {
-                connect: Box::new(connect),
-                peer: Mutex::new(None),
-            },
-        )
+        Upstream::with_link(name, PeerLink::new(connect))
     }
 
-    fn with_link(name: &str, link: Link) -> Upstream {
+    /// An upstream reached through `link` (see [`UpstreamLink`]).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, Upstream, UpstreamLink};
+    /// struct Constant;
+    /// impl UpstreamLink for Constant {
+    ///     fn call<'a>(&'a self, _: Option<&'a bytes::Bytes>, _: &'a str, _: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, LinkAnswer> {
+    ///         Box::pin(async { Ok(LinkAnswer::Result(rpcwire::RawJson::new("42").unwrap().into())) })
+    ///     }
+    ///     fn notify<'a>(&'a self, _: &'a str, _: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, ()> {
+    ///         Box::pin(async { Err(LinkError::new(LinkErrorKind::NotReached, "no notifications")) })
+    ///     }
+    /// }
+    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![Upstream::with_link("constant", Constant)]);
+    /// assert_eq!(pool.call("anything", None).await.unwrap().as_str(), "42");
+    /// # });
+    /// ```
+    pub fn with_link(name: &str, link: impl UpstreamLink) -> Upstream {
         Upstream {
             name: name.into(),
-            link,
+            link: Box::new(link),
             in_flight: Arc::new(Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             breaker: Breaker::new(5, Duration::from_secs(5)),
@@ -135,7 +135,7 @@ impl Upstream {
             if let Ok(url) = address.parse() {
                 let client =
                     crate::transport::http::HttpClientTransport::new(url).with_max_response(max_response);
-                return Upstream::with_link(address, Link::Http(Box::new(client)));
+                return Upstream::with_link(address, HttpLink(client));
             }
         }
         let owned: Arc<str> = address.into();
@@ -222,84 +222,9 @@ impl Upstream {
             upstream_errors: get(&c.upstream_errors),
             not_reached: get(&c.not_reached),
             no_answer: get(&c.no_answer),
-            connects: get(&c.connects),
+            connects: self.link.connects(),
             in_flight: self.max_in_flight - self.in_flight.available_permits(),
             benched: self.breaker.is_open(Instant::now()),
-        }
-    }
-
-    /// The connection to use now: the current one unless it has closed, else a new one.
-    fn peer(&self, connect: &(dyn Fn() -> Peer + Send + Sync), current: &Mutex<Option<Peer>>) -> Peer {
-        let mut current = lock_unpoisoned(current);
-        if let Some(peer) = current.as_ref() {
-            if peer.state() != ConnectionState::Closed {
-                return peer.clone();
-            }
-        }
-        bump(&self.counters.connects);
-        let peer = connect();
-        *current = Some(peer.clone());
-        peer
-    }
-
-    /// Calls `method` on the upstream; the result's JSON as it came.
-    pub(crate) async fn call_raw(
-        &self,
-        method: &str,
-        params: Option<&RawJson<'_>>,
-    ) -> Result<JsonBytes, PeerError> {
-        match &self.link {
-            Link::Peer { connect, peer } => self.peer(connect.as_ref(), peer).call_raw(method, params).await,
-            #[cfg(feature = "http")]
-            Link::Http(client) => http_call(client, method, params).await,
-        }
-    }
-
-    /// Forwards `frame` (a request whose id is [`GATEWAY_ID`]) to the upstream as it is when
-    /// the upstream takes frames (HTTP), and gives its whole answer; through a [`Peer`], which
-    /// sets ids of its own, the call of `method` with `params` is made and its result given.
-    pub(crate) async fn call_frame(
-        &self,
-        frame: &bytes::Bytes,
-        method: &str,
-        params: Option<&JsonBytes>,
-    ) -> Result<FrameAnswer, PeerError> {
-        match &self.link {
-            Link::Peer { .. } => {
-                let params = params.map(JsonBytes::to_raw_json);
-                self.call_raw(method, params.as_ref())
-                    .await
-                    .map(FrameAnswer::Result)
-            }
-            #[cfg(feature = "http")]
-            Link::Http(client) => {
-                let _ = (method, params);
-                let answered = http_exchange(client, frame.clone()).await?;
-                Ok(FrameAnswer::Frame(answered.slot))
-            }
-        }
-    }
-
-    /// Sends a notification of `method` to the upstream.
-    pub(crate) async fn notify_raw(
-        &self,
-        method: &str,
-        params: Option<&RawJson<'_>>,
-    ) -> Result<(), PeerError> {
-        match &self.link {
-            Link::Peer { connect, peer } => {
-                self.peer(connect.as_ref(), peer).notify_raw(method, params).await
-            }
-            #[cfg(feature = "http")]
-            Link::Http(client) => {
-                let mut body = bytes::BytesMut::new();
-                crate::encode::write_call_raw(&mut body, None, method, params)
-                    .map_err(|error| PeerError::from(crate::transport::PeerErrorKind::Params(error)))?;
-                match crate::transport::http::client::exchange(client, body.freeze()).await {
-                    Ok(_) => Ok(()),
-                    Err(failure) => Err(remote(failure.to_error_object())),
-                }
-            }
         }
     }
 
@@ -317,7 +242,6 @@ pub(crate) struct UpstreamCounters {
     pub(crate) upstream_errors: AtomicU64,
     pub(crate) not_reached: AtomicU64,
     pub(crate) no_answer: AtomicU64,
-    pub(crate) connects: AtomicU64,
 }
 
 /// What happened on one upstream so far.
@@ -346,102 +270,4 @@ pub struct UpstreamStats {
     pub in_flight: usize,
     /// Whether its breaker has it benched now.
     pub benched: bool,
-}
-
-/// The id a gateway's forwarded requests carry upstream (each HTTP exchange is its own, so
-/// one id serves them all): its exact JSON text.
-pub(crate) const GATEWAY_ID: &str = "1";
-
-/// What an upstream answered a forwarded frame with.
-#[derive(Debug)]
-pub(crate) enum FrameAnswer {
-    /// The upstream's whole answer, a success response whose id is [`GATEWAY_ID`], with the
-    /// id's place in it.
-    Frame(super::IdSlot),
-    /// The result alone (from an upstream behind a [`Peer`]).
-    Result(JsonBytes),
-}
-
-/// One call as its own HTTP exchange: the frame with id [`GATEWAY_ID`], the answer's result
-/// sliced out. See [`http_exchange`].
-#[cfg(feature = "http")]
-async fn http_call(
-    client: &crate::transport::http::HttpClientTransport,
-    method: &str,
-    params: Option<&RawJson<'_>>,
-) -> Result<JsonBytes, PeerError> {
-    let id = crate::message::Id::from_number_text(GATEWAY_ID);
-    let mut body = bytes::BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
-    crate::encode::write_call_raw(&mut body, Some(&id), method, params)
-        .map_err(|error| PeerError::from(crate::transport::PeerErrorKind::Params(error)))?;
-    let answered = http_exchange(client, body.freeze()).await?;
-    Ok(JsonBytes::from_validated(
-        answered.slot.text().slice(answered.result),
-    ))
-}
-
-/// A success answer to a request with id [`GATEWAY_ID`]: the answer with its id's place,
-/// and where its result lies.
-#[cfg(feature = "http")]
-struct Answered {
-    slot: super::IdSlot,
-    result: std::ops::Range<usize>,
-}
-
-/// `frame` (a request with id [`GATEWAY_ID`]) as its own HTTP exchange, the answer parsed:
-/// its result, or what went wrong as the error object `HttpClientTransport` gives a failed
-/// exchange (-32000 with `{"reached", "status"}`), an answer that is not this call's
-/// response included (reached, no status: it may have run); the upstream's error object as
-/// the remote error.
-#[cfg(feature = "http")]
-async fn http_exchange(
-    client: &crate::transport::http::HttpClientTransport,
-    frame: bytes::Bytes,
-) -> Result<Answered, PeerError> {
-    use crate::message::{range_within, Message, ResponsePayload};
-    let answer = match crate::transport::http::client::exchange(client, frame).await {
-        Ok(Some(answer)) => answer,
-        Ok(None) => return Err(remote(unusable("the upstream answered nothing"))),
-        Err(failure) => return Err(remote(failure.to_error_object())),
-    };
-    let not_ours = || remote(unusable("the upstream's answer is not a response to the call"));
-    // Answers may be as large as the response limit (blocks, traces: several MB), past the
-    // parser's default size limit for requests.
-    let limits = crate::parse::Limits::default().with_max_size(client.max_response());
-    let parser = crate::parse::Parser::new(limits);
-    let parsed = parser.parse(&answer).ok().and_then(|parsed| parsed.single());
-    let Some(message @ Message::Response(response)) = &parsed else {
-        return Err(not_ours());
-    };
-    if response.id().raw() != GATEWAY_ID || response.id().kind() != crate::message::IdKind::Number {
-        return Err(not_ours());
-    }
-    match response.payload() {
-        ResponsePayload::Result(result) => {
-            let result = range_within(&answer, result.get().as_bytes());
-            match (result, super::IdSlot::find(&answer, message)) {
-                (Some(result), Some(slot)) => Ok(Answered { slot, result }),
-                _ => Err(not_ours()),
-            }
-        }
-        ResponsePayload::Error(error) => Err(remote(error.clone().into_owned())),
-    }
-}
-
-/// An exchange that reached the upstream and brought back nothing usable, as the error
-/// object a failed exchange gets.
-#[cfg(feature = "http")]
-fn unusable(reason: &str) -> crate::message::ErrorObject<'static> {
-    crate::transport::http::client::ExchangeFailure {
-        reason: reason.to_owned(),
-        reached: true,
-        status: None,
-    }
-    .to_error_object()
-}
-
-/// An error object that stands for the upstream's answer.
-#[cfg(feature = "http")]
-fn remote(error: crate::message::ErrorObject<'static>) -> PeerError {
-    crate::transport::PeerErrorKind::Remote(error).into()
 }

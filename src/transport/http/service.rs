@@ -20,7 +20,7 @@ use fastwebsockets::WebSocketError;
 
 use super::body::{read_limited, ReadError};
 use super::websocket::WebSocketTransport;
-use crate::dispatch::{Responder, Router};
+use crate::dispatch::{Responder, Router, Served};
 use crate::pool::BufferPool;
 use crate::transport::Peer;
 
@@ -272,15 +272,13 @@ impl ServiceInner {
             Some(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
             None => return status(StatusCode::REQUEST_TIMEOUT),
         };
-        // A single request a gateway forwards: its answer frame as the upstream gave it.
-        if let Some(forwarded) = self.router.forward_frame(&bytes) {
-            return json(forwarded.await);
-        }
         let mut out = self.buffers.get();
-        if Responder::new()
-            .answer_bytes_async(&self.router, &bytes, &mut out)
-            .await
-        {
+        let answered = match Responder::respond_here(&self.router, &bytes, Some(&bytes), true, &mut out) {
+            Served::Answered => true,
+            Served::Silent => false,
+            Served::Pending(pending) => pending.answer(&self.router, &mut out).await,
+        };
+        if answered {
             json(out.split().freeze())
         } else {
             status(StatusCode::NO_CONTENT)
@@ -337,13 +335,14 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
 }
 
 /// How many bytes past the limit are read and dropped after answering 413, so that a client
-/// still sending its body reads the answer instead of a reset connection (a "lingering"
-/// read, as web servers do); a body declared larger than the limit plus this is refused
-/// without reading any of it.
-const LINGER: usize = 256 << 10;
+/// still sending its body — most send all of it before they read — reads the answer
+/// instead of a reset connection (a "lingering close", as nginx does); a body declared
+/// larger than the limit plus this is refused without reading any of it.
+const LINGER: usize = 8 << 20;
 
-/// How long the bytes past the limit are read and dropped at most.
-const LINGER_TIME: Duration = Duration::from_secs(2);
+/// How long the bytes past the limit are read and dropped at most (nginx's
+/// `lingering_timeout`): a client that stops sending is not waited for longer.
+const LINGER_TIME: Duration = Duration::from_secs(5);
 
 /// Why a body was not read.
 enum BodyProblem {

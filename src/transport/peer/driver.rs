@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore}
 use super::outgoing::Outgoing;
 use super::shared::{Answer, Shared};
 use super::{CloseReason, ConnectionState, PeerLink};
-use crate::dispatch::{Cancellations, Responder, Router, Served, Serving};
+use crate::dispatch::{Cancellations, PendingAnswer, Responder, Router, Served, Serving};
 use crate::frame::FrameError;
 use crate::message::{ErrorObject, JsonBytes, Message, Notification, Response, ResponsePayload};
 use crate::sync::bump;
@@ -189,7 +189,7 @@ struct Reader<R, S> {
     limit: Arc<Semaphore>,
     limits: HandlerLimits,
     /// Frames waiting for a handler permit.
-    backlog: VecDeque<Bytes>,
+    backlog: VecDeque<PendingAnswer>,
     /// The bytes of the frames in the backlog.
     backlog_bytes: usize,
     /// Answers written on the reader task.
@@ -220,7 +220,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
                 // Made only when polled, that is when frames wait for a permit.
                 permit = async { limit.clone().acquire_owned().await }, if !self.backlog.is_empty() => {
                     let frame = self.backlog.pop_front().expect("the backlog is not empty");
-                    self.backlog_bytes -= frame.len();
+                    self.backlog_bytes -= frame.bytes().len();
                     self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
                 }
                 () = &mut idle, if idle_after.is_some() => {
@@ -256,7 +256,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
     /// handler to finish (their answers are queued before the writer is told to close).
     async fn finish(&mut self) {
         while let Some(frame) = self.backlog.pop_front() {
-            self.backlog_bytes -= frame.len();
+            self.backlog_bytes -= frame.bytes().len();
             let permit = self.limit.clone().acquire_owned().await;
             self.spawn_handler(frame, permit.expect("the semaphore is never closed"));
         }
@@ -270,9 +270,12 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         let serving = &self.serving;
         let router = &self.router;
         let expected = &mut self.expected;
-        let served = self.responder.serve_observing(
+        // Parsed once here: what needs an await goes to a handler task as it was parsed.
+        let served = self.responder.respond_from(
             router,
             &frame,
+            Some(&frame),
+            true,
             &mut self.out,
             |response| complete(shared, response, &frame),
             |message| match message {
@@ -285,10 +288,18 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
                 Message::Response(_) => {}
             },
         );
+        drop(frame);
         let expected = std::mem::take(&mut self.expected);
-        if served == Served::NeedsAsync
-            && (self.backlog_has_room(frame.len()) || self.limits.overload.is_none())
-        {
+        let pending = match served {
+            Served::Pending(pending) => pending,
+            Served::Answered | Served::Silent => {
+                self.expected = expected;
+                self.expected.clear();
+                return self.send_answer().await;
+            }
+        };
+        let len = pending.bytes().len();
+        if self.backlog_has_room(len) || self.limits.overload.is_none() {
             // On its way to a handler: a cancellation arriving before it starts finds it.
             if let Some(cancellations) = &self.serving.cancellations {
                 for id in &expected {
@@ -298,9 +309,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         }
         self.expected = expected;
         self.expected.clear();
-        if served != Served::NeedsAsync {
-            self.send_answer().await;
-        } else if !self.backlog_has_room(frame.len()) {
+        if !self.backlog_has_room(len) {
             // Every slot busy and the backlog full: answered at once, nothing run.
             if let Some(overload) = self.limits.overload.clone() {
                 bump(&self.shared.counters.rejected_overloaded);
@@ -308,16 +317,15 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
                     debug,
                     "a request turned away: every handler slot and the backlog are full"
                 );
-                self.responder
-                    .answer_all_with(&self.router, &frame, &overload, &mut self.out);
+                pending.refuse(&overload, &mut self.out);
                 self.send_answer().await;
             }
         } else if !self.backlog.is_empty() {
-            self.queue(frame);
+            self.queue(pending);
         } else {
             match self.limit.clone().try_acquire_owned() {
-                Ok(permit) => self.spawn_handler(frame, permit),
-                Err(_) => self.queue(frame),
+                Ok(permit) => self.spawn_handler(pending, permit),
+                Err(_) => self.queue(pending),
             }
         }
     }
@@ -329,20 +337,19 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
             && (self.backlog.is_empty() || self.backlog_bytes + len <= self.limits.max_queued_bytes)
     }
 
-    fn queue(&mut self, frame: Bytes) {
-        self.backlog_bytes += frame.len();
-        self.backlog.push_back(frame);
+    fn queue(&mut self, pending: PendingAnswer) {
+        self.backlog_bytes += pending.bytes().len();
+        self.backlog.push_back(pending);
     }
 
-    fn spawn_handler(&self, frame: Bytes, permit: OwnedSemaphorePermit) {
+    fn spawn_handler(&self, pending: PendingAnswer, permit: OwnedSemaphorePermit) {
         let router = self.router.clone();
         let shared = self.shared.clone();
         let serving = self.serving.clone();
         tokio::spawn(async move {
             let mut out = BytesMut::new();
-            let mut responder = Responder::new();
             let answered = {
-                let answer = responder.answer_supervised(&router, &frame, &serving, &mut out);
+                let answer = pending.answer_supervised(&router, &serving, &mut out);
                 tokio::select! {
                     biased;
                     answered = answer => Some(answered),
@@ -353,7 +360,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
                 // Aborted by a close whose deadline passed: every request in the frame
                 // still gets an answer, saying so.
                 out.clear();
-                responder.answer_all_with(&router, &frame, &aborted(), &mut out)
+                pending.refuse(&aborted(), &mut out)
             });
             if answered {
                 bump(&shared.counters.answers_sent);
