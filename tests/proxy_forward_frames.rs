@@ -186,7 +186,9 @@ async fn refused_local_and_batched_messages_keep_the_routers_way() {
         seen.lock().unwrap().is_empty(),
         "a local or refused method went upstream"
     );
-    // A batch goes element by element through the fallback (each call re-encoded upstream).
+    // A batch goes element by element through the same forwarding (each request written
+    // upstream from its method and params); each answer comes back as the upstream wrote it,
+    // with the client's id, joined into the batch's answer.
     let (_, answer) = post(
         address,
         r#"[{"jsonrpc":"2.0","id":3,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"note"}]"#,
@@ -194,7 +196,7 @@ async fn refused_local_and_batched_messages_keep_the_routers_way() {
     .await;
     assert_eq!(
         answer,
-        r#"[{"jsonrpc":"2.0","id":3,"result":{"seen": "eth_chainId"}}]"#
+        r#"[{ "result" : {"seen": "eth_chainId"} , "id" : 3, "jsonrpc":"2.0" }]"#
     );
     let (status, answer) = post(address, r#"{"jsonrpc":"2.0","method":"note"}"#).await;
     assert_eq!((status, answer.as_str()), (204, ""));
@@ -304,4 +306,114 @@ async fn a_large_answer_from_an_upstream_behind_a_peer_comes_back_whole() {
         single,
         format!(r#"{{"jsonrpc":"2.0","id":"y","result":{result}}}"#)
     );
+}
+
+/// An upstream that answers every call with `answer`, its `"id":1` being the gateway's.
+fn constant_upstream(answer: &'static str) -> Script {
+    Arc::new(move |_: &[u8]| answer.to_owned())
+}
+
+#[tokio::test]
+async fn error_answers_come_back_as_the_upstream_wrote_them() {
+    // Members in the upstream's order, its escapes, a member the specification does not name.
+    let written = r#"{"error":{"message":"caf\u00e9 \/ reverted","code":-32000,"data":{"b":1,"a":[1.50]},"x":true},"id":1,"jsonrpc":"2.0"}"#;
+    let (url, _) = scripted_upstream(constant_upstream(written)).await;
+    let router = Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)])).into_router();
+    let address = front(router).await;
+    let (status, answer) = post(address, r#"{"jsonrpc":"2.0","id":"k\u00e9","method":"eth_call"}"#).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer, written.replace(r#""id":1"#, r#""id":"k\u00e9""#));
+    // Inside a batch too.
+    let (_, answer) = post(
+        address,
+        r#"[{"jsonrpc":"2.0","id":4,"method":"eth_call"},{"jsonrpc":"2.0","id":5,"method":"eth_call"}]"#,
+    )
+    .await;
+    assert_eq!(
+        answer,
+        format!(
+            "[{},{}]",
+            written.replace(r#""id":1"#, r#""id":4"#),
+            written.replace(r#""id":1"#, r#""id":5"#)
+        )
+    );
+}
+
+#[tokio::test]
+async fn answers_that_break_the_specification_are_refused_with_what_came_or_delivered() {
+    use rpcwire::proxy::NonConformingPolicy;
+    let script: Script = Arc::new(|body: &[u8]| {
+        let request: serde_json::Value = serde_json::from_slice(body).unwrap();
+        match request["method"].as_str().unwrap() {
+            "beside" => r#"{"jsonrpc":"2.0","id":1,"result":null,"error":{"code":-32000,"message":"header not found"}}"#,
+            _ => r#"{"jsonrpc":"2.0","id":1,"result":null,"error":null}"#,
+        }
+        .to_owned()
+    });
+    let (url, _) = scripted_upstream(script).await;
+    let mut router = Router::new();
+    let gateway = Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)])).install(&mut router);
+    let address = front(router).await;
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":9,"method":"beside"}"#).await;
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["id"], 9);
+    assert_eq!(answer["error"]["code"], -32012, "{answer}");
+    // The node's own error is kept, and the reason says what was wrong; never "no answer".
+    assert_eq!(
+        answer["error"]["data"]["error"],
+        serde_json::json!({"code":-32000,"message":"header not found"})
+    );
+    assert!(
+        answer["error"]["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("result"),
+        "{answer}"
+    );
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":10,"method":"both_null"}"#).await;
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["error"]["code"], -32012, "{answer}");
+    assert_eq!(answer["error"]["data"]["error"], serde_json::Value::Null);
+    assert_eq!(gateway.stats().non_conforming, 2);
+
+    // Delivered as the upstream wrote it, with the client's id.
+    let router = Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)]))
+        .non_conforming(NonConformingPolicy::Deliver)
+        .into_router();
+    let address = front(router).await;
+    let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":"c","method":"beside"}"#).await;
+    assert_eq!(
+        answer,
+        r#"{"jsonrpc":"2.0","id":"c","result":null,"error":{"code":-32000,"message":"header not found"}}"#
+    );
+}
+
+/// The same forwarding for a client behind a `Peer` (TCP, stdio, WebSocket): its frame goes
+/// up with the gateway's id and the answer frame comes back as the upstream wrote it.
+#[tokio::test]
+async fn a_client_behind_a_peer_gets_the_same_frame_forwarding() {
+    use rpcwire::frame::Framing;
+    use rpcwire::transport::{Peer, StreamTransport};
+    use tokio::io::AsyncBufReadExt;
+    let written = r#"{"error":{"message":"caf\u00e9","code":3},"id":1,"jsonrpc":"2.0"}"#;
+    let (url, seen) = scripted_upstream(constant_upstream(written)).await;
+    let router = Gateway::new(UpstreamPool::new(vec![Upstream::address(&url)])).into_router();
+    let (ours, theirs) = tokio::io::duplex(64 << 10);
+    let server = Peer::new(StreamTransport::from_io(theirs, Framing::Ndjson), router);
+    let (reader, mut writer) = tokio::io::split(ours);
+    let request = r#"{"jsonrpc":"2.0","id":1.50,"method":"eth_call","params":[{"to":"0x1"}]}"#;
+    writer.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+    let mut lines = tokio::io::BufReader::new(reader).lines();
+    let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("an answer in time")
+        .unwrap()
+        .unwrap();
+    assert_eq!(line, written.replace(r#""id":1"#, r#""id":1.50"#));
+    let sent = seen.lock().unwrap().pop().unwrap();
+    assert_eq!(
+        std::str::from_utf8(&sent).unwrap(),
+        request.replace(r#""id":1.50"#, r#""id":1"#)
+    );
+    server.close().await;
 }

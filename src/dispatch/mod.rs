@@ -59,8 +59,6 @@ pub use context::RequestContext;
 pub(crate) use context::{Cancellations, OnCancel, Serving};
 pub use error_answer::{write_frame_error, write_parse_error};
 #[cfg(feature = "tokio")]
-pub(crate) use fallback::id_range;
-#[cfg(feature = "tokio")]
 pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
 pub use no_params::NoParams;
 #[cfg(feature = "tokio")]

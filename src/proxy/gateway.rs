@@ -14,7 +14,7 @@ use super::id_slot::IdSlot;
 use super::link::{LinkAnswer, GATEWAY_ID};
 use super::metrics;
 use super::pool::UpstreamPool;
-use crate::dispatch::{id_range, Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Router};
+use crate::dispatch::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Router};
 use crate::message::{range_within, ErrorObject, Id, JsonBytes};
 use crate::sync::{bump, lock_unpoisoned};
 use crate::trace::event;
@@ -468,7 +468,7 @@ impl Fallback for Forwarding {
         let whole = call
             .frame()
             .zip(call.id())
-            .and_then(|(frame, id)| Some(IdSlot::at(frame.clone(), id_range(frame, id)?)));
+            .and_then(|(frame, id)| IdSlot::of_id(frame, id));
         let upstream_frame = match whole {
             Some(slot) => slot.replace(GATEWAY_ID.as_bytes()),
             None => {

@@ -5,7 +5,7 @@ use std::ops::Range;
 use bytes::{Bytes, BytesMut};
 
 use crate::json::iter::MemberIter;
-use crate::message::{range_within, IdKind, Message};
+use crate::message::{range_within, Id, IdKind, Message};
 
 /// A message's bytes with the place of its id: the id's exact JSON text can be read from it,
 /// and the same bytes with another id in that place built from it (the bytes before and after
@@ -40,7 +40,11 @@ impl IdSlot {
     /// assert!(rpcwire::proxy::IdSlot::find(&text, &message).is_none());
     /// ```
     pub fn find(text: &Bytes, message: &Message<'_>) -> Option<IdSlot> {
-        let id = message.id()?;
+        IdSlot::of_id(text, message.id()?)
+    }
+
+    /// [`find`](IdSlot::find) for the message whose id is `id` (parsed from `text`).
+    pub(crate) fn of_id(text: &Bytes, id: &Id<'_>) -> Option<IdSlot> {
         let range = match id.kind() {
             // A parsed id borrows its text from the input: its place follows from its address.
             IdKind::Number => range_within(text, id.raw().as_bytes())?,
@@ -59,7 +63,7 @@ impl IdSlot {
     }
 
     /// `text` whose id's JSON text lies at `id` (a range found by the parser).
-    #[cfg(feature = "tokio")]
+    #[cfg(feature = "http")]
     pub(crate) fn at(text: Bytes, id: Range<usize>) -> IdSlot {
         IdSlot { text, id }
     }

@@ -259,11 +259,15 @@ impl ServiceInner {
             .size_hint()
             .exact()
             .or_else(|| declared_length(request.headers().get(CONTENT_LENGTH)));
-        if declared.is_some_and(|len| len > (self.max_body + LINGER) as u64) {
+        if declared.is_some_and(|len| len > (self.max_body + LINGER_DECLARED) as u64) {
             // Far over the limit: refuse at once, reading none of it (the connection closes).
             return status(StatusCode::PAYLOAD_TOO_LARGE);
         }
-        let read = read_body(request.into_body(), self.max_body);
+        // Past the limit, up to the rest of a declared body is read and dropped.
+        let linger = declared.map_or(LINGER, |len| {
+            (len as usize).saturating_sub(self.max_body).max(LINGER)
+        });
+        let read = read_body(request.into_body(), self.max_body, linger);
         // A body already there (the usual case) is read at the first poll: the timer is
         // never registered.
         let bytes = match tokio::time::timeout(self.body_timeout, read).await.ok() {
@@ -334,11 +338,16 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
     }
 }
 
-/// How many bytes past the limit are read and dropped after answering 413, so that a client
-/// still sending its body — most send all of it before they read — reads the answer
-/// instead of a reset connection (a "lingering close", as nginx does); a body declared
-/// larger than the limit plus this is refused without reading any of it.
-const LINGER: usize = 8 << 20;
+/// How many bytes past the limit are read and dropped after answering 413 for a body whose
+/// length was declared, so that a client still sending it — most send all of it before
+/// they read — reads the answer instead of a reset connection (a "lingering close", as
+/// nginx does); a body declared larger than the limit plus this is refused without reading
+/// any of it.
+const LINGER_DECLARED: usize = 8 << 20;
+
+/// How many bytes past the limit are read and dropped for a body of no declared length
+/// (chunked): such a client is reading while it sends, and an endless one is cut sooner.
+const LINGER: usize = 256 << 10;
 
 /// How long the bytes past the limit are read and dropped at most (nginx's
 /// `lingering_timeout`): a client that stops sending is not waited for longer.
@@ -353,9 +362,9 @@ enum BodyProblem {
 }
 
 /// Reads `body` whole, never holding more than `max` bytes (see [`read_limited`]). Past the
-/// limit, the rest of the body is read and dropped on a task of its own (up to [`LINGER`]
+/// limit, the rest of the body is read and dropped on a task of its own (up to `linger`
 /// bytes, for at most [`LINGER_TIME`]) while the `413` goes out.
-async fn read_body<B>(mut body: B, max: usize) -> Result<Bytes, BodyProblem>
+async fn read_body<B>(mut body: B, max: usize, linger: usize) -> Result<Bytes, BodyProblem>
 where
     B: Body + Send + Unpin + 'static,
     B::Data: Send,
@@ -367,7 +376,7 @@ where
             tokio::spawn(async move {
                 let drain = async {
                     let mut dropped = 0;
-                    while dropped <= LINGER {
+                    while dropped <= linger {
                         match body.frame().await {
                             Some(Ok(frame)) => dropped += frame.data_ref().map_or(0, Buf::remaining),
                             _ => break,
