@@ -234,7 +234,7 @@ async fn a_handler_knows_its_request_and_calls_back_through_its_link() {
     let (a, b) = tokio::io::duplex(1 << 16);
     let mut server_router = Router::new();
     server_router.method_async_with_context("greet", |_: NoParams, cx: RequestContext| async move {
-        let link = cx.peer().expect("served by a peer").clone();
+        let link = cx.remote().expect("served by a peer").clone();
         let name: String = link
             .call("whoareyou", ())
             .await
@@ -259,7 +259,7 @@ async fn a_link_does_not_keep_the_connection_open() {
     let mut router = Router::new();
     let slot = kept.clone();
     router.method_async_with_context("keep", move |_: NoParams, cx: RequestContext| {
-        *slot.lock().unwrap() = cx.peer().cloned();
+        *slot.lock().unwrap() = cx.remote().cloned();
         async { Ok(true) }
     });
     let server = Peer::new(StreamTransport::from_io(a, Framing::Ndjson), router);

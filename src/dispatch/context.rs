@@ -10,20 +10,20 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::remote::Remote;
 use crate::message::Id;
 use crate::sync::lock_unpoisoned;
 
-/// The link back to the other side, as the serving side gave it: the transport layer's
-/// `PeerLink`, which `RequestContext::peer` (defined with it) hands out.
-pub(crate) type Remote = Arc<dyn std::any::Any + Send + Sync>;
+/// The link back to the other side, as the serving side gave it.
+pub(crate) type RemoteLink = Arc<dyn Remote>;
 
 /// What a handler registered with a context
 /// ([`Router::method_async_with_context`](super::Router::method_async_with_context),
 /// [`Router::method_blocking`](super::Router::method_blocking)) gets besides its params: the
 /// request's id and method, a cancellation token, and — when it is served by a
-/// [`Peer`](crate::transport::Peer) — a [`PeerLink`](crate::transport::PeerLink) for calls and notifications back to the
-/// other side (progress reports, say; [`peer`](RequestContext::peer)). The link does not keep
-/// the connection open.
+/// [`Peer`](crate::transport::Peer) — its [`Remote`] for calls and notifications back to the
+/// other side (progress reports, say; [`remote`](RequestContext::remote)). The link does not
+/// keep the connection open.
 ///
 /// The token fires when the other side cancels the request (`$/cancelRequest` or
 /// `notifications/cancelled`, per the peer's
@@ -49,7 +49,7 @@ pub struct RequestContext {
     id: Option<Id<'static>>,
     method: Arc<str>,
     token: CancellationToken,
-    pub(crate) remote: Option<Remote>,
+    pub(crate) remote: Option<RemoteLink>,
 }
 
 impl std::fmt::Debug for RequestContext {
@@ -80,6 +80,17 @@ impl RequestContext {
             token: CancellationToken::new(),
             remote: None,
         }
+    }
+
+    /// The other side of the connection, for calls and notifications back, when the
+    /// transport serving the request gives one (a [`Peer`](crate::transport::Peer) does;
+    /// `None` over HTTP and in [`Router::handle_async`](super::Router::handle_async)).
+    ///
+    /// ```
+    /// assert!(rpcwire::dispatch::RequestContext::new(None, "m").remote().is_none());
+    /// ```
+    pub fn remote(&self) -> Option<&Arc<dyn Remote>> {
+        self.remote.as_ref()
     }
 
     /// The request's id; `None` for a notification.
@@ -165,7 +176,7 @@ pub(crate) const REQUEST_CANCELLED: i64 = -32800;
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Serving {
     /// Handed to handlers that take a context (a `transport::PeerLink`).
-    pub(crate) remote: Option<Remote>,
+    pub(crate) remote: Option<RemoteLink>,
     /// The tokens of the requests under way, by id, for cancellation by the other side.
     pub(crate) cancellations: Option<Arc<Cancellations>>,
     pub(crate) on_cancel: OnCancel,

@@ -48,6 +48,8 @@ mod methods;
 mod no_params;
 #[cfg(feature = "tokio")]
 mod raw_call;
+#[cfg(feature = "tokio")]
+mod remote;
 mod reply;
 mod responder;
 mod router;
@@ -63,6 +65,8 @@ pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
 pub use no_params::NoParams;
 #[cfg(feature = "tokio")]
 pub use raw_call::RawCall;
+#[cfg(feature = "tokio")]
+pub use remote::{Remote, RemoteError, RemoteFuture};
 pub use reply::{Reply, Written};
 pub use responder::{PendingAnswer, Responder, Served};
 pub use router::Router;

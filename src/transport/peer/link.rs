@@ -12,14 +12,14 @@ use super::outgoing::{self, OutgoingParams};
 use super::shared::{Answer, Shared};
 use super::{CloseReason, ConnectionState, PeerError, PeerErrorKind, PeerStats};
 use crate::correlate::PendingCall;
-use crate::dispatch::RequestContext;
+use crate::dispatch::{Remote, RemoteError, RemoteFuture};
 use crate::message::{Id, JsonBytes, RawJson};
 use crate::sync::bump;
 use crate::trace::event;
 
 /// Calls and notifications on a [`Peer`](super::Peer)'s connection, from a handle that does
 /// not keep the connection open ([`Peer::link`](super::Peer::link), or
-/// [`RequestContext::peer`](crate::dispatch::RequestContext::peer) inside a handler, for
+/// [`RequestContext::remote`](crate::dispatch::RequestContext::remote) inside a handler, for
 /// progress reports and calls back). Once the connection closes, everything fails with
 /// [`PeerErrorKind::Closed`].
 ///
@@ -32,7 +32,7 @@ use crate::trace::event;
 /// # async fn main() {
 /// let mut server = Router::new();
 /// server.method_async_with_context("work", |_: rpcwire::dispatch::NoParams, cx: RequestContext| async move {
-///     let link = cx.peer().expect("served by a peer");
+///     let link = cx.remote().expect("served by a peer");
 ///     link.notify("progress", serde_json::json!({"done": 50})).await.map_err(|e| e.to_error_object())?;
 ///     Ok("done")
 /// });
@@ -54,16 +54,43 @@ pub struct PeerLink {
     pub(super) shared: Arc<Shared>,
 }
 
-impl RequestContext {
-    /// The link to the other side when a [`Peer`](super::Peer) serves the request (`None`
-    /// over HTTP and in [`Router::handle_async`](crate::dispatch::Router::handle_async)).
-    ///
-    /// ```
-    /// assert!(rpcwire::dispatch::RequestContext::new(None, "m").peer().is_none());
-    /// ```
-    pub fn peer(&self) -> Option<&PeerLink> {
-        self.remote.as_deref()?.downcast_ref::<PeerLink>()
+impl Remote for PeerLink {
+    fn call_raw<'a>(
+        &'a self,
+        method: &'a str,
+        params: Option<&'a RawJson<'a>>,
+    ) -> RemoteFuture<'a, JsonBytes> {
+        Box::pin(async move {
+            PeerLink::call_raw(self, method, params)
+                .await
+                .map_err(remote_error)
+        })
     }
+
+    fn notify_raw<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> RemoteFuture<'a, ()> {
+        Box::pin(async move {
+            PeerLink::notify_raw(self, method, params)
+                .await
+                .map_err(remote_error)
+        })
+    }
+
+    fn is_open(&self) -> bool {
+        PeerLink::is_open(self)
+    }
+
+    fn closed(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(async move {
+            PeerLink::closed(self).await;
+        })
+    }
+}
+
+/// A peer's failure as a handler sees it through its [`Remote`].
+fn remote_error(error: PeerError) -> RemoteError {
+    let object = error.to_error_object();
+    let closed = error.is_closed();
+    RemoteError::new(error, object, closed)
 }
 
 impl fmt::Debug for PeerLink {
