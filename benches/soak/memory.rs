@@ -69,6 +69,29 @@ impl RssTrack {
 }
 
 impl RssTrack {
+    /// Whether memory levels off: the median of the last quarter of the samples after the
+    /// warm-up minus the median of the second quarter, KiB (negative when it fell). The aim
+    /// is on this figure: at most [`MAX_QUARTER_RISE_KIB`](crate::report::MAX_QUARTER_RISE_KIB).
+    pub fn quarter_rise_kib(&self) -> Option<i64> {
+        let after = self.samples.get(self.warmup_samples..)?;
+        let quarter = after.len() / 4;
+        if quarter < 3 {
+            return None;
+        }
+        let second = median(&after[quarter..2 * quarter]);
+        let last = median(&after[after.len() - quarter..]);
+        Some(last as i64 - second as i64)
+    }
+
+    /// The median of the warm-up's last quarter of samples, KiB: the process with its
+    /// connections open and traffic flowing, before the measured run — what the peak
+    /// bound is counted from.
+    pub fn warm_base_kib(&self) -> Option<u64> {
+        let warm = self.samples.get(..self.warmup_samples)?;
+        let quarter = (warm.len() / 4).max(1);
+        (warm.len() >= quarter).then(|| median(&warm[warm.len() - quarter..]))
+    }
+
     /// The trend of the samples after the warm-up: the rise of their least-squares line, in
     /// percent of where it starts (see `benches/common/trend.rs`). The aim is on this figure.
     pub fn fitted_growth_percent(&self) -> Option<f64> {

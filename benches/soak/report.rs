@@ -10,8 +10,29 @@ use crate::ledger::{Counts, WINDOW};
 use crate::servers::Outcome;
 use crate::traffic::MAX_MESSAGE;
 
-/// The most resident memory may grow after the warm-up, in percent.
-pub const MAX_GROWTH_PERCENT: f64 = 5.0;
+/// The aim on memory: the median of the last quarter of the samples after the warm-up at
+/// most this many KiB above the median of the second quarter (memory levels off).
+pub const MAX_QUARTER_RISE_KIB: i64 = 1024;
+
+/// What a server may add to its warm base (see [`RssTrack::warm_base_kib`]) at its peak, KiB,
+/// and why: each connection may hold at once its read buffer grown to a message over the
+/// limit (2 × 64 KiB + slack, as `BytesMut` doubles), its write buffer and the answers in
+/// flight (at most [`WINDOW`] of up to 60 KB each, ~1.9 MiB), and the allocator keeps freed
+/// pages for a while (mimalloc: up to a 4 MiB segment per size class in use).
+///
+/// [`RssTrack::warm_base_kib`]: crate::memory::RssTrack::warm_base_kib
+pub fn peak_allowance_kib(connections: u64) -> (u64, String) {
+    let per_connection = 2 * 64 + 64 + 64 + (WINDOW as u64 * 60_000).div_ceil(1024);
+    let allocator = 4 * 1024;
+    let allowance = connections * per_connection + allocator;
+    (
+        allowance,
+        format!(
+            "{connections} connection(s) × {per_connection} KiB (read buffer 2 × 64 KiB, write buffer, \
+             {WINDOW} answers of up to 60 KB in flight) + {allocator} KiB the allocator keeps"
+        ),
+    )
+}
 
 /// The whole report.
 #[derive(Serialize)]
@@ -37,8 +58,10 @@ pub struct Report {
 /// Whether a server met the soak's aims.
 #[derive(Serialize)]
 pub struct Aims {
-    /// Resident memory grew at most [`MAX_GROWTH_PERCENT`] after the warm-up (fitted growth).
-    pub growth_at_most_5_percent: bool,
+    /// The last quarter's median RSS at most [`MAX_QUARTER_RISE_KIB`] above the second's.
+    pub levels_off: bool,
+    /// The peak within the stated bound.
+    pub peak_within_bound: bool,
     /// Every answer due came.
     pub no_unanswered: bool,
     /// Both.
@@ -77,6 +100,13 @@ pub struct ServerReport {
     /// The rise of the least-squares line through all samples after the warm-up, percent of
     /// where it starts: where memory goes, not how it swings. The aim is on this figure.
     pub fitted_growth_percent: Option<f64>,
+    /// The median of the last quarter of the samples after the warm-up minus that of the
+    /// second quarter, KiB.
+    pub quarter_rise_kib: Option<i64>,
+    /// The peak's bound, KiB: the warm base plus the allowance.
+    pub peak_bound_kib: Option<u64>,
+    /// How the bound is made up.
+    pub peak_bound_reason: String,
     /// Resident memory once a second, KiB.
     pub rss_samples_kib: Vec<u64>,
     /// How the process ended.
@@ -103,16 +133,26 @@ impl ServerReport {
         let growth_percent = outcome.rss.growth_percent().map(round2);
         let median_growth_percent = outcome.rss.median_growth_percent().map(round2);
         let fitted_growth_percent = outcome.rss.fitted_growth_percent().map(round2);
-        let growth_ok = fitted_growth_percent.is_some_and(|g| g <= MAX_GROWTH_PERCENT);
+        let quarter_rise_kib = outcome.rss.quarter_rise_kib();
+        let levels_off = quarter_rise_kib.is_some_and(|rise| rise <= MAX_QUARTER_RISE_KIB);
+        let connections: u64 = outcome
+            .connections
+            .split('+')
+            .filter_map(|part| part.split_whitespace().next()?.parse::<u64>().ok())
+            .sum();
+        let (allowance, peak_bound_reason) = peak_allowance_kib(connections.max(1));
+        let peak_bound_kib = outcome.rss.warm_base_kib().map(|base| base + allowance);
+        let peak_ok = peak_bound_kib.is_some_and(|bound| outcome.rss.peak <= bound);
         let answered = outcome.counts.unanswered == 0;
         ServerReport {
             name: outcome.name,
             command: outcome.command,
             connections: outcome.connections,
             aims: Aims {
-                growth_at_most_5_percent: growth_ok,
+                levels_off,
+                peak_within_bound: peak_ok,
                 no_unanswered: answered,
-                met: growth_ok && answered,
+                met: levels_off && peak_ok && answered,
             },
             counts: outcome.counts,
             by_protocol: outcome
@@ -127,6 +167,9 @@ impl ServerReport {
             growth_percent,
             median_growth_percent,
             fitted_growth_percent,
+            quarter_rise_kib,
+            peak_bound_kib,
+            peak_bound_reason,
             rss_samples_kib: outcome.rss.samples,
             exit: outcome.exit,
             notes: outcome.notes,
@@ -179,8 +222,13 @@ impl Report {
              samples after the warm-up (at least 3 each); \"fitted growth\" is the rise of the \
              least-squares line through all samples after the warm-up, in percent of where it \
              starts (half-minute medians swing by ±15% without going anywhere; the line says \
-             where memory goes). Aims: fitted growth ≤ {MAX_GROWTH_PERCENT}% and no unanswered \
-             request.\n\n",
+             where memory goes; for information). \"Q4 − Q2\" is the median of the last quarter of \
+             the samples after the warm-up minus the median of the second quarter: whether memory \
+             levels off. The peak's bound is the median of the warm-up's last quarter (connections \
+             open, traffic flowing) plus, per connection, what it may hold at once (a read buffer \
+             grown to a message over the limit, a write buffer, the answers in flight) and 4 MiB \
+             the allocator may keep. Aims: Q4 − Q2 ≤ {MAX_QUARTER_RISE_KIB} KiB, the peak within \
+             its bound, and no unanswered request.\n\n",
             self.seconds,
             self.machine,
             self.date,
@@ -193,10 +241,10 @@ impl Report {
         page.push_str(
             "| server | connections | messages | answers due | answers | error answers | unanswered | \
              other problems | reconnects | RSS start / peak / end (KiB) | growth | growth of medians | \
-             fitted growth | aims met |\n",
+             fitted growth | Q4 − Q2 (KiB) | peak bound (KiB) | aims met |\n",
         );
         page.push_str(
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
         );
         for server in &self.servers {
             page.push_str(&table_row(server));
@@ -232,6 +280,11 @@ impl Report {
                 "- peak RSS (VmHWM): {}\n",
                 optional(server.vm_hwm_kib.map(|kib| format!("{kib} KiB")))
             ));
+            details.push_str(&format!(
+                "- peak bound: {} KiB = warm base + {}\n",
+                optional(server.peak_bound_kib),
+                server.peak_bound_reason
+            ));
             details.push_str(&format!("- process: {}\n", server.exit));
             for note in &server.notes {
                 details.push_str(&format!("- {note}\n"));
@@ -250,7 +303,7 @@ impl Report {
             let c = &server.counts;
             summary.push_str(&format!(
                 "{}: {} messages, {} answers due, {} answers ({} errors), {} unanswered, {} other problems, \
-                 {} reconnects; RSS {} / {} / {} KiB (start/peak/end), growth {} (medians {}, fitted {}); aims {}\n",
+                 {} reconnects; RSS {} / {} / {} KiB (start/peak/end), growth {} (medians {}, fitted {}), Q4 − Q2 {} KiB, peak bound {} KiB; aims {}\n",
                 server.name,
                 c.messages_sent,
                 c.requests,
@@ -265,6 +318,8 @@ impl Report {
                 percent(server.growth_percent),
                 percent(server.median_growth_percent),
                 percent(server.fitted_growth_percent),
+                optional(server.quarter_rise_kib),
+                optional(server.peak_bound_kib),
                 if server.aims.met { "met" } else { "NOT met" },
             ));
             for note in &server.notes {
@@ -279,7 +334,7 @@ impl Report {
 fn table_row(server: &ServerReport) -> String {
     let c = &server.counts;
     format!(
-        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} | {} | {} |\n",
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} / {} / {} | {} | {} | {} | {} | {} | {} |\n",
         server.name,
         server.connections,
         c.messages_sent,
@@ -295,6 +350,8 @@ fn table_row(server: &ServerReport) -> String {
         percent(server.growth_percent),
         percent(server.median_growth_percent),
         percent(server.fitted_growth_percent),
+        optional(server.quarter_rise_kib.map(|rise| format!("{rise:+}"))),
+        optional(server.peak_bound_kib),
         if server.aims.met { "yes" } else { "**no**" },
     )
 }

@@ -258,6 +258,10 @@ impl<W: AsyncWrite + Unpin + Send + 'static> StreamSender<W> {
         if !self.buffer.is_empty() {
             let result = self.writer.write_all(&self.buffer).await;
             self.buffer.clear();
+            // Grown past twice the high-water mark by one large answer: not kept at that size.
+            if self.buffer.capacity() > 2 * WRITE_HIGH_WATER {
+                self.buffer = BytesMut::new();
+            }
             result?;
         }
         Ok(())

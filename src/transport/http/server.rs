@@ -152,6 +152,9 @@ impl HttpServer {
     }
 }
 
+/// The most an HTTP/1 connection's read buffer grows to.
+const MAX_READ_BUFFER: usize = 64 << 10;
+
 impl HttpServer {
     /// hyper's builder for one connection: HTTP/1.1 with keep-alive and HTTP/2, the request
     /// head deadline kept on the connection's own clock (one timer per connection, not one
@@ -162,6 +165,9 @@ impl HttpServer {
             .http1()
             .timer(ConnectionClock::new())
             .header_read_timeout(self.header_timeout)
+            // hyper's read buffer grows up to ~400 KiB by default and is made anew per
+            // connection; bodies past this are read in pieces anyway.
+            .max_buf_size(MAX_READ_BUFFER)
             // Not `pipeline_flush`: with it, a WebSocket handshake followed at once by a
             // frame loses its 101 answer (tests/transport_websocket.rs), and hyper's cap on
             // a connection's write buffer is bypassed.

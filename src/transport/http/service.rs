@@ -99,6 +99,9 @@ const RESPONSE_BUFFER_CAPACITY: usize = 4 << 10;
 /// A response buffer grown past this (by a large answer) is dropped, not kept.
 const RESPONSE_BUFFER_MAX_RETAINED: usize = 64 << 10;
 
+/// The call table's size of a WebSocket connection's `Peer` when no hook can call the client.
+const WEBSOCKET_CALLS_WITHOUT_HOOK: usize = 16;
+
 /// What is called with the [`Peer`] of each WebSocket connection.
 type WebSocketHook = dyn Fn(Peer) + Send + Sync;
 
@@ -223,7 +226,13 @@ impl ServiceInner {
                 return;
             };
             let transport = WebSocketTransport::server(socket.into_inner()).with_max_message(max_message);
-            let peer = Peer::new(transport, router);
+            // Without a hook nothing calls the client: a small call table (the default one,
+            // 1,024 slots of 128 bytes, was made and dropped with every connection).
+            let builder = match &hook {
+                Some(_) => Peer::builder(),
+                None => Peer::builder().call_capacity(WEBSOCKET_CALLS_WITHOUT_HOOK),
+            };
+            let peer = builder.start(transport, router);
             if let Some(hook) = hook {
                 hook(peer.clone());
             }
@@ -283,7 +292,13 @@ impl ServiceInner {
             Served::Pending(pending) => pending.answer(&self.router, &mut out).await,
         };
         if answered {
-            json(out.split().freeze())
+            // A large answer takes its buffer along: split off, it would leave the pool
+            // holding a share of an allocation its capacity check cannot see.
+            if out.len() > RESPONSE_BUFFER_MAX_RETAINED / 2 {
+                json(out.into_inner().freeze())
+            } else {
+                json(out.split().freeze())
+            }
         } else {
             status(StatusCode::NO_CONTENT)
         }
