@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::frame::Framing;
-use rpcwire::proxy::{Gateway, RetryPolicy, Upstream, UpstreamPool};
+use rpcwire::proxy::{Gateway, RetryPolicy, Upstream, UpstreamGroup};
 use rpcwire::transport::http::{HttpServer, DEFAULT_MAX_BODY};
 use rpcwire::transport::{AnyTransport, Peer};
 
@@ -196,7 +196,7 @@ async fn main() -> ExitCode {
         .iter()
         .map(|address| upstream(address, arguments.max_response))
         .collect();
-    let pool = UpstreamPool::new(upstreams)
+    let pool = UpstreamGroup::new(upstreams)
         .with_timeout(arguments.timeout)
         .with_retry(RetryPolicy::new().safe_methods(arguments.safe.iter().map(String::as_str)));
     let pool = std::sync::Arc::new(pool);

@@ -28,7 +28,7 @@ use std::io::{self, Read, Write};
 
 use bytes::BytesMut;
 
-use crate::dispatch::{Responder, Router, Served};
+use crate::dispatch::{Answer, Responder, Router};
 use crate::frame::{FrameDecoder, FrameError, Framing};
 use crate::pool::{BufferPool, PooledBuf};
 
@@ -249,7 +249,7 @@ impl Connection {
         let start = output.len();
         let mark = self.framing.begin(output);
         // The blocking loop cannot await: async handlers are refused (-32603) here.
-        if let Served::Answered =
+        if let Answer::Written =
             self.responder
                 .respond_from(router, frame, None, false, output, |_| {}, |_| {})
         {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use http_body_util::Full;
 use rpcwire::dispatch::{RequestContext, Router};
 use rpcwire::frame::Framing;
-use rpcwire::proxy::{RetryPolicy, UpstreamPool};
+use rpcwire::proxy::{RetryPolicy, UpstreamGroup};
 use rpcwire::transport::http::{HttpServer, HttpService};
 use rpcwire::transport::{Peer, PeerBuilder, StreamTransport};
 use rpcwire::RawJson;
@@ -44,7 +44,7 @@ fn a_default_router_has_no_methods() {
 
 #[test]
 fn pool_settings_read_back_as_set() {
-    let pool = UpstreamPool::new(Vec::new())
+    let pool = UpstreamGroup::new(Vec::new())
         .with_timeout(Duration::from_millis(250))
         .with_retry(RetryPolicy::new().with_max_attempts(5));
     assert_eq!(pool.timeout(), Duration::from_millis(250));

@@ -447,7 +447,7 @@ fn lookup_stays_correct_with_hundreds_of_methods() {
 
 #[test]
 fn built_messages_are_answered_by_the_responder_with_the_same_rules() {
-    use rpcwire::dispatch::{Responder, Served};
+    use rpcwire::dispatch::{Answer, Responder};
     let router = spec_router();
     let mut out = BytesMut::new();
     let mut responder = Responder::new();
@@ -457,7 +457,7 @@ fn built_messages_are_answered_by_the_responder_with_the_same_rules() {
     };
     assert!(matches!(
         respond(rpcwire::Notification::new("update").into(), &mut out),
-        Served::Silent
+        Answer::Silent
     ));
     assert!(matches!(
         respond(
@@ -467,7 +467,7 @@ fn built_messages_are_answered_by_the_responder_with_the_same_rules() {
                 .into(),
             &mut out
         ),
-        Served::Answered
+        Answer::Written
     ));
     assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":3}"#);
 }
@@ -578,15 +578,15 @@ mod async_handlers {
 
     #[tokio::test]
     async fn serve_asks_for_an_await_only_while_an_async_handler_is_registered() {
-        use rpcwire::dispatch::{Responder, Served};
+        use rpcwire::dispatch::{Answer, Responder};
         let frame = br#"{"jsonrpc":"2.0","method":"m","id":1}"#;
         let served = |router: &Router| {
             let mut out = BytesMut::new();
             let frame = bytes::Bytes::from_static(frame);
             match Responder::new().respond(router, &frame, &mut out) {
-                Served::Answered => "answered",
-                Served::Silent => "silent",
-                Served::Pending(_) => "pending",
+                Answer::Written => "answered",
+                Answer::Silent => "silent",
+                Answer::Pending(_) => "pending",
             }
         };
         let mut router = Router::new();

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use bytes::BytesMut;
 use memory_upstream::{healthy, refused};
 use rpcwire::dispatch::{NoParams, Router};
-use rpcwire::proxy::{ForwardError, Gateway, UpstreamPool};
+use rpcwire::proxy::{ForwardError, Gateway, UpstreamGroup};
 use serde_json::{json, Value};
 
 async fn answer(router: &Router, input: &str) -> Value {
@@ -32,9 +32,9 @@ async fn answer(router: &Router, input: &str) -> Value {
 async fn local_methods_stay_local_the_rest_is_forwarded_under_the_policy() {
     let mut router = Router::new();
     router.method("gateway_version", |_: NoParams| Ok("1.0"));
-    let gateway = Gateway::new(UpstreamPool::new(vec![healthy("main")]))
+    let gateway = Gateway::new(UpstreamGroup::new(vec![healthy("main")]))
         .deny(["subtract"])
-        .route(["slow"], UpstreamPool::new(vec![healthy("side")]))
+        .route(["slow"], UpstreamGroup::new(vec![healthy("side")]))
         .install(&mut router);
     let batch = answer(
         &router,
@@ -68,7 +68,7 @@ async fn local_methods_stay_local_the_rest_is_forwarded_under_the_policy() {
 
 #[tokio::test]
 async fn an_allow_list_forwards_only_what_is_on_it() {
-    let router = Gateway::new(UpstreamPool::new(vec![healthy("main")]))
+    let router = Gateway::new(UpstreamGroup::new(vec![healthy("main")]))
         .allow(["whoami"])
         .into_router();
     let allowed = answer(&router, r#"{"jsonrpc":"2.0","id":1,"method":"whoami"}"#).await;
@@ -83,7 +83,7 @@ async fn an_allow_list_forwards_only_what_is_on_it() {
 
 #[tokio::test]
 async fn identical_calls_under_way_share_one_upstream_call() {
-    let pool = UpstreamPool::new(vec![healthy("main")]);
+    let pool = UpstreamGroup::new(vec![healthy("main")]);
     let mut router = Router::new();
     let gateway = Gateway::new(pool).coalesce(true).install(&mut router);
     // Five identical slow calls in one batch (its async elements run at the same time),
@@ -121,7 +121,7 @@ async fn identical_calls_under_way_share_one_upstream_call() {
 #[tokio::test]
 async fn no_upstream_is_an_error_answer_with_the_clients_id() {
     let connects = Arc::new(AtomicUsize::new(0));
-    let router = Gateway::new(UpstreamPool::new(vec![refused("down", connects)])).into_router();
+    let router = Gateway::new(UpstreamGroup::new(vec![refused("down", connects)])).into_router();
     let answer = answer(&router, r#"{"jsonrpc":"2.0","id":"q-1","method":"whoami"}"#).await;
     assert_eq!(answer["id"], "q-1");
     assert_eq!(answer["error"]["code"], ForwardError::UNAVAILABLE_CODE);

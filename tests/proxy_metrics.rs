@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use memory_upstream::{healthy, refused};
 use metrics_exporter_prometheus::PrometheusBuilder;
-use rpcwire::proxy::{Gateway, RetryPolicy, UpstreamPool};
+use rpcwire::proxy::{Gateway, RetryPolicy, UpstreamGroup};
 
 #[tokio::test]
 async fn forwarding_is_counted_per_upstream_method_and_outcome() {
@@ -20,7 +20,7 @@ async fn forwarding_is_counted_per_upstream_method_and_outcome() {
     let handle = recorder.handle();
     metrics::set_global_recorder(recorder).expect("the only recorder of this test binary");
 
-    let pool = UpstreamPool::new(vec![
+    let pool = UpstreamGroup::new(vec![
         refused("down", Arc::new(AtomicUsize::new(0))),
         healthy("up"),
     ])

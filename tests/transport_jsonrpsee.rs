@@ -17,7 +17,8 @@ use jsonrpsee::core::client::{ClientT, SubscriptionClientT};
 use jsonrpsee::core::params::BatchRequestBuilder;
 use jsonrpsee::rpc_params;
 use rpcwire::dispatch::Router;
-use rpcwire::transport::http::{HttpClientTransport, HttpServer, HttpService, WebSocketTransport};
+use rpcwire::transport::http::{HttpClientTransport, HttpServer, HttpService};
+use rpcwire::transport::websocket::WebSocketTransport;
 use rpcwire::transport::{Peer, PeerError, PeerErrorKind};
 
 const LIMIT: Duration = Duration::from_secs(10);

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use rpcwire::dispatch::{NoParams, Router};
-use rpcwire::transport::http::{HttpServer, HttpService, WebSocketTransport};
+use rpcwire::transport::http::{HttpServer, HttpService};
+use rpcwire::transport::websocket::WebSocketTransport;
 use rpcwire::transport::Peer;
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;

@@ -174,7 +174,7 @@ pub(crate) const REQUEST_CANCELLED: i64 = -32800;
 /// The serving side's supervision of async handlers: nothing by default (a router called
 /// directly); a peer fills it in.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Serving {
+pub(crate) struct Supervision {
     /// Handed to handlers that take a context (a `transport::PeerLink`).
     pub(crate) remote: Option<RemoteLink>,
     /// The tokens of the requests under way, by id, for cancellation by the other side.
@@ -187,7 +187,7 @@ pub(crate) struct Serving {
     pub(crate) timeouts: Option<Arc<AtomicU64>>,
 }
 
-impl Serving {
+impl Supervision {
     /// Whether a handler has to be raced against cancellation or a timeout.
     fn supervises(&self) -> bool {
         self.cancellations.is_some() || self.abort.is_some() || self.handler_timeout.is_some()
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn serving_without_supervision_makes_no_context_for_plain_handlers() {
-        let serving = Serving::default();
+        let serving = Supervision::default();
         assert!(serving.watch(Some(&Id::from(1u64)), "m", false).is_none());
         let watch = serving
             .watch(None, "m", true)

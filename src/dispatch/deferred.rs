@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 
-use super::context::{OnCancel, Serving, Watch, REQUEST_CANCELLED};
+use super::context::{OnCancel, Supervision, Watch, REQUEST_CANCELLED};
 use super::handler::{self, Answered, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
 use super::target::Target;
 use crate::encode;
@@ -47,7 +47,7 @@ impl<'m> Deferred<'m> {
         request: &'m Request<'_>,
         frame: Option<&Bytes>,
         alone: bool,
-        serving: &Serving,
+        serving: &Supervision,
     ) -> Deferred<'m> {
         Deferred::begin(
             handler,
@@ -65,7 +65,7 @@ impl<'m> Deferred<'m> {
         notification: &'m Notification<'_>,
         frame: Option<&Bytes>,
         alone: bool,
-        serving: &Serving,
+        serving: &Supervision,
     ) -> Deferred<'m> {
         Deferred::begin(
             handler,
@@ -83,7 +83,7 @@ impl<'m> Deferred<'m> {
         method: &str,
         params: Option<crate::message::Params<'_>>,
         (frame, alone): (Option<&Bytes>, bool),
-        serving: &Serving,
+        serving: &Supervision,
     ) -> Deferred<'m> {
         let watch = serving.watch(id, method, handler.wants_context);
         let input = AsyncInput {

@@ -76,7 +76,7 @@ pub trait Fallback: Send + Sync + 'static {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use rpcwire::dispatch::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Responder, Router, Served};
+/// use rpcwire::dispatch::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Responder, Router, Answer};
 ///
 /// struct IdText;
 /// impl Fallback for IdText {
@@ -90,7 +90,7 @@ pub trait Fallback: Send + Sync + 'static {
 /// router.fallback(IdText);
 /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1.50,"method":"m"}"#);
 /// let mut out = bytes::BytesMut::new();
-/// let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+/// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
 /// pending.answer(&router, &mut out).await;
 /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1.50,"result":1.50}"#);
 /// # });

@@ -58,7 +58,7 @@ mod target;
 #[cfg(feature = "tokio")]
 pub use context::RequestContext;
 #[cfg(feature = "tokio")]
-pub(crate) use context::{Cancellations, OnCancel, Serving};
+pub(crate) use context::{Cancellations, OnCancel, Supervision};
 pub use error_answer::{write_frame_error, write_parse_error};
 #[cfg(feature = "tokio")]
 pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
@@ -68,5 +68,5 @@ pub use raw_call::RawCall;
 #[cfg(feature = "tokio")]
 pub use remote::{Remote, RemoteError, RemoteFuture};
 pub use reply::{Reply, Written};
-pub use responder::{PendingAnswer, Responder, Served};
+pub use responder::{Answer, PendingAnswer, Responder};
 pub use router::Router;

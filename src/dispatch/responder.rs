@@ -5,7 +5,7 @@
 use bytes::{Bytes, BytesMut};
 
 #[cfg(feature = "tokio")]
-use super::context::Serving;
+use super::context::Supervision;
 use super::error_answer::{write_frame_error, write_parse_error};
 use super::router::Router;
 use crate::frame::FrameError;
@@ -24,14 +24,14 @@ use crate::parse::{BatchScratch, Parsed, ParsedFrame};
 /// frame once warm): keep one per connection.
 ///
 /// ```
-/// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
+/// use rpcwire::dispatch::{NoParams, Responder, Router, Answer};
 ///
 /// let mut router = Router::new();
 /// router.method("ping", |_: NoParams| Ok("pong"));
 /// let mut responder = Responder::new();
 /// let mut out = bytes::BytesMut::new();
 /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
-/// assert!(matches!(responder.respond(&router, &frame, &mut out), Served::Answered));
+/// assert!(matches!(responder.respond(&router, &frame, &mut out), Answer::Written));
 /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#);
 /// ```
 #[derive(Debug, Default)]
@@ -42,16 +42,16 @@ pub struct Responder {
 /// What [`Responder::respond`] did with a frame.
 ///
 /// ```
-/// use rpcwire::dispatch::{Responder, Router, Served};
+/// use rpcwire::dispatch::{Responder, Router, Answer};
 /// let mut out = bytes::BytesMut::new();
 /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"n"}"#);
 /// let served = Responder::new().respond(&Router::new(), &frame, &mut out);
-/// assert!(matches!(served, Served::Silent));
+/// assert!(matches!(served, Answer::Silent));
 /// ```
 #[derive(Debug)]
-pub enum Served {
-    /// An answer was written.
-    Answered,
+pub enum Answer {
+    /// The answer was written.
+    Written,
     /// Nothing to answer: notifications, responses.
     Silent,
     /// The frame runs an async handler (or the router's fallback): nothing was written;
@@ -65,12 +65,12 @@ pub enum Served {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
+/// use rpcwire::dispatch::{NoParams, Responder, Router, Answer};
 /// let mut router = Router::new();
 /// router.method_async("later", |_: NoParams| async { Ok(2) });
 /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"later","id":1}"#);
 /// let mut out = bytes::BytesMut::new();
-/// let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+/// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
 /// let answered = tokio::spawn(async move {
 ///     let mut out = bytes::BytesMut::new();
 ///     pending.answer(&router, &mut out).await.then(|| out)
@@ -100,8 +100,8 @@ impl Responder {
     }
 
     /// Answers one frame (a message or a batch) through `router`: the answer appended to
-    /// `out` ([`Served::Answered`]), nothing to answer ([`Served::Silent`]), or the frame
-    /// parsed once and handed back to be awaited ([`Served::Pending`]: nothing written).
+    /// `out` ([`Answer::Written`]), nothing to answer ([`Answer::Silent`]), or the frame
+    /// parsed once and handed back to be awaited ([`Answer::Pending`]: nothing written).
     ///
     /// ```
     /// let router = rpcwire::dispatch::Router::new();
@@ -110,7 +110,7 @@ impl Responder {
     /// rpcwire::dispatch::Responder::new().respond(&router, &frame, &mut out);
     /// assert!(std::str::from_utf8(&out).unwrap().contains("-32700"));
     /// ```
-    pub fn respond(&mut self, router: &Router, frame: &Bytes, out: &mut BytesMut) -> Served {
+    pub fn respond(&mut self, router: &Router, frame: &Bytes, out: &mut BytesMut) -> Answer {
         self.respond_from(router, frame, Some(frame), true, out, |_| {}, |_| {})
     }
 
@@ -129,14 +129,14 @@ impl Responder {
         out: &mut BytesMut,
         mut on_response: impl FnMut(&Response<'_>),
         mut on_message: impl FnMut(&Message<'_>),
-    ) -> Served {
+    ) -> Answer {
         let before = out.len();
         let top = match router.parser().parse_top(input, &mut self.scratch) {
             Ok(top) => top,
             Err(error) => {
                 // -32700 or -32600, with the id when the parser read one.
                 write_parse_error(out, &error);
-                return Served::Answered;
+                return Answer::Written;
             }
         };
         let parsed = self.scratch.view(input, top);
@@ -144,13 +144,13 @@ impl Responder {
         if may_defer && router.needs_async(&parsed) {
             let bytes = frame.cloned().unwrap_or_else(|| Bytes::copy_from_slice(input));
             let frame = self.scratch.take_frame(bytes, top);
-            return Served::Pending(PendingAnswer { frame });
+            return Answer::Pending(PendingAnswer { frame });
         }
         router.answer_parsed(parsed, out);
         if out.len() > before {
-            Served::Answered
+            Answer::Written
         } else {
-            Served::Silent
+            Answer::Silent
         }
     }
 
@@ -163,7 +163,7 @@ impl Responder {
         frame: Option<&Bytes>,
         may_defer: bool,
         out: &mut BytesMut,
-    ) -> Served {
+    ) -> Answer {
         let mut respond = |responder: &mut Responder| {
             responder.respond_from(router, input, frame, may_defer, out, |_| {}, |_| {})
         };
@@ -195,7 +195,7 @@ impl PendingAnswer {
     /// handlers run at the same time; the answers keep the batch's order.
     #[cfg(feature = "tokio")]
     pub async fn answer(&self, router: &Router, out: &mut BytesMut) -> bool {
-        self.answer_supervised(router, &Serving::default(), out).await
+        self.answer_supervised(router, &Supervision::default(), out).await
     }
 
     /// [`answer`](PendingAnswer::answer) with the serving side's supervision of async
@@ -204,7 +204,7 @@ impl PendingAnswer {
     pub(crate) async fn answer_supervised(
         &self,
         router: &Router,
-        serving: &Serving,
+        serving: &Supervision,
         out: &mut BytesMut,
     ) -> bool {
         let before = out.len();
@@ -220,13 +220,13 @@ impl PendingAnswer {
     /// Notifications get nothing. `true` when there is an answer.
     ///
     /// ```
-    /// use rpcwire::dispatch::{NoParams, Responder, Router, Served};
+    /// use rpcwire::dispatch::{NoParams, Responder, Router, Answer};
     /// let mut router = Router::new();
     /// router.fallback_async(|_| async { Ok(rpcwire::RawJson::new("1").unwrap().into()) });
     /// let busy = rpcwire::ErrorObject::new(-32003, "server overloaded");
     /// let frame = bytes::Bytes::from_static(br#"[{"jsonrpc":"2.0","method":"a","id":1},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","method":"c","id":"x"}]"#);
     /// let mut out = bytes::BytesMut::new();
-    /// let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+    /// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
     /// assert!(pending.refuse(&busy, &mut out));
     /// assert_eq!(&out[..], &br#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"server overloaded"}},{"jsonrpc":"2.0","id":"x","error":{"code":-32003,"message":"server overloaded"}}]"#[..]);
     /// ```
@@ -255,11 +255,11 @@ impl PendingAnswer {
     /// The frame's bytes.
     ///
     /// ```
-    /// use rpcwire::dispatch::{Responder, Router, Served};
+    /// use rpcwire::dispatch::{Responder, Router, Answer};
     /// let mut router = Router::new();
     /// router.fallback_async(|_| async { Ok(rpcwire::RawJson::new("1").unwrap().into()) });
     /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"a","id":1}"#);
-    /// let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut bytes::BytesMut::new()) else { panic!() };
+    /// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut bytes::BytesMut::new()) else { panic!() };
     /// assert_eq!(pending.bytes(), &frame);
     /// ```
     pub fn bytes(&self) -> &Bytes {
@@ -306,7 +306,7 @@ mod tests {
         frame: &[u8],
         out: &mut BytesMut,
         on_response: impl FnMut(&Response<'_>),
-    ) -> Served {
+    ) -> Answer {
         let frame = Bytes::copy_from_slice(frame);
         responder.respond_from(&router(), &frame, Some(&frame), true, out, on_response, |_| {})
     }
@@ -321,7 +321,7 @@ mod tests {
         let served = respond_watching(&mut Responder::new(), frame, &mut out, |r| {
             ids.push(r.id().to_string())
         });
-        assert!(matches!(served, Served::Answered));
+        assert!(matches!(served, Answer::Written));
         assert_eq!(ids, [r#""a""#, "2"]);
         assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"pong"}]"#);
     }
@@ -336,10 +336,10 @@ mod tests {
             &mut out,
             |_| {},
         );
-        assert!(matches!(served, Served::Silent));
+        assert!(matches!(served, Answer::Silent));
         assert_eq!(out.len(), 0);
         let served = respond_watching(&mut responder, b"[1,", &mut out, |_| panic!("no response"));
-        assert!(matches!(served, Served::Answered));
+        assert!(matches!(served, Answer::Written));
         assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#));
     }
 
@@ -351,7 +351,7 @@ mod tests {
         let frame = Bytes::from_static(
             br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"later"}]"#,
         );
-        let Served::Pending(pending) = responder.respond(&router(), &frame, &mut out) else {
+        let Answer::Pending(pending) = responder.respond(&router(), &frame, &mut out) else {
             panic!("an async handler is pending");
         };
         assert!(out.is_empty());
@@ -372,7 +372,7 @@ mod tests {
         let batch = Bytes::from_static(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#);
         assert!(matches!(
             responder.respond(&router(), &batch, &mut out),
-            Served::Answered
+            Answer::Written
         ));
         assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":"pong"}]"#);
     }
@@ -384,7 +384,7 @@ mod tests {
             br#"[{"jsonrpc":"2.0","id":1,"method":"later"},{"jsonrpc":"2.0","method":"later"},[]]"#,
         );
         let mut out = BytesMut::new();
-        let Served::Pending(pending) = Responder::new().respond(&router(), &frame, &mut out) else {
+        let Answer::Pending(pending) = Responder::new().respond(&router(), &frame, &mut out) else {
             panic!("pending");
         };
         let busy = ErrorObject::new(-32003, "busy");
@@ -397,7 +397,7 @@ mod tests {
         // A lone notification gets nothing.
         out.clear();
         let note = Bytes::from_static(br#"{"jsonrpc":"2.0","method":"later"}"#);
-        let Served::Pending(pending) = Responder::new().respond(&router(), &note, &mut out) else {
+        let Answer::Pending(pending) = Responder::new().respond(&router(), &note, &mut out) else {
             panic!("pending");
         };
         assert!(!pending.refuse(&busy, &mut out));
@@ -436,7 +436,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1,2]}"#);
         let mut out = BytesMut::new();
-        let Served::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else {
+        let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else {
             panic!("pending");
         };
         runtime.block_on(pending.answer(&router, &mut out));

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 #[cfg(feature = "tokio")]
-use super::context::{RequestContext, Serving};
+use super::context::{RequestContext, Supervision};
 #[cfg(feature = "tokio")]
 use super::deferred::{join_in_order, Deferred, Finished};
 use super::error_answer::write_parse_error;
@@ -20,7 +20,7 @@ use super::methods::MethodTable;
 #[cfg(feature = "tokio")]
 use super::raw_call::RawCall;
 use super::reply::{Reply, Written};
-use super::responder::{Responder, Served};
+use super::responder::{Answer, Responder};
 use super::target::Target;
 use crate::encode::{self, BatchWriter};
 use crate::message::{ErrorObject, Message, Params};
@@ -469,7 +469,7 @@ impl Router {
     pub fn handle(&self, input: &[u8], out: &mut BytesMut) -> bool {
         matches!(
             Responder::respond_here(self, input, None, false, out),
-            Served::Answered
+            Answer::Written
         )
     }
 
@@ -510,9 +510,9 @@ impl Router {
     #[cfg(feature = "tokio")]
     pub async fn handle_async(&self, input: &[u8], out: &mut BytesMut) -> bool {
         match Responder::new().respond_from(self, input, None, true, out, |_| {}, |_| {}) {
-            Served::Answered => true,
-            Served::Silent => false,
-            Served::Pending(pending) => pending.answer(self, out).await,
+            Answer::Written => true,
+            Answer::Silent => false,
+            Answer::Pending(pending) => pending.answer(self, out).await,
         }
     }
 
@@ -523,7 +523,7 @@ impl Router {
         &self,
         parsed: Parsed<'_>,
         frame: Option<&Bytes>,
-        serving: &Serving,
+        serving: &Supervision,
         out: &mut BytesMut,
     ) {
         if !self.needs_async(&parsed) {
@@ -595,7 +595,7 @@ impl Router {
         &self,
         message: &Message<'_>,
         frame: Option<&Bytes>,
-        serving: &Serving,
+        serving: &Supervision,
         target: &mut Target<'_>,
     ) {
         match self.deferred(message, frame, true, serving) {
@@ -611,7 +611,7 @@ impl Router {
         message: &'m Message<'_>,
         frame: Option<&Bytes>,
         alone: bool,
-        serving: &Serving,
+        serving: &Supervision,
     ) -> Option<Deferred<'m>> {
         match message {
             Message::Request(request) => match self.handler(request.method()) {
@@ -658,7 +658,8 @@ impl Router {
                     }
                     #[cfg(feature = "tokio")]
                     Some(Handler::Async(f)) => {
-                        Deferred::start(f, request, None, false, &Serving::default()).refuse(target.answer())
+                        Deferred::start(f, request, None, false, &Supervision::default())
+                            .refuse(target.answer())
                     }
                     Some(Handler::Notification(_)) | None => {
                         let error = ErrorObject::method_not_found(request.method());
@@ -677,7 +678,7 @@ impl Router {
                 Some(Handler::Notification(f)) => handler::call_notification(f, notification.params()),
                 #[cfg(feature = "tokio")]
                 Some(Handler::Async(f)) => {
-                    Deferred::start_notification(f, notification, None, false, &Serving::default())
+                    Deferred::start_notification(f, notification, None, false, &Supervision::default())
                         .refuse(target.scratch())
                 }
                 None => {}

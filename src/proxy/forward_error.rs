@@ -1,4 +1,4 @@
-//! `ForwardError`: why a request forwarded through an [`UpstreamPool`](super::UpstreamPool)
+//! `ForwardError`: why a request forwarded through an [`UpstreamGroup`](super::UpstreamGroup)
 //! got no result, and the error object its client is answered with.
 
 use crate::message::{ErrorCode, ErrorObject};

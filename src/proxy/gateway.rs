@@ -1,5 +1,5 @@
 //! `Gateway`: the forwarding side of a JSON-RPC gateway as a [`Router`] fallback — method
-//! policy (allow and deny lists), per-method upstream pools, and coalescing of identical
+//! policy (allow and deny lists), per-method upstream groups, and coalescing of identical
 //! requests under way.
 
 use std::collections::{HashMap, HashSet};
@@ -10,10 +10,10 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::watch;
 
 use super::forward_error::ForwardError;
+use super::group::UpstreamGroup;
 use super::id_slot::IdSlot;
 use super::link::{LinkAnswer, GATEWAY_ID};
 use super::metrics;
-use super::pool::UpstreamPool;
 use crate::dispatch::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Router};
 use crate::message::{range_within, ErrorObject, Id, JsonBytes};
 use crate::sync::{bump, lock_unpoisoned};
@@ -25,8 +25,8 @@ type Shared = watch::Receiver<Option<Result<JsonBytes, ForwardError>>>;
 /// A call's identity for coalescing: the method and the params' bytes.
 type Key = (Box<str>, Bytes);
 
-/// Forwards what a [`Router`] does not serve itself to upstream pools, params and results as
-/// they came: the default pool, or the pool a method is routed to; methods outside the allow
+/// Forwards what a [`Router`] does not serve itself to upstream groups, params and results as
+/// they came: the default group, or the group a method is routed to; methods outside the allow
 /// list or on the deny list are answered -32601 without being forwarded; identical calls
 /// (same method, same params bytes) under way at the same time can share one upstream call,
 /// each client still answered with its own id. Upstream failures are answered with the
@@ -35,12 +35,12 @@ type Key = (Box<str>, Bytes);
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use rpcwire::dispatch::Router;
-/// use rpcwire::proxy::{Gateway, Upstream, UpstreamPool};
+/// use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
 ///
-/// let pool = UpstreamPool::new(vec![Upstream::address("tcp://127.0.0.1:9")]);
+/// let group = UpstreamGroup::new(vec![Upstream::address("tcp://127.0.0.1:9")]);
 /// let mut router = Router::new();
 /// router.method("gateway_version", |_: rpcwire::dispatch::NoParams| Ok("1"));
-/// Gateway::new(pool).deny(["admin_peers"]).coalesce(true).install(&mut router);
+/// Gateway::new(group).deny(["admin_peers"]).coalesce(true).install(&mut router);
 ///
 /// let mut out = bytes::BytesMut::new();
 /// router.handle_async(br#"{"jsonrpc":"2.0","id":1,"method":"admin_peers"}"#, &mut out).await;
@@ -48,8 +48,8 @@ type Key = (Box<str>, Bytes);
 /// # });
 /// ```
 pub struct Gateway {
-    default: Arc<UpstreamPool>,
-    routes: HashMap<Box<str>, Arc<UpstreamPool>>,
+    default: Arc<UpstreamGroup>,
+    routes: HashMap<Box<str>, Arc<UpstreamGroup>>,
     allow: Option<HashSet<Box<str>>>,
     deny: HashSet<Box<str>>,
     coalesce: bool,
@@ -72,7 +72,7 @@ struct GatewayCounters {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![]));
+/// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![]));
 /// assert_eq!(gateway.stats().forwarded, 0);
 /// # });
 /// ```
@@ -99,8 +99,8 @@ pub struct GatewayStats {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use rpcwire::proxy::{Gateway, NonConformingPolicy, UpstreamPool};
-/// let gateway = Gateway::new(UpstreamPool::new(vec![])).non_conforming(NonConformingPolicy::Deliver);
+/// use rpcwire::proxy::{Gateway, NonConformingPolicy, UpstreamGroup};
+/// let gateway = Gateway::new(UpstreamGroup::new(vec![])).non_conforming(NonConformingPolicy::Deliver);
 /// # let _ = gateway;
 /// # });
 /// ```
@@ -120,26 +120,26 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let router = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).into_router();
+    /// let router = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).into_router();
     /// assert!(router.is_empty()); // everything goes to the fallback
     /// # });
     /// ```
-    pub fn new(pool: UpstreamPool) -> Gateway {
+    pub fn new(pool: UpstreamGroup) -> Gateway {
         Gateway::from_shared(Arc::new(pool))
     }
 
-    /// A gateway forwarding every method to a pool shared with others (one that the program
+    /// A gateway forwarding every method to a group shared with others (one that the program
     /// also reads statistics from, say).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let pool = std::sync::Arc::new(rpcwire::proxy::UpstreamPool::new(vec![]));
-    /// let gateway = rpcwire::proxy::Gateway::from_shared(pool.clone());
+    /// let group = std::sync::Arc::new(rpcwire::proxy::UpstreamGroup::new(vec![]));
+    /// let gateway = rpcwire::proxy::Gateway::from_shared(group.clone());
     /// # let _ = gateway;
-    /// assert_eq!(pool.upstreams().len(), 0);
+    /// assert_eq!(group.upstreams().len(), 0);
     /// # });
     /// ```
-    pub fn from_shared(pool: Arc<UpstreamPool>) -> Gateway {
+    pub fn from_shared(pool: Arc<UpstreamGroup>) -> Gateway {
         Gateway {
             default: pool,
             routes: HashMap::new(),
@@ -152,18 +152,18 @@ impl Gateway {
         }
     }
 
-    /// Forwards `methods` to `pool` instead of the default pool (say, writes to a primary
+    /// Forwards `methods` to `pool` instead of the default group (say, writes to a primary
     /// node, reads to replicas).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use rpcwire::proxy::{Gateway, Upstream, UpstreamPool};
-    /// let primary = UpstreamPool::new(vec![Upstream::address("tcp://primary:8545")]);
-    /// let gateway = Gateway::new(UpstreamPool::new(vec![])).route(["eth_sendRawTransaction"], primary);
+    /// use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
+    /// let primary = UpstreamGroup::new(vec![Upstream::address("tcp://primary:8545")]);
+    /// let gateway = Gateway::new(UpstreamGroup::new(vec![])).route(["eth_sendRawTransaction"], primary);
     /// # let _ = gateway;
     /// # });
     /// ```
-    pub fn route<'m>(mut self, methods: impl IntoIterator<Item = &'m str>, pool: UpstreamPool) -> Gateway {
+    pub fn route<'m>(mut self, methods: impl IntoIterator<Item = &'m str>, pool: UpstreamGroup) -> Gateway {
         let pool = Arc::new(pool);
         for method in methods {
             self.routes.insert(method.into(), pool.clone());
@@ -175,7 +175,7 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).allow(["eth_chainId"]);
+    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).allow(["eth_chainId"]);
     /// assert!(gateway.forwards("eth_chainId") && !gateway.forwards("debug_traceTransaction"));
     /// # });
     /// ```
@@ -190,7 +190,7 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).deny(["admin_addPeer"]);
+    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).deny(["admin_addPeer"]);
     /// assert!(!gateway.forwards("admin_addPeer") && gateway.forwards("eth_call"));
     /// # });
     /// ```
@@ -204,7 +204,7 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).coalesce(true);
+    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).coalesce(true);
     /// # let _ = gateway;
     /// # });
     /// ```
@@ -218,8 +218,8 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use rpcwire::proxy::{Gateway, NonConformingPolicy, UpstreamPool};
-    /// let gateway = Gateway::new(UpstreamPool::new(vec![])).non_conforming(NonConformingPolicy::Refuse);
+    /// use rpcwire::proxy::{Gateway, NonConformingPolicy, UpstreamGroup};
+    /// let gateway = Gateway::new(UpstreamGroup::new(vec![])).non_conforming(NonConformingPolicy::Refuse);
     /// # let _ = gateway;
     /// # });
     /// ```
@@ -232,7 +232,7 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// assert!(rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).forwards("anything"));
+    /// assert!(rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).forwards("anything"));
     /// # });
     /// ```
     pub fn forwards(&self, method: &str) -> bool {
@@ -243,7 +243,7 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let stats = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).stats();
+    /// let stats = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).stats();
     /// assert_eq!(stats.denied + stats.coalesced, 0);
     /// # });
     /// ```
@@ -264,7 +264,7 @@ impl Gateway {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let router = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).into_router();
+    /// let router = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).into_router();
     /// let mut out = bytes::BytesMut::new();
     /// router.handle_async(br#"{"jsonrpc":"2.0","id":"x","method":"eth_chainId"}"#, &mut out).await;
     /// assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":"x","error":{"code":-32010"#)); // no upstream
@@ -283,7 +283,7 @@ impl Gateway {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let mut router = rpcwire::dispatch::Router::new();
-    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamPool::new(vec![])).install(&mut router);
+    /// let gateway = rpcwire::proxy::Gateway::new(rpcwire::proxy::UpstreamGroup::new(vec![])).install(&mut router);
     /// assert_eq!(gateway.stats().forwarded, 0);
     /// # });
     /// ```
@@ -293,8 +293,8 @@ impl Gateway {
         gateway
     }
 
-    /// The pool `method` is forwarded to.
-    fn pool(&self, method: &str) -> &UpstreamPool {
+    /// The group `method` is forwarded to.
+    fn pool(&self, method: &str) -> &UpstreamGroup {
         self.routes.get(method).unwrap_or(&self.default)
     }
 
@@ -392,7 +392,7 @@ impl Gateway {
     /// Makes the upstream call for every identical call that comes while it is under way.
     async fn lead(
         &self,
-        pool: &UpstreamPool,
+        pool: &UpstreamGroup,
         method: &str,
         params: Option<JsonBytes>,
         key: Key,

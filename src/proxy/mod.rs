@@ -8,12 +8,12 @@
 //! - [`batch_elements`] and [`join_batch`]: the elements of a batch as slices of its bytes,
 //!   and a batch put together again from such slices, so that a client's batch can be split
 //!   between upstreams and their answers gathered in the client's order.
-//! - [`UpstreamPool`] (`tokio` feature): upstreams over any transport, each with an
+//! - [`UpstreamGroup`] (`tokio` feature): upstreams over any transport, each with an
 //!   in-flight limit and a breaker, a timeout per attempt, and retries on the next upstream
 //!   as a [`RetryPolicy`] allows; every call ends with the upstream's answer as it came or a
 //!   [`ForwardError`] that becomes the client's error object.
-//! - [`Gateway`] (`tokio` feature): the pools behind a `Router`'s fallback — method allow
-//!   and deny lists, methods routed to their own pool, identical calls under way coalesced.
+//! - [`Gateway`] (`tokio` feature): the upstream groups behind a `Router`'s fallback — method allow
+//!   and deny lists, methods routed to their own group, identical calls under way coalesced.
 //!
 //! ```
 //! use bytes::Bytes;
@@ -40,13 +40,13 @@ mod breaker;
 mod forward_error;
 #[cfg(feature = "tokio")]
 mod gateway;
+#[cfg(feature = "tokio")]
+mod group;
 mod id_slot;
 #[cfg(feature = "tokio")]
 mod link;
 #[cfg(feature = "tokio")]
 mod metrics;
-#[cfg(feature = "tokio")]
-mod pool;
 #[cfg(feature = "tokio")]
 mod retry;
 #[cfg(feature = "tokio")]
@@ -57,11 +57,11 @@ pub use batch_split::{batch_elements, join_batch};
 pub use forward_error::ForwardError;
 #[cfg(feature = "tokio")]
 pub use gateway::{Gateway, GatewayStats, NonConformingPolicy};
+#[cfg(feature = "tokio")]
+pub use group::{UpstreamGroup, DEFAULT_ATTEMPT_TIMEOUT};
 pub use id_slot::IdSlot;
 #[cfg(feature = "tokio")]
 pub use link::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
-#[cfg(feature = "tokio")]
-pub use pool::{UpstreamPool, DEFAULT_ATTEMPT_TIMEOUT};
 #[cfg(feature = "tokio")]
 pub use retry::RetryPolicy;
 #[cfg(feature = "tokio")]

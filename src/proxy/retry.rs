@@ -187,7 +187,7 @@ impl RetryPolicy {
     }
 }
 
-/// The retries a pool may still make (see [`RetryPolicy::with_budget`]).
+/// The retries a group may still make (see [`RetryPolicy::with_budget`]).
 #[derive(Debug)]
 pub(crate) struct RetryBudget {
     ratio: f64,

@@ -1,4 +1,4 @@
-//! `Upstream`: one server a pool forwards to — how to connect to it, its connection (made
+//! `Upstream`: one server a group forwards to — how to connect to it, its connection (made
 //! again when it drops), its in-flight limit, its breaker and its counters.
 
 use std::fmt;
@@ -23,7 +23,7 @@ pub const DEFAULT_MAX_RESPONSE: usize = 16 << 20;
 /// How many requests may be under way on one upstream by default.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
-/// One upstream server of an [`UpstreamPool`](super::UpstreamPool): a name, a way to
+/// One upstream server of an [`UpstreamGroup`](super::UpstreamGroup): a name, a way to
 /// connect (called again whenever the connection has closed: dropped WebSocket, TCP and
 /// stdio upstreams reconnect), a limit on requests under way, and a breaker that benches it
 /// after failures in a row and lets one probe through after a cool-down.
@@ -91,8 +91,8 @@ impl Upstream {
     ///         Box::pin(async { Err(LinkError::new(LinkErrorKind::NotReached, "no notifications")) })
     ///     }
     /// }
-    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![Upstream::with_link("constant", Constant)]);
-    /// assert_eq!(pool.call("anything", None).await.unwrap().as_str(), "42");
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![Upstream::with_link("constant", Constant)]);
+    /// assert_eq!(group.call("anything", None).await.unwrap().as_str(), "42");
     /// # });
     /// ```
     pub fn with_link(name: &str, link: impl UpstreamLink) -> Upstream {

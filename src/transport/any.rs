@@ -26,7 +26,7 @@ type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
 /// | `stdio` | this process's stdin and stdout, in the given framing |
 /// | `tcp://HOST:PORT` | a TCP connection, in the given framing |
 /// | `http://…` (`http` feature) | [`HttpClientTransport`](super::http::HttpClientTransport): a POST per frame |
-/// | `ws://…` (`http` feature) | [`WebSocketTransport`](super::http::WebSocketTransport) |
+/// | `ws://…` (`http` feature) | [`WebSocketTransport`](super::websocket::WebSocketTransport) |
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -55,7 +55,7 @@ pub enum AnyTransport {
     Http(Box<super::http::HttpClientTransport>),
     /// WebSocket: a text message per frame.
     #[cfg(feature = "http")]
-    WebSocket(super::http::WebSocketTransport),
+    WebSocket(super::websocket::WebSocketTransport),
 }
 
 impl fmt::Debug for AnyTransport {
@@ -125,7 +125,7 @@ impl AnyTransport {
         #[cfg(feature = "http")]
         if address.starts_with("ws://") {
             return Ok(AnyTransport::WebSocket(
-                super::http::WebSocketTransport::connect(address).await?,
+                super::websocket::WebSocketTransport::connect(address).await?,
             ));
         }
         Err(io::Error::new(
@@ -168,7 +168,7 @@ pub enum AnyReceiver {
     Http(super::http::HttpReceiver),
     /// WebSocket's.
     #[cfg(feature = "http")]
-    WebSocket(super::http::WebSocketReceiver<super::http::UpgradedIo>),
+    WebSocket(super::websocket::WebSocketReceiver<super::websocket::UpgradedIo>),
 }
 
 /// The write half of an [`AnyTransport`].
@@ -181,7 +181,7 @@ pub enum AnySender {
     Http(Box<super::http::HttpSender>),
     /// WebSocket's.
     #[cfg(feature = "http")]
-    WebSocket(super::http::WebSocketSender<super::http::UpgradedIo>),
+    WebSocket(super::websocket::WebSocketSender<super::websocket::UpgradedIo>),
 }
 
 impl Transport for AnyTransport {

@@ -43,6 +43,8 @@ mod error;
 pub mod http;
 mod peer;
 mod stream;
+#[cfg(feature = "http")]
+pub mod websocket;
 
 pub use any::{AnyReceiver, AnySender, AnyTransport};
 pub use error::TransportError;

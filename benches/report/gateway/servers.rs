@@ -106,8 +106,8 @@ async fn upstream() {
 
 /// rpcwire's gateway as a user builds it: `proxy::Gateway` behind `HttpServer`.
 async fn rpcwire(upstream: &str) {
-    use rpcwire::proxy::{Gateway, Upstream, UpstreamPool};
-    let pool = UpstreamPool::new(vec![Upstream::address_limited(upstream, 64 << 20)]);
+    use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(upstream, 64 << 20)]);
     let router = Gateway::new(pool).into_router();
     let listener = bind().await;
     announce(listener.local_addr().expect("local address"));

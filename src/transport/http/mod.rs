@@ -47,7 +47,6 @@ mod connection_clock;
 mod detect_deadline;
 mod server;
 mod service;
-mod websocket;
 
 pub use client::{
     HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT,
@@ -55,4 +54,3 @@ pub use client::{
 };
 pub use server::{HttpServer, DEFAULT_HEADER_TIMEOUT};
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};
-pub use websocket::{UpgradedIo, WebSocketReceiver, WebSocketSender, WebSocketTransport};

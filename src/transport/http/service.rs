@@ -19,9 +19,9 @@ use http_body_util::{BodyExt, Full};
 use fastwebsockets::WebSocketError;
 
 use super::body::{read_limited, ReadError};
-use super::websocket::WebSocketTransport;
-use crate::dispatch::{Responder, Router, Served};
+use crate::dispatch::{Answer, Responder, Router};
 use crate::pool::BufferPool;
+use crate::transport::websocket::WebSocketTransport;
 use crate::transport::Peer;
 
 /// The largest request body accepted by default: 1 MiB, the parser's default message size.
@@ -287,9 +287,9 @@ impl ServiceInner {
         };
         let mut out = self.buffers.get();
         let answered = match Responder::respond_here(&self.router, &bytes, Some(&bytes), true, &mut out) {
-            Served::Answered => true,
-            Served::Silent => false,
-            Served::Pending(pending) => pending.answer(&self.router, &mut out).await,
+            Answer::Written => true,
+            Answer::Silent => false,
+            Answer::Pending(pending) => pending.answer(&self.router, &mut out).await,
         };
         if answered {
             // A large answer takes its buffer along: split off, it would leave the pool

@@ -30,9 +30,9 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use super::outgoing::Outgoing;
-use super::shared::{Answer, Shared};
+use super::shared::{CallAnswer, Shared};
 use super::{CloseReason, ConnectionState, PeerLink};
-use crate::dispatch::{Cancellations, PendingAnswer, Responder, Router, Served, Serving};
+use crate::dispatch::{Answer, Cancellations, PendingAnswer, Responder, Router, Supervision};
 use crate::frame::FrameError;
 use crate::message::{ErrorObject, JsonBytes, Message, Notification, Response, ResponsePayload};
 use crate::sync::bump;
@@ -96,7 +96,7 @@ pub(super) async fn run<T, F>(
     });
 
     let protocol = shared.cancel_protocol;
-    let serving = Arc::new(Serving {
+    let serving = Arc::new(Supervision {
         remote: Some(Arc::new(PeerLink {
             shared: shared.clone(),
         })),
@@ -180,7 +180,7 @@ async fn write_answer<S: FrameSender>(mut sender: OwnedMutexGuard<S>, answer: By
 struct Reader<R, S> {
     receiver: R,
     /// What async handlers get: their context, cancellation by id, the handler timeout.
-    serving: Arc<Serving>,
+    serving: Arc<Supervision>,
     /// The ids of the requests for async handlers in the frame being read.
     expected: Vec<String>,
     /// The transport's write half, shared with the writer task.
@@ -291,8 +291,8 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         drop(frame);
         let expected = std::mem::take(&mut self.expected);
         let pending = match served {
-            Served::Pending(pending) => pending,
-            Served::Answered | Served::Silent => {
+            Answer::Pending(pending) => pending,
+            Answer::Written | Answer::Silent => {
                 self.expected = expected;
                 self.expected.clear();
                 return self.send_answer().await;
@@ -410,7 +410,7 @@ fn aborted() -> ErrorObject<'static> {
 }
 
 /// Fires the token of the request a cancel notification names (with a cancel protocol).
-fn cancel(shared: &Shared, serving: &Serving, notification: &Notification<'_>) {
+fn cancel(shared: &Shared, serving: &Supervision, notification: &Notification<'_>) {
     let protocol = shared.cancel_protocol;
     let (Some(method), Some(cancellations)) = (protocol.method(), &serving.cancellations) else {
         return;
@@ -428,7 +428,7 @@ fn cancel(shared: &Shared, serving: &Serving, notification: &Notification<'_>) {
 
 /// Hands a response to the call waiting for it.
 fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
-    let answer: Answer = match response.payload() {
+    let answer: CallAnswer = match response.payload() {
         ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(frame, result)),
         ResponsePayload::Error(error) => Err(error.clone().into_owned()),
     };

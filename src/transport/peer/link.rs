@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::outgoing::{self, OutgoingParams};
-use super::shared::{Answer, Shared};
+use super::shared::{CallAnswer, Shared};
 use super::{CloseReason, ConnectionState, PeerError, PeerErrorKind, PeerStats};
 use crate::correlate::PendingCall;
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
@@ -297,7 +297,7 @@ impl PeerLink {
     /// call.
     pub(super) async fn finish_call(
         &self,
-        mut pending: PendingCall<Answer>,
+        mut pending: PendingCall<CallAnswer>,
         method: &str,
     ) -> Result<JsonBytes, PeerError> {
         let shared = &self.shared;

@@ -42,7 +42,7 @@ const DEFAULT_QUEUE_BYTES: usize = 64 << 20;
 
 /// One JSON-RPC connection over a [`Transport`] that serves and calls at the same time.
 ///
-/// * **Serving:** incoming requests and notifications go to the [`Router`]. Synchronous
+/// * **Supervision:** incoming requests and notifications go to the [`Router`]. Synchronous
 ///   handlers answer on the reader task; async handlers
 ///   ([`Router::method_async`](crate::dispatch::Router::method_async)) run on tasks of their
 ///   own, at most [`max_concurrent_requests`](PeerBuilder::max_concurrent_requests) at once.

@@ -16,11 +16,11 @@ use crate::sync::lock_unpoisoned;
 
 /// What a pending call receives: the raw result (a slice of the response's frame) or the
 /// error object.
-pub(super) type Answer = Result<JsonBytes, ErrorObject<'static>>;
+pub(super) type CallAnswer = Result<JsonBytes, ErrorObject<'static>>;
 
 pub(super) struct Shared {
     /// The calls this side made, waiting for their responses.
-    pub(super) table: CorrelationTable<Answer>,
+    pub(super) table: CorrelationTable<CallAnswer>,
     /// Frames for the writer task.
     outgoing: mpsc::Sender<Outgoing>,
     /// Frames queued for the writer and not yet handed to the transport's sender.
@@ -46,7 +46,7 @@ pub(super) struct Shared {
 
 impl Shared {
     pub(super) fn new(
-        table: CorrelationTable<Answer>,
+        table: CorrelationTable<CallAnswer>,
         outgoing: mpsc::Sender<Outgoing>,
         state: ConnectionState,
         call_timeout: std::time::Duration,

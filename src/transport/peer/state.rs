@@ -20,7 +20,7 @@ pub enum ConnectionState {
     /// The transport is being established ([`PeerBuilder::connect`](super::PeerBuilder::connect)).
     /// Calls and notifications made now are queued and sent once connected.
     Connecting,
-    /// Serving and calling.
+    /// Supervision and calling.
     Connected,
     /// No longer reading; pending calls have failed; answers to requests already received
     /// are being finished and written out.
@@ -157,7 +157,7 @@ pub(super) struct Counters {
     pub(super) cancels_sent: AtomicU64,
     pub(super) cancels_lost: AtomicU64,
     pub(super) cancelled_by_remote: AtomicU64,
-    /// Shared with the handlers' supervision (`dispatch::Serving`).
+    /// Shared with the handlers' supervision (`dispatch::Supervision`).
     pub(super) handler_timeouts: Arc<AtomicU64>,
 }
 

@@ -1,4 +1,4 @@
-//! `UpstreamPool`: forwards requests to upstreams — the next one free and not benched — with a
+//! `UpstreamGroup`: forwards requests to upstreams — the next one free and not benched — with a
 //! timeout per attempt and retries on the next upstream where the policy allows them.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +27,7 @@ pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use rpcwire::dispatch::Router;
-/// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamPool};
+/// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamGroup};
 /// use rpcwire::transport::{Peer, StreamTransport};
 ///
 /// // An upstream in memory: a Peer serving `subtract` on the other end of a duplex.
@@ -39,13 +39,13 @@ pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 ///     tokio::spawn(async move { server.closed().await });
 ///     Peer::new(StreamTransport::from_io(ours, rpcwire::frame::Framing::Ndjson), Router::new())
 /// });
-/// let pool = UpstreamPool::new(vec![upstream]).with_retry(RetryPolicy::new().safe_method("subtract"));
+/// let group = UpstreamGroup::new(vec![upstream]).with_retry(RetryPolicy::new().safe_method("subtract"));
 /// let params = rpcwire::RawJson::new("[42,23]").unwrap();
-/// assert_eq!(pool.call("subtract", Some(&params)).await.unwrap().as_str(), "19");
+/// assert_eq!(group.call("subtract", Some(&params)).await.unwrap().as_str(), "19");
 /// # });
 /// ```
 #[derive(Debug)]
-pub struct UpstreamPool {
+pub struct UpstreamGroup {
     upstreams: Vec<Arc<Upstream>>,
     retry: RetryPolicy,
     budget: RetryBudget,
@@ -91,19 +91,19 @@ fn is_result(answer: &LinkAnswer) -> bool {
     }
 }
 
-impl UpstreamPool {
-    /// A pool over `upstreams`, with the default [`RetryPolicy`] and
+impl UpstreamGroup {
+    /// A group over `upstreams`, with the default [`RetryPolicy`] and
     /// [`DEFAULT_ATTEMPT_TIMEOUT`].
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9")]);
-    /// assert_eq!(pool.upstreams().len(), 1);
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9")]);
+    /// assert_eq!(group.upstreams().len(), 1);
     /// # });
     /// ```
-    pub fn new(upstreams: Vec<Upstream>) -> UpstreamPool {
+    pub fn new(upstreams: Vec<Upstream>) -> UpstreamGroup {
         let retry = RetryPolicy::new();
-        UpstreamPool {
+        UpstreamGroup {
             upstreams: upstreams.into_iter().map(Arc::new).collect(),
             budget: retry.budget(),
             retry,
@@ -116,12 +116,12 @@ impl UpstreamPool {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamPool};
-    /// let pool = UpstreamPool::new(vec![Upstream::address("tcp://h:1")]).with_retry(RetryPolicy::new().with_max_attempts(5));
-    /// assert_eq!(pool.retry_policy().max_attempts(), 5);
+    /// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamGroup};
+    /// let group = UpstreamGroup::new(vec![Upstream::address("tcp://h:1")]).with_retry(RetryPolicy::new().with_max_attempts(5));
+    /// assert_eq!(group.retry_policy().max_attempts(), 5);
     /// # });
     /// ```
-    pub fn with_retry(mut self, policy: RetryPolicy) -> UpstreamPool {
+    pub fn with_retry(mut self, policy: RetryPolicy) -> UpstreamGroup {
         self.budget = policy.budget();
         self.retry = policy;
         self
@@ -133,11 +133,11 @@ impl UpstreamPool {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use std::time::Duration;
-    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![]).with_timeout(Duration::from_secs(2));
-    /// assert_eq!(pool.timeout(), Duration::from_secs(2));
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![]).with_timeout(Duration::from_secs(2));
+    /// assert_eq!(group.timeout(), Duration::from_secs(2));
     /// # });
     /// ```
-    pub fn with_timeout(mut self, timeout: Duration) -> UpstreamPool {
+    pub fn with_timeout(mut self, timeout: Duration) -> UpstreamGroup {
         self.timeout = timeout;
         self
     }
@@ -146,7 +146,7 @@ impl UpstreamPool {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// assert_eq!(rpcwire::proxy::UpstreamPool::new(vec![]).timeout(), rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT);
+    /// assert_eq!(rpcwire::proxy::UpstreamGroup::new(vec![]).timeout(), rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT);
     /// # });
     /// ```
     pub fn timeout(&self) -> Duration {
@@ -157,7 +157,7 @@ impl UpstreamPool {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// assert_eq!(rpcwire::proxy::UpstreamPool::new(vec![]).retry_policy().max_attempts(), 3);
+    /// assert_eq!(rpcwire::proxy::UpstreamGroup::new(vec![]).retry_policy().max_attempts(), 3);
     /// # });
     /// ```
     pub fn retry_policy(&self) -> &RetryPolicy {
@@ -168,8 +168,8 @@ impl UpstreamPool {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let pool = rpcwire::proxy::UpstreamPool::new(vec![rpcwire::proxy::Upstream::address("tcp://a:1")]);
-    /// assert_eq!(pool.upstreams()[0].name(), "tcp://a:1");
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://a:1")]);
+    /// assert_eq!(group.upstreams()[0].name(), "tcp://a:1");
     /// # });
     /// ```
     pub fn upstreams(&self) -> &[Arc<Upstream>] {
@@ -177,12 +177,12 @@ impl UpstreamPool {
     }
 
     /// Forwards a call of `method` with `params` (JSON text, written as it is) and returns
-    /// the upstream's result as it came, or why there is none. See [`UpstreamPool`].
+    /// the upstream's result as it came, or why there is none. See [`UpstreamGroup`].
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use rpcwire::proxy::{ForwardError, UpstreamPool};
-    /// let error = UpstreamPool::new(vec![]).call("eth_chainId", None).await.unwrap_err();
+    /// use rpcwire::proxy::{ForwardError, UpstreamGroup};
+    /// let error = UpstreamGroup::new(vec![]).call("eth_chainId", None).await.unwrap_err();
     /// assert!(matches!(error, ForwardError::Unavailable(_)));
     /// # });
     /// ```
@@ -209,7 +209,7 @@ impl UpstreamPool {
     /// Forwards `frame`, a request for `method` with `params` whose id is the gateway's
     /// ([`GATEWAY_ID`](super::upstream::GATEWAY_ID)), as it is to upstreams that take frames (HTTP) and gives their whole
     /// answer; to the others (behind a `Peer`) the call is made and its result given. Same
-    /// retries, timeouts and breakers as [`call`](UpstreamPool::call).
+    /// retries, timeouts and breakers as [`call`](UpstreamGroup::call).
     pub(crate) async fn call_frame(
         &self,
         frame: &Bytes,
@@ -277,7 +277,7 @@ impl UpstreamPool {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let error = rpcwire::proxy::UpstreamPool::new(vec![]).notify("log", None).await.unwrap_err();
+    /// let error = rpcwire::proxy::UpstreamGroup::new(vec![]).notify("log", None).await.unwrap_err();
     /// assert!(matches!(error, rpcwire::proxy::ForwardError::Unavailable(_)));
     /// # });
     /// ```

@@ -1,4 +1,4 @@
-//! `WebSocketTransport`: a [`Transport`] over a WebSocket (fastwebsockets), one JSON-RPC
+//! WebSocket (`http` feature): `WebSocketTransport`, a [`Transport`] over a WebSocket (fastwebsockets), one JSON-RPC
 //! message or batch per text message, so that a [`Peer`](crate::transport::Peer) serves and
 //! calls over it in both directions, as over a stream.
 //!
@@ -17,11 +17,11 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadHalf, WriteHalf};
 use tokio::sync::Mutex;
 
-use super::service::DEFAULT_MAX_BODY;
+use super::http::DEFAULT_MAX_BODY;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 
 /// The I/O of an upgraded HTTP connection, which [`WebSocketTransport::connect`] and the
-/// [`HttpService`](super::HttpService) upgrade run over.
+/// [`HttpService`](super::http::HttpService) upgrade run over.
 pub type UpgradedIo = TokioIo<Upgraded>;
 
 /// A [`Transport`] over a WebSocket: each text message received is a frame, each frame sent
@@ -31,7 +31,7 @@ pub type UpgradedIo = TokioIo<Upgraded>;
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// use rpcwire::transport::http::{HttpServer, WebSocketTransport};
+/// use rpcwire::transport::{http::HttpServer, websocket::WebSocketTransport};
 /// use rpcwire::transport::Peer;
 ///
 /// let mut router = rpcwire::dispatch::Router::new();
@@ -69,7 +69,7 @@ where
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// use rpcwire::transport::http::WebSocketTransport;
+    /// use rpcwire::transport::websocket::WebSocketTransport;
     /// let (a, b) = tokio::io::duplex(1024);
     /// let server = WebSocketTransport::server(a);
     /// let client = WebSocketTransport::client(b);
@@ -90,7 +90,7 @@ where
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let (a, _b) = tokio::io::duplex(1024);
-    /// let client = rpcwire::transport::http::WebSocketTransport::client(a);
+    /// let client = rpcwire::transport::websocket::WebSocketTransport::client(a);
     /// # let _ = client;
     /// # });
     /// ```
@@ -108,7 +108,7 @@ where
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let (a, _b) = tokio::io::duplex(1024);
-    /// let server = rpcwire::transport::http::WebSocketTransport::server(a).with_max_message(4096);
+    /// let server = rpcwire::transport::websocket::WebSocketTransport::server(a).with_max_message(4096);
     /// assert_eq!(server.max_message(), 4096);
     /// # });
     /// ```
@@ -122,7 +122,7 @@ where
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let (a, _b) = tokio::io::duplex(1024);
-    /// let server = rpcwire::transport::http::WebSocketTransport::server(a);
+    /// let server = rpcwire::transport::websocket::WebSocketTransport::server(a);
     /// assert_eq!(server.max_message(), rpcwire::transport::http::DEFAULT_MAX_BODY);
     /// # });
     /// ```
@@ -137,7 +137,7 @@ impl WebSocketTransport {
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
-    /// let transport = rpcwire::transport::http::WebSocketTransport::connect("ws://127.0.0.1:8545/").await?;
+    /// let transport = rpcwire::transport::websocket::WebSocketTransport::connect("ws://127.0.0.1:8545/").await?;
     /// # let _ = transport; Ok(())
     /// # }
     /// ```

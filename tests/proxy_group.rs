@@ -1,4 +1,4 @@
-//! `proxy::UpstreamPool` against in-memory upstreams with faults: refused connections,
+//! `proxy::UpstreamGroup` against in-memory upstreams with faults: refused connections,
 //! connections dropped with a request under way, upstreams that never answer, slow ones,
 //! busy codes. Each call ends with exactly one outcome; what never reached an upstream is
 //! always sent again, what may have reached one only for methods marked safe; failing
@@ -15,18 +15,18 @@ use std::time::Duration;
 use memory_upstream::{faulty, healthy, refused};
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::frame::Framing;
-use rpcwire::proxy::{ForwardError, RetryPolicy, Upstream, UpstreamPool};
+use rpcwire::proxy::{ForwardError, RetryPolicy, Upstream, UpstreamGroup};
 use rpcwire::transport::{Peer, StreamTransport};
 use rpcwire::RawJson;
 
-async fn whoami(pool: &UpstreamPool) -> Result<String, ForwardError> {
+async fn whoami(pool: &UpstreamGroup) -> Result<String, ForwardError> {
     let result = pool.call("whoami", None).await?;
     Ok(result.decode().unwrap())
 }
 
 #[tokio::test]
 async fn requests_go_round_the_upstreams() {
-    let pool = UpstreamPool::new(vec![healthy("a"), healthy("b")]);
+    let pool = UpstreamGroup::new(vec![healthy("a"), healthy("b")]);
     let mut seen = Vec::new();
     for _ in 0..4 {
         seen.push(whoami(&pool).await.unwrap());
@@ -53,7 +53,7 @@ async fn requests_go_round_the_upstreams() {
 #[tokio::test]
 async fn what_never_reached_an_upstream_is_sent_again_even_when_not_safe() {
     let connects = Arc::new(AtomicUsize::new(0));
-    let pool = UpstreamPool::new(vec![refused("down", connects.clone()), healthy("up")])
+    let pool = UpstreamGroup::new(vec![refused("down", connects.clone()), healthy("up")])
         .with_retry(RetryPolicy::new().with_backoff(Duration::ZERO, Duration::ZERO));
     for _ in 0..4 {
         // `whoami` is not marked safe: it is retried only because it never left.
@@ -66,7 +66,7 @@ async fn what_never_reached_an_upstream_is_sent_again_even_when_not_safe() {
 
 #[tokio::test]
 async fn what_may_have_reached_one_is_sent_again_only_when_safe() {
-    let unsafe_pool = UpstreamPool::new(vec![faulty("drops", true), healthy("up")])
+    let unsafe_pool = UpstreamGroup::new(vec![faulty("drops", true), healthy("up")])
         .with_retry(RetryPolicy::new().with_backoff(Duration::ZERO, Duration::ZERO));
     let error = whoami(&unsafe_pool).await.unwrap_err();
     assert!(
@@ -83,7 +83,7 @@ async fn what_may_have_reached_one_is_sent_again_only_when_safe() {
         ForwardError::NO_ANSWER_CODE
     );
 
-    let safe_pool = UpstreamPool::new(vec![faulty("drops", true), healthy("up")]).with_retry(
+    let safe_pool = UpstreamGroup::new(vec![faulty("drops", true), healthy("up")]).with_retry(
         RetryPolicy::new()
             .with_backoff(Duration::ZERO, Duration::ZERO)
             .safe_method("whoami"),
@@ -94,7 +94,7 @@ async fn what_may_have_reached_one_is_sent_again_only_when_safe() {
 
 #[tokio::test]
 async fn an_upstream_that_never_answers_times_out_and_a_safe_call_moves_on() {
-    let pool = UpstreamPool::new(vec![faulty("silent", false), healthy("up")])
+    let pool = UpstreamGroup::new(vec![faulty("silent", false), healthy("up")])
         .with_timeout(Duration::from_millis(100))
         .with_retry(RetryPolicy::new().safe_method("whoami"));
     let started = std::time::Instant::now();
@@ -106,7 +106,7 @@ async fn an_upstream_that_never_answers_times_out_and_a_safe_call_moves_on() {
 
 #[tokio::test]
 async fn busy_codes_are_retried_for_safe_methods_and_passed_on_at_the_end() {
-    let pool = UpstreamPool::new(vec![healthy("a"), healthy("b")]).with_retry(
+    let pool = UpstreamGroup::new(vec![healthy("a"), healthy("b")]).with_retry(
         RetryPolicy::new()
             .with_backoff(Duration::ZERO, Duration::ZERO)
             .safe_method("busy")
@@ -124,7 +124,7 @@ async fn busy_codes_are_retried_for_safe_methods_and_passed_on_at_the_end() {
 async fn a_failing_upstream_is_benched_then_probed_back() {
     let connects = Arc::new(AtomicUsize::new(0));
     let cool_down = Duration::from_millis(300);
-    let pool = UpstreamPool::new(vec![
+    let pool = UpstreamGroup::new(vec![
         refused("down", connects.clone()).with_breaker(2, cool_down),
         healthy("up"),
     ])
@@ -161,7 +161,7 @@ async fn a_dropped_upstream_reconnects() {
         ));
         Peer::new(StreamTransport::from_io(ours, Framing::Ndjson), Router::new())
     });
-    let pool = UpstreamPool::new(vec![upstream]).with_retry(
+    let pool = UpstreamGroup::new(vec![upstream]).with_retry(
         RetryPolicy::new()
             .with_backoff(Duration::from_millis(5), Duration::from_millis(5))
             .safe_method("whoami"),
@@ -186,7 +186,7 @@ async fn a_dropped_upstream_reconnects() {
 #[tokio::test]
 async fn retries_stop_when_the_budget_is_spent() {
     let connects = Arc::new(AtomicUsize::new(0));
-    let pool = UpstreamPool::new(vec![
+    let pool = UpstreamGroup::new(vec![
         refused("x", connects.clone()).with_breaker(1000, Duration::from_secs(60)),
         refused("y", connects.clone()).with_breaker(1000, Duration::from_secs(60)),
     ])
@@ -211,7 +211,7 @@ async fn retries_stop_when_the_budget_is_spent() {
 
 #[tokio::test]
 async fn the_in_flight_limit_sends_concurrent_calls_to_the_free_upstream() {
-    let pool = Arc::new(UpstreamPool::new(vec![
+    let pool = Arc::new(UpstreamGroup::new(vec![
         healthy("a").with_max_in_flight(1),
         healthy("b").with_max_in_flight(1),
     ]));
@@ -232,7 +232,7 @@ async fn the_in_flight_limit_sends_concurrent_calls_to_the_free_upstream() {
 #[tokio::test]
 async fn notifications_go_to_one_upstream() {
     let connects = Arc::new(AtomicUsize::new(0));
-    let pool = UpstreamPool::new(vec![refused("down", connects), healthy("up")]);
+    let pool = UpstreamGroup::new(vec![refused("down", connects), healthy("up")]);
     pool.notify("whoami", None).await.unwrap();
     let scalar = RawJson::new("1").unwrap();
     assert!(matches!(
@@ -279,12 +279,12 @@ async fn http_upstreams_are_classified_by_what_their_transport_saw() {
     };
     let fast = RetryPolicy::new().with_backoff(Duration::ZERO, Duration::ZERO);
 
-    let pool = UpstreamPool::new(vec![Upstream::address(&refusing), Upstream::address(&good)])
+    let pool = UpstreamGroup::new(vec![Upstream::address(&refusing), Upstream::address(&good)])
         .with_retry(fast.clone());
     assert_eq!(whoami(&pool).await.unwrap(), "http");
     assert_eq!(pool.upstreams()[0].stats().not_reached, 1);
 
-    let pool = UpstreamPool::new(vec![Upstream::address(&unavailable), Upstream::address(&good)])
+    let pool = UpstreamGroup::new(vec![Upstream::address(&unavailable), Upstream::address(&good)])
         .with_retry(fast.clone());
     let error = whoami(&pool).await.unwrap_err();
     assert!(
@@ -292,7 +292,7 @@ async fn http_upstreams_are_classified_by_what_their_transport_saw() {
         "{error}"
     );
 
-    let pool = UpstreamPool::new(vec![Upstream::address(&unavailable), Upstream::address(&good)])
+    let pool = UpstreamGroup::new(vec![Upstream::address(&unavailable), Upstream::address(&good)])
         .with_retry(fast.safe_method("whoami"));
     assert_eq!(whoami(&pool).await.unwrap(), "http");
 }
@@ -321,7 +321,7 @@ async fn http_answers_that_are_not_the_calls_response_and_tcp_upstreams() {
     let foreign = serve_axum(r#"{"jsonrpc":"2.0","id":999,"result":1}"#, 200).await;
     let nothing = serve_axum("", 204).await;
     for url in [&garbage, &foreign, &nothing] {
-        let pool = UpstreamPool::new(vec![Upstream::address(url)]);
+        let pool = UpstreamGroup::new(vec![Upstream::address(url)]);
         let error = whoami(&pool).await.unwrap_err();
         assert!(matches!(error, ForwardError::NoAnswer(_)), "{url}: {error}");
         assert_eq!(pool.upstreams()[0].stats().no_answer, 1);
@@ -344,7 +344,7 @@ async fn http_answers_that_are_not_the_calls_response_and_tcp_upstreams() {
             ));
         }
     });
-    let pool = UpstreamPool::new(vec![Upstream::address_limited(&address, 1 << 20)]);
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&address, 1 << 20)]);
     assert_eq!(whoami(&pool).await.unwrap(), "tcp");
     pool.notify("whoami", None).await.unwrap();
     assert_eq!(pool.upstreams()[0].stats().connects, 1);
