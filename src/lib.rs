@@ -34,6 +34,10 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[macro_use]
+mod cfg;
 
 pub mod correlate;
 pub mod dispatch;
@@ -43,12 +47,13 @@ pub mod json;
 pub mod message;
 pub mod parse;
 pub mod pool;
-pub mod proxy;
 pub mod serve;
 mod sync;
 mod trace;
-#[cfg(feature = "tokio")]
-pub mod transport;
+cfg_tokio! {
+    pub mod proxy;
+    pub mod transport;
+}
 
 pub use message::{
     BuildError, ErrorCode, ErrorObject, Id, IdKind, JsonBytes, Message, Notification, Params, ParamsIter,

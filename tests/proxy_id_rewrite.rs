@@ -4,6 +4,7 @@
 //! client's id after a rewrite gives back the client's bytes exactly; an upstream answer
 //! restored to the client's id keeps every other byte. Also batches split into their
 //! elements and joined again.
+#![cfg(feature = "tokio")]
 
 use bytes::Bytes;
 use proptest::prelude::*;

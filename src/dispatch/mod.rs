@@ -36,37 +36,32 @@
 //! );
 //! ```
 
-#[cfg(feature = "tokio")]
-mod context;
-#[cfg(feature = "tokio")]
-mod deferred;
 mod error_answer;
-#[cfg(feature = "tokio")]
-mod fallback;
 mod handler;
 mod methods;
 mod no_params;
-#[cfg(feature = "tokio")]
-mod raw_call;
-#[cfg(feature = "tokio")]
-mod remote;
 mod reply;
 mod responder;
 mod router;
 mod target;
 
-#[cfg(feature = "tokio")]
-pub use context::RequestContext;
-#[cfg(feature = "tokio")]
-pub(crate) use context::{Cancellations, OnCancel, Supervision};
 pub use error_answer::{write_frame_error, write_parse_error};
-#[cfg(feature = "tokio")]
-pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
 pub use no_params::NoParams;
-#[cfg(feature = "tokio")]
-pub use raw_call::RawCall;
-#[cfg(feature = "tokio")]
-pub use remote::{Remote, RemoteError, RemoteFuture};
 pub use reply::{Reply, Written};
 pub use responder::{Answer, PendingAnswer, Responder};
 pub use router::Router;
+
+// The async side: handlers that are awaited, the fallback, request contexts.
+cfg_tokio! {
+    mod context;
+    mod deferred;
+    mod fallback;
+    mod raw_call;
+    mod remote;
+
+    pub use context::RequestContext;
+    pub(crate) use context::{Cancellations, OnCancel, Supervision};
+    pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
+    pub use raw_call::RawCall;
+    pub use remote::{Remote, RemoteError, RemoteFuture};
+}

@@ -26,6 +26,7 @@ mod serde_impls;
 pub use build_error::BuildError;
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::{Id, IdKind};
+#[cfg(feature = "tokio")]
 pub(crate) use json_bytes::range_within;
 pub use json_bytes::JsonBytes;
 pub use message_enum::Message;

@@ -8,11 +8,11 @@
 //! - [`batch_elements`] and [`join_batch`]: the elements of a batch as slices of its bytes,
 //!   and a batch put together again from such slices, so that a client's batch can be split
 //!   between upstreams and their answers gathered in the client's order.
-//! - [`UpstreamGroup`] (`tokio` feature): upstreams over any transport, each with an
+//! - [`UpstreamGroup`]: upstreams over any transport, each with an
 //!   in-flight limit and a breaker, a timeout per attempt, and retries on the next upstream
 //!   as a [`RetryPolicy`] allows; every call ends with the upstream's answer as it came or a
 //!   [`ForwardError`] that becomes the client's error object.
-//! - [`Gateway`] (`tokio` feature): the upstream groups behind a `Router`'s fallback — method allow
+//! - [`Gateway`]: the upstream groups behind a `Router`'s fallback — method allow
 //!   and deny lists, methods routed to their own group, identical calls under way coalesced.
 //!
 //! ```
@@ -34,35 +34,21 @@
 //! ```
 
 mod batch_split;
-#[cfg(feature = "tokio")]
 mod breaker;
-#[cfg(feature = "tokio")]
 mod forward_error;
-#[cfg(feature = "tokio")]
 mod gateway;
-#[cfg(feature = "tokio")]
 mod group;
 mod id_slot;
-#[cfg(feature = "tokio")]
 mod link;
-#[cfg(feature = "tokio")]
 mod metrics;
-#[cfg(feature = "tokio")]
 mod retry;
-#[cfg(feature = "tokio")]
 mod upstream;
 
 pub use batch_split::{batch_elements, join_batch};
-#[cfg(feature = "tokio")]
 pub use forward_error::ForwardError;
-#[cfg(feature = "tokio")]
 pub use gateway::{Gateway, GatewayStats, NonConformingPolicy};
-#[cfg(feature = "tokio")]
 pub use group::{UpstreamGroup, DEFAULT_ATTEMPT_TIMEOUT};
 pub use id_slot::IdSlot;
-#[cfg(feature = "tokio")]
 pub use link::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
-#[cfg(feature = "tokio")]
 pub use retry::RetryPolicy;
-#[cfg(feature = "tokio")]
 pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RESPONSE};

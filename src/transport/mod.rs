@@ -39,12 +39,14 @@
 
 mod any;
 mod error;
-#[cfg(feature = "http")]
-pub mod http;
+cfg_http! {
+    pub mod http;
+}
 mod peer;
 mod stream;
-#[cfg(feature = "http")]
-pub mod websocket;
+cfg_http! {
+    pub mod websocket;
+}
 
 pub use any::{AnyReceiver, AnySender, AnyTransport};
 pub use error::TransportError;
