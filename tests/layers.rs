@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u32)] = &[
     ("json", 0),
     ("sync", 0),
+    ("cfg", 0),
     ("message", 1),
     ("parse", 2),
     ("trace", 2),

@@ -198,6 +198,18 @@ pub(crate) struct Finished<'m> {
 }
 
 impl Finished<'_> {
+    /// The whole response object the handler answered a request with, as it came (a
+    /// fallback's upstream answer); otherwise `self` back, to be written.
+    pub(crate) fn into_whole(self) -> Result<Bytes, Self> {
+        match self {
+            Finished {
+                id: Some(_),
+                outcome: Some(Ok(Answered::Whole(whole))),
+            } => Ok(whole),
+            other => Err(other),
+        }
+    }
+
     /// Writes the answer (requests only; a notification's outcome is dropped).
     pub(crate) fn write(self, target: &mut Target<'_>) {
         if let (Some(id), Some(outcome)) = (self.id, self.outcome) {

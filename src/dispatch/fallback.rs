@@ -83,7 +83,8 @@ pub trait Fallback: Send + Sync + 'static {
 ///     fn call(&self, call: FallbackCall<'_>) -> FallbackFuture {
 ///         assert!(call.is_alone() && call.frame().is_some());
 ///         let text = call.id_text().unwrap();
-///         Box::pin(async move { FallbackAnswer::Result(rpcwire::JsonBytes::from_validated(text)) })
+///         let text = rpcwire::RawJson::new(std::str::from_utf8(&text).unwrap()).unwrap().into_owned();
+///         Box::pin(async move { FallbackAnswer::Result(text.into()) })
 ///     }
 /// }
 /// let mut router = Router::new();

@@ -214,6 +214,50 @@ impl PendingAnswer {
         out.len() > before
     }
 
+    /// Runs the frame's handlers like [`answer`](PendingAnswer::answer) and gives the whole
+    /// answer: a request alone in its frame answered with a whole response object (a
+    /// gateway's upstream answer, see [`FallbackAnswer::Response`](super::FallbackAnswer::Response))
+    /// gets those bytes as they came, without a copy; any other answer is written at the end
+    /// of `out` and split off it. `None`: nothing to answer.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use rpcwire::dispatch::{Answer, Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Responder, Router};
+    /// static UPSTREAM: &[u8] = br#"{"id":1,"jsonrpc":"2.0","result":"as it came"}"#;
+    /// struct Whole;
+    /// impl Fallback for Whole {
+    ///     fn call(&self, _: FallbackCall<'_>) -> FallbackFuture {
+    ///         Box::pin(async { FallbackAnswer::Response(bytes::Bytes::from_static(UPSTREAM)) })
+    ///     }
+    /// }
+    /// let mut router = Router::new();
+    /// router.fallback(Whole);
+    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#);
+    /// let mut out = bytes::BytesMut::new();
+    /// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+    /// let answer = pending.answer_bytes(&router, &mut out).await.unwrap();
+    /// assert_eq!(answer.as_ptr(), UPSTREAM.as_ptr()); // the same bytes
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn answer_bytes(&self, router: &Router, out: &mut BytesMut) -> Option<Bytes> {
+        self.answer_bytes_supervised(router, &Supervision::default(), out)
+            .await
+    }
+
+    /// [`answer_bytes`](PendingAnswer::answer_bytes) with the serving side's supervision.
+    #[cfg(feature = "tokio")]
+    pub(crate) async fn answer_bytes_supervised(
+        &self,
+        router: &Router,
+        serving: &Supervision,
+        out: &mut BytesMut,
+    ) -> Option<Bytes> {
+        router
+            .answer_parsed_bytes(self.frame.view(), Some(self.frame.bytes()), serving, out)
+            .await
+    }
+
     /// Answers every request in the frame with `error` (each with its own id; a batch as an
     /// array, elements that are not messages with their parse errors), running no handler:
     /// what a server overloaded answers at once instead of making the request wait.

@@ -285,6 +285,32 @@ impl Router {
     }
 
     /// One message, awaiting its handler when it is async.
+    /// [`answer_parsed_async`](Router::answer_parsed_async) giving the whole answer: a
+    /// request alone in its frame that a handler answered with a whole response object (a
+    /// gateway's upstream answer) gets those bytes as they came, no copy; any other answer is
+    /// written at the end of `out` and split off it. `None`: nothing to answer.
+    pub(crate) async fn answer_parsed_bytes(
+        &self,
+        parsed: Parsed<'_>,
+        frame: Option<&Bytes>,
+        serving: &Supervision,
+        out: &mut BytesMut,
+    ) -> Option<Bytes> {
+        let before = out.len();
+        match &parsed {
+            Parsed::Single(message) if self.needs_async(&parsed) => {
+                if let Some(deferred) = self.deferred(message, frame, true, serving) {
+                    match deferred.run().await.into_whole() {
+                        Ok(whole) => return Some(whole),
+                        Err(finished) => finished.write(&mut Target::Single(out)),
+                    }
+                }
+            }
+            _ => self.answer_parsed_async(parsed, frame, serving, out).await,
+        }
+        (out.len() > before).then(|| out.split_off(before).freeze())
+    }
+
     async fn answer_async(
         &self,
         message: &Message<'_>,

@@ -132,9 +132,15 @@ impl Parser {
 
     /// Parses `input`, keeping a batch's elements in `scratch`; the result's view is
     /// [`BatchScratch::view`], its owned frame [`BatchScratch::take_frame`].
+    /// Like [`parse`](Parser::parse), one message in a fixed layout is read by the shortcut.
     pub(crate) fn parse_top(&self, input: &[u8], scratch: &mut BatchScratch) -> Result<Top, ParseError> {
+        let refused = match self.fixed_layout_single(input) {
+            Shortcut::Taken(spans) => return Ok(Top::Single(spans)),
+            Shortcut::Refused => true,
+            Shortcut::NotTried => false,
+        };
         scratch.slots.clear();
-        self.parse_spans(input, &mut scratch.slots)
+        self.parse_spans_from(input, &mut scratch.slots, refused)
     }
 
     /// Parses `bytes` into an owned, sendable [`ParsedFrame`].

@@ -289,7 +289,15 @@ impl ServiceInner {
         let answered = match Responder::respond_here(&self.router, &bytes, Some(&bytes), true, &mut out) {
             Answer::Written => true,
             Answer::Silent => false,
-            Answer::Pending(pending) => pending.answer(&self.router, &mut out).await,
+            // A gateway's upstream answer goes out as it came, not copied into `out`.
+            Answer::Pending(pending) => {
+                let answer = pending.answer_bytes(&self.router, &mut out).await;
+                if answer.as_ref().is_some_and(|answer| answer.len() > RESPONSE_BUFFER_MAX_RETAINED / 2) {
+                    // It may share `out`'s allocation: that does not go back to the pool.
+                    drop(out.into_inner());
+                }
+                return answer.map_or_else(|| status(StatusCode::NO_CONTENT), json);
+            }
         };
         if answered {
             // A large answer takes its buffer along: split off, it would leave the pool

@@ -349,22 +349,24 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         tokio::spawn(async move {
             let mut out = BytesMut::new();
             let answered = {
-                let answer = pending.answer_supervised(&router, &serving, &mut out);
+                // A whole answer from the fallback (a gateway's upstream answer) goes on as
+                // it came.
+                let answer = pending.answer_bytes_supervised(&router, &serving, &mut out);
                 tokio::select! {
                     biased;
                     answered = answer => Some(answered),
                     () = shared.abort_handlers.cancelled() => None,
                 }
             };
-            let answered = answered.unwrap_or_else(|| {
+            let answer = answered.unwrap_or_else(|| {
                 // Aborted by a close whose deadline passed: every request in the frame
                 // still gets an answer, saying so.
                 out.clear();
-                pending.refuse(&aborted(), &mut out)
+                pending.refuse(&aborted(), &mut out).then(|| out.freeze())
             });
-            if answered {
+            if let Some(answer) = answer {
                 bump(&shared.counters.answers_sent);
-                let _ = shared.queue_frame(out.freeze()).await;
+                let _ = shared.queue_frame(answer).await;
             }
             drop(permit);
         });
