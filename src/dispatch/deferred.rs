@@ -9,7 +9,8 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 
 use super::context::{OnCancel, Supervision, Watch, REQUEST_CANCELLED};
-use super::handler::{self, Answered, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
+use super::fallback::FallbackAnswer;
+use super::handler::{self, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
 use super::target::Target;
 use crate::encode;
 use crate::message::{ErrorObject, Id, Notification, Request};
@@ -26,7 +27,7 @@ impl Future for CatchUnwind {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
         let inner = &mut self.inner;
         catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx)))
-            .unwrap_or_else(|payload| Poll::Ready(Err(handler::panicked(&*payload))))
+            .unwrap_or_else(|payload| Poll::Ready(FallbackAnswer::Error(handler::panicked(&*payload))))
     }
 }
 
@@ -136,10 +137,10 @@ impl<'m> Deferred<'m> {
                     Some(watch) => span.instrument(supervised(future, watch)).await,
                 }
             }
-            Err(error) => Some(Err(error)),
+            Err(error) => Some(FallbackAnswer::Error(error)),
         };
         let code = match &outcome {
-            Some(Err(error)) => Some(error.code().code()),
+            Some(FallbackAnswer::Error(error)) => Some(error.code().code()),
             _ => None,
         };
         span.finish(code, outcome.is_none());
@@ -164,12 +165,12 @@ async fn supervised(future: CatchUnwind, watch: Watch) -> Option<Outcome> {
         biased;
         () = abort.cancelled() => {
             event!(warn, "handler aborted: the connection is closing");
-            Some(Err(ErrorObject::internal_error("request aborted: the connection is closing")))
+            Some(FallbackAnswer::Error(ErrorObject::internal_error("request aborted: the connection is closing")))
         }
         () = token.cancelled() => {
             event!(debug, "request cancelled");
             match watch.on_cancel {
-            OnCancel::Answer => Some(Err(ErrorObject::new(REQUEST_CANCELLED, "request cancelled"))),
+            OnCancel::Answer => Some(FallbackAnswer::Error(ErrorObject::new(REQUEST_CANCELLED, "request cancelled"))),
             OnCancel::Silent => None,
             }
         },
@@ -185,7 +186,7 @@ async fn supervised(future: CatchUnwind, watch: Watch) -> Option<Outcome> {
             let error = ErrorObject::internal_error(format_args!(
                 "handler timed out after {after:?}"
             ));
-            Some(Err(error))
+            Some(FallbackAnswer::Error(error))
         }
     }
 }
@@ -204,7 +205,7 @@ impl Finished<'_> {
         match self {
             Finished {
                 id: Some(_),
-                outcome: Some(Ok(Answered::Whole(whole))),
+                outcome: Some(FallbackAnswer::Response(whole)),
             } => Ok(whole),
             other => Err(other),
         }
@@ -215,9 +216,9 @@ impl Finished<'_> {
         if let (Some(id), Some(outcome)) = (self.id, self.outcome) {
             let dst = target.answer();
             match outcome {
-                Ok(Answered::Result(result)) => encode::write_success_bytes(dst, id, &result),
-                Ok(Answered::Whole(whole)) => dst.extend_from_slice(&whole),
-                Err(error) => encode::write_error(dst, id, &error),
+                FallbackAnswer::Result(result) => encode::write_success_bytes(dst, id, &result),
+                FallbackAnswer::Response(whole) => dst.extend_from_slice(&whole),
+                FallbackAnswer::Error(error) => encode::write_error(dst, id, &error),
             }
         }
     }

@@ -195,3 +195,124 @@ pub(crate) fn id_range(frame: &[u8], id: &Id<'_>) -> Option<std::ops::Range<usiz
         IdKind::Null => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use bytes::BytesMut;
+
+    use super::*;
+    use crate::dispatch::{Answer, Responder, Router};
+
+    /// What a fallback saw of each call.
+    #[derive(Debug, Default, Clone, PartialEq)]
+    struct Seen {
+        method: String,
+        notification: bool,
+        alone: bool,
+        whole_frame: bool,
+        bytes: bool,
+        id_text: Option<String>,
+        params: Option<String>,
+        params_in_frame: bool,
+        context: bool,
+    }
+
+    struct Recording(Arc<Mutex<Vec<Seen>>>);
+
+    impl Fallback for Recording {
+        fn call(&self, mut call: FallbackCall<'_>) -> FallbackFuture {
+            let params = call.params_bytes();
+            let params_in_frame = match (call.bytes(), &params) {
+                (Some(frame), Some(params)) => {
+                    let (start, end) = (frame.as_ptr() as usize, frame.as_ptr() as usize + frame.len());
+                    (start..end).contains(&(params.as_ptr() as usize))
+                }
+                _ => false,
+            };
+            assert_eq!(call.params().map(|p| p.raw().get().to_owned()), params.as_ref().map(|p| p.to_string()));
+            self.0.lock().unwrap().push(Seen {
+                method: call.method().to_owned(),
+                notification: call.is_notification(),
+                alone: call.is_alone(),
+                whole_frame: call.frame().is_some(),
+                bytes: call.bytes().is_some(),
+                id_text: call.id_text().map(|t| String::from_utf8(t.to_vec()).unwrap()),
+                params: params.as_ref().map(|p| p.to_string()),
+                params_in_frame,
+                context: call.take_context().is_some(),
+            });
+            assert!(format!("{call:?}").contains("FallbackCall"));
+            let id = call.id().map(|id| id.to_string());
+            Box::pin(async move {
+                match id.as_deref() {
+                    Some("\"err\"") => FallbackAnswer::Error(ErrorObject::new(-1, "no")),
+                    _ => FallbackAnswer::Result(JsonBytes::from_validated(Bytes::from_static(b"true"))),
+                }
+            })
+        }
+    }
+
+    fn router() -> (Router, Arc<Mutex<Vec<Seen>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let mut router = Router::new();
+        router.fallback(Recording(seen.clone()));
+        (router, seen)
+    }
+
+    fn run<F: Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn a_lone_request_sees_its_frame_and_slices_of_it() {
+        let (router, seen) = router();
+        let frame = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"\u00e9","method":"m","params":[1.50]}"#);
+        let mut out = BytesMut::new();
+        let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else {
+            panic!("the fallback is async");
+        };
+        assert!(run(pending.answer(&router, &mut out)));
+        assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":"\u00e9","result":true}"#);
+        let seen = seen.lock().unwrap()[0].clone();
+        assert_eq!(
+            seen,
+            Seen {
+                method: "m".into(),
+                notification: false,
+                alone: true,
+                whole_frame: true,
+                bytes: true,
+                id_text: Some(r#""\u00e9""#.into()),
+                params: Some("[1.50]".into()),
+                params_in_frame: true,
+                context: false,
+            }
+        );
+    }
+
+    #[test]
+    fn batch_elements_and_copied_input_are_seen_as_such() {
+        let (router, seen) = router();
+        let mut out = BytesMut::new();
+        let input = br#"[{"jsonrpc":"2.0","id":null,"method":"a"},{"jsonrpc":"2.0","method":"n","params":{"x":1}},{"jsonrpc":"2.0","id":"err","method":"b"}]"#;
+        // `handle_async` copies its input into `Bytes` once: elements are slices of that.
+        assert!(run(router.handle_async(input, &mut out)));
+        assert_eq!(
+            &out[..],
+            br#"[{"jsonrpc":"2.0","id":null,"result":true},{"jsonrpc":"2.0","id":"err","error":{"code":-1,"message":"no"}}]"#
+        );
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 3);
+        assert!(seen.iter().all(|s| !s.alone && !s.whole_frame && s.bytes));
+        // `null` has no text of its own in the frame: written.
+        assert_eq!(seen[0].id_text.as_deref(), Some("null"));
+        assert!(seen[1].notification && seen[1].id_text.is_none());
+        assert_eq!(seen[1].params.as_deref(), Some(r#"{"x":1}"#));
+        assert!(seen[1].params_in_frame);
+    }
+}

@@ -16,16 +16,9 @@ use crate::dispatch::fallback::{Fallback, FallbackAnswer, FallbackCall};
 use crate::dispatch::raw_call::RawCall;
 use crate::message::{ErrorObject, Id, JsonBytes, Params, RawJson};
 
-/// What an async handler answered a request with.
-pub(crate) enum Answered {
-    /// The result's JSON text (the response is written around it).
-    Result(JsonBytes),
-    /// A whole response object with the request's id in it, written as it is.
-    Whole(Bytes),
-}
-
-/// The outcome of an async handler.
-pub(crate) type Outcome = Result<Answered, ErrorObject<'static>>;
+/// The outcome of an async handler: a result, an error, or a whole response object (the
+/// same as a fallback's answer, so that a fallback's future is the handler's future).
+pub(crate) type Outcome = FallbackAnswer;
 
 /// What an async handler is started with: the message's method and params, whether it is a
 /// notification, and the frame they were parsed from when it is at hand as `Bytes` (so that
@@ -85,9 +78,13 @@ where
 
 /// Serializes an async handler's result.
 fn serialized<R: Serialize>(result: Result<R, ErrorObject<'static>>) -> Outcome {
-    RawJson::from_value(&result?)
-        .map(|raw| Answered::Result(JsonBytes::from(raw)))
-        .map_err(|error| ErrorObject::internal_error(format_args!("result did not serialize: {error}")))
+    match result.map(|result| RawJson::from_value(&result)) {
+        Ok(Ok(raw)) => FallbackAnswer::Result(JsonBytes::from(raw)),
+        Ok(Err(error)) => FallbackAnswer::Error(ErrorObject::internal_error(format_args!(
+            "result did not serialize: {error}"
+        ))),
+        Err(error) => FallbackAnswer::Error(error),
+    }
 }
 
 /// Wraps a typed async request handler that takes the request's context.
@@ -129,7 +126,7 @@ where
         Ok(Box::pin(async move {
             match task.await {
                 Ok(result) => serialized(result),
-                Err(error) => Err(ErrorObject::internal_error(format_args!(
+                Err(error) => FallbackAnswer::Error(ErrorObject::internal_error(format_args!(
                     "blocking handler failed: {error}"
                 ))),
             }
@@ -156,7 +153,12 @@ where
         });
         let call = RawCall::new(input.method, params, input.id.is_none());
         let future = f(call);
-        Ok(Box::pin(async move { future.await.map(Answered::Result) }))
+        Ok(Box::pin(async move {
+            match future.await {
+                Ok(result) => FallbackAnswer::Result(result),
+                Err(error) => FallbackAnswer::Error(error),
+            }
+        }))
     };
     AsyncHandler {
         f: Box::new(f),
@@ -175,13 +177,8 @@ pub(crate) fn fallback<F: Fallback>(fallback: F) -> AsyncHandler {
             alone: input.alone,
             context: input.context,
         });
-        Ok(Box::pin(async move {
-            match future.await {
-                FallbackAnswer::Result(result) => Ok(Answered::Result(result)),
-                FallbackAnswer::Error(error) => Err(error),
-                FallbackAnswer::Response(whole) => Ok(Answered::Whole(whole)),
-            }
-        }))
+        // The fallback's future is the handler's: no wrapper.
+        Ok(future)
     };
     AsyncHandler {
         f: Box::new(f),

@@ -220,3 +220,109 @@ impl std::error::Error for RemoteError {
         Some(&*self.source)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A remote that answers every call with `answer` and records what it was sent.
+    struct Scripted {
+        answer: &'static str,
+        sent: std::sync::Mutex<Vec<(String, Option<String>)>>,
+    }
+
+    impl Remote for Scripted {
+        fn call_raw<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> RemoteFuture<'a, JsonBytes> {
+            self.sent
+                .lock()
+                .unwrap()
+                .push((method.to_owned(), params.map(|p| p.get().to_owned())));
+            let answer = RawJson::new(self.answer).unwrap().into_owned();
+            Box::pin(async move { Ok(answer.into()) })
+        }
+
+        fn notify_raw<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> RemoteFuture<'a, ()> {
+            self.sent
+                .lock()
+                .unwrap()
+                .push((method.to_owned(), params.map(|p| p.get().to_owned())));
+            Box::pin(async { Ok(()) })
+        }
+
+        fn is_open(&self) -> bool {
+            true
+        }
+    }
+
+    fn block_on<F: Future>(future: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    #[test]
+    fn typed_calls_serialize_params_and_decode_results() {
+        let scripted = Scripted {
+            answer: r#"{"n":3}"#,
+            sent: Default::default(),
+        };
+        let remote: &dyn Remote = &scripted;
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct N {
+            n: u8,
+        }
+        assert_eq!(block_on(remote.call::<_, N>("sum", [1, 2])).unwrap(), N { n: 3 });
+        block_on(remote.notify("note", ())).unwrap();
+        let sent = scripted.sent.lock().unwrap().clone();
+        assert_eq!(
+            sent,
+            [
+                ("sum".to_owned(), Some("[1,2]".to_owned())),
+                ("note".to_owned(), None)
+            ]
+        );
+        assert!(format!("{remote:?}").contains("open: true"));
+        // A result that does not decode into the type asked for.
+        let error = block_on(remote.call::<_, String>("sum", ())).unwrap_err();
+        assert!(!error.is_closed());
+        assert_eq!(error.to_error_object().code().code(), -32603);
+        assert!(std::error::Error::source(&error).is_some());
+        assert!(error.to_string().contains("invalid type"), "{error}");
+    }
+
+    #[test]
+    fn params_that_do_not_serialize_fail_before_anything_is_sent() {
+        struct Unserializable;
+        impl Serialize for Unserializable {
+            fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(serde::ser::Error::custom("no"))
+            }
+        }
+        let scripted = Scripted {
+            answer: "1",
+            sent: Default::default(),
+        };
+        let remote: &dyn Remote = &scripted;
+        let error = block_on(remote.notify("note", Unserializable)).unwrap_err();
+        assert_eq!(error.to_error_object().code().code(), -32602);
+        assert!(scripted.sent.lock().unwrap().is_empty());
+        // The default `closed` never completes for a remote that does not say.
+        let closed = block_on(async {
+            tokio::select! {
+                biased;
+                () = remote.closed() => true,
+                () = std::future::ready(()) => false,
+            }
+        });
+        assert!(!closed);
+    }
+
+    #[test]
+    fn a_closed_remote_says_so() {
+        let error = RemoteError::closed("gone");
+        assert!(error.is_closed());
+        assert_eq!(error.to_string(), "gone");
+        assert_eq!(error.to_error_object().data().unwrap().get(), r#""gone""#);
+    }
+}

@@ -44,7 +44,11 @@ impl BatchScratch {
     /// The owned frame of `bytes` as [`Parser::parse_top`] found it; a batch's elements move
     /// into it (the storage grows again on the next batch).
     pub(crate) fn take_frame(&mut self, bytes: Bytes, top: Top) -> ParsedFrame {
-        ParsedFrame::from_top(bytes, top, std::mem::take(&mut self.slots))
+        let slots = match top {
+            Top::Single(_) => Vec::new(),
+            Top::Batch => std::mem::take(&mut self.slots),
+        };
+        ParsedFrame::from_top(bytes, top, slots)
     }
 }
 

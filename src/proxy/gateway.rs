@@ -423,6 +423,11 @@ impl Gateway {
     }
 }
 
+/// `bytes` as text: a method name the parser validated as UTF-8.
+fn text(bytes: &Bytes) -> &str {
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
 /// A gateway as a router's fallback: what the router does not serve goes upstream.
 struct Forwarding(Arc<Gateway>);
 
@@ -442,21 +447,20 @@ impl Fallback for Forwarding {
             .bytes()
             .and_then(|frame| Some(frame.slice(range_within(frame, method.as_bytes())?)))
             .unwrap_or_else(|| Bytes::copy_from_slice(method.as_bytes()));
-        let method_text = |method: &Bytes| std::str::from_utf8(method).unwrap_or_default().to_owned();
         let Some(client_id) = call.id_text() else {
             bump(&gateway.counters.notifications);
             return Box::pin(async move {
-                let method = method_text(&method);
+                let method = text(&method);
                 let params = params.as_ref().map(JsonBytes::to_raw_json);
                 // Nobody hears of a failure: a notification has no answer.
-                let _ = gateway.pool(&method).notify(&method, params.as_ref()).await;
+                let _ = gateway.pool(method).notify(method, params.as_ref()).await;
                 FallbackAnswer::Result(JsonBytes::from_validated(Bytes::from_static(b"null")))
             });
         };
         if gateway.coalesce {
             return Box::pin(async move {
-                let method = method_text(&method);
-                match gateway.coalesced(&method, params).await {
+                let method = text(&method);
+                match gateway.coalesced(method, params).await {
                     Ok(result) => FallbackAnswer::Result(result),
                     Err(error) => FallbackAnswer::Error(gateway.failed(&error)),
                 }
@@ -486,9 +490,9 @@ impl Fallback for Forwarding {
             }
         };
         Box::pin(async move {
-            let method = method_text(&method);
+            let method = text(&method);
             gateway
-                .forward_frame(&method, params, upstream_frame, client_id)
+                .forward_frame(method, params, upstream_frame, client_id)
                 .await
         })
     }

@@ -223,6 +223,24 @@ impl PeerLink {
     }
 }
 
+impl PeerLink {
+    /// [`UpstreamLink::call`], unboxed.
+    pub(crate) async fn send_call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<LinkAnswer, LinkError> {
+        match self.peer().call_raw(method, params).await {
+            Ok(result) => Ok(LinkAnswer::Result(result)),
+            Err(error) => match error.into_kind() {
+                PeerErrorKind::Remote(error) => Ok(LinkAnswer::Error(error)),
+                kind => Err(peer_failure(PeerError::from(kind))),
+            },
+        }
+    }
+
+    /// [`UpstreamLink::notify`], unboxed.
+    pub(crate) async fn send_notification(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), LinkError> {
+        self.peer().notify_raw(method, params).await.map_err(peer_failure)
+    }
+}
+
 impl UpstreamLink for PeerLink {
     fn call<'a>(
         &'a self,
@@ -230,19 +248,11 @@ impl UpstreamLink for PeerLink {
         method: &'a str,
         params: Option<&'a RawJson<'a>>,
     ) -> LinkFuture<'a, LinkAnswer> {
-        Box::pin(async move {
-            match self.peer().call_raw(method, params).await {
-                Ok(result) => Ok(LinkAnswer::Result(result)),
-                Err(error) => match error.into_kind() {
-                    PeerErrorKind::Remote(error) => Ok(LinkAnswer::Error(error)),
-                    kind => Err(peer_failure(PeerError::from(kind))),
-                },
-            }
-        })
+        Box::pin(self.send_call(method, params))
     }
 
     fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()> {
-        Box::pin(async move { self.peer().notify_raw(method, params).await.map_err(peer_failure) })
+        Box::pin(self.send_notification(method, params))
     }
 
     fn connects(&self) -> u64 {
@@ -284,43 +294,54 @@ impl UpstreamLink for HttpLink {
         method: &'a str,
         params: Option<&'a RawJson<'a>>,
     ) -> LinkFuture<'a, LinkAnswer> {
-        Box::pin(async move {
-            let frame = match frame {
-                Some(frame) => frame.clone(),
-                None => {
-                    let id = crate::message::Id::from_number_text(GATEWAY_ID);
-                    let mut body = bytes::BytesMut::with_capacity(
-                        64 + method.len() + params.map_or(0, |p| p.get().len()),
-                    );
-                    crate::encode::write_call_raw(&mut body, Some(&id), method, params)
-                        .map_err(|error| LinkError::new(LinkErrorKind::Params, error.to_string()))?;
-                    body.freeze()
-                }
-            };
-            let answer = self.exchange(frame).await?;
-            let not_ours = || no_answer("the upstream's answer is not a response to the call");
-            let Some(answer) = answer else {
-                return Err(no_answer("the upstream answered nothing"));
-            };
-            match response_to_gateway(&answer, self.0.max_response()) {
-                Ok(answer) => Ok(answer),
-                Err(reason) => non_conforming(&answer, reason).ok_or_else(not_ours),
-            }
-        })
+        Box::pin(self.send_call(frame, method, params))
     }
 
     fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()> {
-        Box::pin(async move {
-            let mut body = bytes::BytesMut::new();
-            crate::encode::write_call_raw(&mut body, None, method, params)
-                .map_err(|error| LinkError::new(LinkErrorKind::Params, error.to_string()))?;
-            self.exchange(body.freeze()).await.map(|_| ())
-        })
+        Box::pin(self.send_notification(method, params))
     }
 }
 
 #[cfg(feature = "http")]
 impl HttpLink {
+    /// [`UpstreamLink::call`], unboxed.
+    pub(crate) async fn send_call(
+        &self,
+        frame: Option<&Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<LinkAnswer, LinkError> {
+        let frame = match frame {
+            Some(frame) => frame.clone(),
+            None => {
+                let id = crate::message::Id::from_number_text(GATEWAY_ID);
+                let mut body = bytes::BytesMut::with_capacity(
+                    64 + method.len() + params.map_or(0, |p| p.get().len()),
+                );
+                crate::encode::write_call_raw(&mut body, Some(&id), method, params)
+                    .map_err(|error| LinkError::new(LinkErrorKind::Params, error.to_string()))?;
+                body.freeze()
+            }
+        };
+        let answer = self.exchange(frame).await?;
+        let not_ours = || no_answer("the upstream's answer is not a response to the call");
+        let Some(answer) = answer else {
+            return Err(no_answer("the upstream answered nothing"));
+        };
+        match response_to_gateway(&answer, self.0.max_response()) {
+            Ok(answer) => Ok(answer),
+            Err(reason) => non_conforming(&answer, reason).ok_or_else(not_ours),
+        }
+    }
+
+    /// [`UpstreamLink::notify`], unboxed.
+    pub(crate) async fn send_notification(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), LinkError> {
+        let mut body = bytes::BytesMut::new();
+        crate::encode::write_call_raw(&mut body, None, method, params)
+            .map_err(|error| LinkError::new(LinkErrorKind::Params, error.to_string()))?;
+        self.exchange(body.freeze()).await.map(|_| ())
+    }
+
     /// One POST: the answer's body (`None` for 204), or the typed failure.
     async fn exchange(&self, body: Bytes) -> Result<Option<Bytes>, LinkError> {
         crate::transport::http::client::exchange(&self.0, body)
@@ -416,4 +437,75 @@ fn non_conforming(answer: &Bytes, reason: String) -> Option<LinkAnswer> {
         reason,
         error,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn peer_failures_say_whether_the_request_reached_the_other_side() {
+        let cases = [
+            (PeerErrorKind::TooManyPending { capacity: 2 }, LinkErrorKind::NotReached, "capacity 2"),
+            (
+                PeerErrorKind::QueueFull {
+                    after: Duration::from_millis(5),
+                },
+                LinkErrorKind::NotReached,
+                "",
+            ),
+            (
+                PeerErrorKind::TimedOut {
+                    after: Duration::from_millis(7),
+                },
+                LinkErrorKind::NoAnswer { status: None },
+                "no answer within 7ms",
+            ),
+            (
+                PeerErrorKind::Closed(CloseReason::EndOfInput),
+                LinkErrorKind::NoAnswer { status: None },
+                "",
+            ),
+        ];
+        for (kind, expected, reason) in cases {
+            let error = peer_failure(PeerError::from(kind));
+            assert_eq!(error.kind(), expected, "{error}");
+            assert!(error.reason().contains(reason), "{error}");
+            assert_eq!(error.reached(), expected != LinkErrorKind::NotReached);
+            assert_eq!(error.status(), None);
+        }
+        let params = serde_json::from_str::<u8>("x").unwrap_err();
+        assert_eq!(
+            peer_failure(PeerError::from(PeerErrorKind::Result(params))).kind(),
+            LinkErrorKind::Params
+        );
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn answers_that_break_the_specification_are_read_leniently_or_not_at_all() {
+        let read = |text: &'static str| non_conforming(&Bytes::from_static(text.as_bytes()), "why".into());
+        match read(r#"{"jsonrpc":"2.0","result":null,"error":{"code":1,"message":"m"},"id":1}"#) {
+            Some(LinkAnswer::NonConforming { answer, reason, error }) => {
+                assert_eq!(answer.id_text(), b"1");
+                assert_eq!(reason, "why");
+                assert_eq!(error.unwrap().as_str(), r#"{"code":1,"message":"m"}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+        match read(r#"{"id":1,"error":null,"result":null}"#) {
+            Some(LinkAnswer::NonConforming { error, .. }) => assert!(error.is_none()),
+            other => panic!("{other:?}"),
+        }
+        for refused in [
+            "not json",
+            "[1]",
+            r#"{"id":2,"result":null,"error":null}"#,
+            r#"{"id":1,"jsonrpc":"2.0"}"#,
+            r#"{"\u0069d":1,"result":null,"error":null}"#,
+        ] {
+            assert!(read(refused).is_none(), "{refused}");
+        }
+    }
 }

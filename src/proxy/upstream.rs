@@ -11,7 +11,8 @@ use tokio::sync::Semaphore;
 use super::breaker::Breaker;
 #[cfg(feature = "http")]
 use super::link::HttpLink;
-use super::link::{PeerLink, UpstreamLink};
+use super::link::{LinkAnswer, LinkError, PeerLink, UpstreamLink};
+use crate::message::RawJson;
 use crate::dispatch::Router;
 use crate::frame::Framing;
 use crate::transport::{AnyTransport, Peer};
@@ -42,11 +43,57 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// ```
 pub struct Upstream {
     name: Box<str>,
-    pub(crate) link: Box<dyn UpstreamLink>,
+    pub(crate) link: Link,
     in_flight: Arc<Semaphore>,
     max_in_flight: usize,
     pub(crate) breaker: Breaker,
     pub(crate) counters: UpstreamCounters,
+}
+
+/// How an upstream is reached: the crate's own links called directly (no box per call), or
+/// one given to [`Upstream::with_link`].
+pub(crate) enum Link {
+    Peer(PeerLink),
+    #[cfg(feature = "http")]
+    Http(HttpLink),
+    Other(Box<dyn UpstreamLink>),
+}
+
+impl Link {
+    /// See [`UpstreamLink::call`].
+    pub(crate) async fn call(
+        &self,
+        frame: Option<&bytes::Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<LinkAnswer, LinkError> {
+        match self {
+            Link::Peer(link) => link.send_call(method, params).await,
+            #[cfg(feature = "http")]
+            Link::Http(link) => link.send_call(frame, method, params).await,
+            Link::Other(link) => link.call(frame, method, params).await,
+        }
+    }
+
+    /// See [`UpstreamLink::notify`].
+    pub(crate) async fn notify(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), LinkError> {
+        match self {
+            Link::Peer(link) => link.send_notification(method, params).await,
+            #[cfg(feature = "http")]
+            Link::Http(link) => link.send_notification(method, params).await,
+            Link::Other(link) => link.notify(method, params).await,
+        }
+    }
+
+    /// See [`UpstreamLink::connects`].
+    fn connects(&self) -> u64 {
+        match self {
+            Link::Peer(link) => link.connects(),
+            #[cfg(feature = "http")]
+            Link::Http(link) => link.connects(),
+            Link::Other(link) => link.connects(),
+        }
+    }
 }
 
 impl fmt::Debug for Upstream {
@@ -74,7 +121,7 @@ impl Upstream {
     /// # });
     /// ```
     pub fn new(name: &str, connect: impl Fn() -> Peer + Send + Sync + 'static) -> Upstream {
-        Upstream::with_link(name, PeerLink::new(connect))
+        Upstream::linked(name, Link::Peer(PeerLink::new(connect)))
     }
 
     /// An upstream reached through `link` (see [`UpstreamLink`]).
@@ -96,9 +143,13 @@ impl Upstream {
     /// # });
     /// ```
     pub fn with_link(name: &str, link: impl UpstreamLink) -> Upstream {
+        Upstream::linked(name, Link::Other(Box::new(link)))
+    }
+
+    fn linked(name: &str, link: Link) -> Upstream {
         Upstream {
             name: name.into(),
-            link: Box::new(link),
+            link,
             in_flight: Arc::new(Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
             max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             breaker: Breaker::new(5, Duration::from_secs(5)),
@@ -135,7 +186,7 @@ impl Upstream {
             if let Ok(url) = address.parse() {
                 let client =
                     crate::transport::http::HttpClientTransport::new(url).with_max_response(max_response);
-                return Upstream::with_link(address, HttpLink(client));
+                return Upstream::linked(address, Link::Http(HttpLink(client)));
             }
         }
         let owned: Arc<str> = address.into();
