@@ -55,7 +55,7 @@ pub struct Upstream {
 pub(crate) enum Link {
     Peer(PeerLink),
     #[cfg(feature = "http")]
-    Http(HttpLink),
+    Http(Box<HttpLink>),
     Other(Box<dyn UpstreamLink>),
 }
 
@@ -186,7 +186,7 @@ impl Upstream {
             if let Ok(url) = address.parse() {
                 let client =
                     crate::transport::http::HttpClientTransport::new(url).with_max_response(max_response);
-                return Upstream::linked(address, Link::Http(HttpLink(client)));
+                return Upstream::linked(address, Link::Http(Box::new(HttpLink(client))));
             }
         }
         let owned: Arc<str> = address.into();
