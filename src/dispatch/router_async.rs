@@ -181,7 +181,7 @@ impl Router {
 
     /// Sets what answers every request and notification for a method not registered
     /// (`tokio` feature), alone or inside a batch: a [`Fallback`], which gets the frame the
-    /// message came in (see [`FallbackCall`](super::FallbackCall)) — a gateway's forwarding.
+    /// message came in (see [`FallbackCall`](crate::dispatch::FallbackCall)) — a gateway's forwarding.
     /// Replaces a fallback set before.
     ///
     /// ```
@@ -210,8 +210,8 @@ impl Router {
     }
 
     /// Like [`handle`](Router::handle), awaiting async handlers (and the fallback): shorthand
-    /// for [`Responder::respond`](super::Responder::respond) and
-    /// [`PendingAnswer::answer`](super::PendingAnswer::answer). The elements of a batch
+    /// for [`Responder::respond`](crate::dispatch::Responder::respond) and
+    /// [`PendingAnswer::answer`](crate::dispatch::PendingAnswer::answer). The elements of a batch
     /// bound to async handlers run at the same time; the answers keep the batch's order.
     ///
     /// ```

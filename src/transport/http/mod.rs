@@ -5,8 +5,8 @@
 //! (it mounts in axum with `Router::route_service`); [`HttpServer`] serves it on a TCP
 //! listener with hyper, HTTP/1.1 and HTTP/2 on one port, and WebSocket on the same port (a
 //! `GET` upgrade, served by a [`Peer`](crate::transport::Peer) per connection over a
-//! [`WebSocketTransport`]). The clients go the other way: [`HttpClientTransport`] (frames
-//! are POSTs) and [`WebSocketTransport::connect`], so that a `Peer` calls HTTP and
+//! [`WebSocketTransport`](crate::transport::websocket::WebSocketTransport)). The clients go the other way: [`HttpClientTransport`] (frames
+//! are POSTs) and [`WebSocketTransport::connect`](crate::transport::websocket::WebSocketTransport::connect), so that a `Peer` calls HTTP and
 //! WebSocket servers.
 //!
 //! ```
