@@ -266,8 +266,9 @@ impl Report<'_> {
                  rpcwire's `HttpServer`, answers each with the corpus's recorded answer: results up \
                  to 275 KB) over HTTP/1.1 keep-alive at 1 and 64 requests in flight, straight to the \
                  upstream and through three gateways in front of it, each a child process on one \
-                 thread: rpcwire's (`proxy::Gateway` behind `HttpServer`: the call framed again \
-                 around the client's params bytes, the upstream's result passed back as bytes), the \
+                 thread: rpcwire's (`proxy::Gateway` behind `HttpServer`, the router's fallback: the \
+                 client's frame sent on with the gateway's id, the upstream's answer frame passed \
+                 back with the client's id), the \
                  usual way (hyper, each body parsed into a `serde_json::Value`, the id set, \
                  serialized, and the answer the same way back), and the floor (hyper forwarding \
                  the bodies without reading them, on hyper's pooled client). Added latency is the \
