@@ -39,8 +39,11 @@ pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
 ///   empty body when there is nothing to answer (notifications only). Malformed JSON is a
 ///   `200` with the -32700 answer, as the specification asks.
 /// - A body over the limit: `413`, decided from `Content-Length` before reading anything,
-///   and while reading a body without one (chunked): never more than the limit is buffered
-///   (a little more is read and dropped, so that a client still sending gets the answer).
+///   and while reading a body without one (chunked): never more than the limit is buffered.
+///   Past the limit the rest is read and dropped (of a declared body up to 8 MiB, of a
+///   chunked one 256 KiB, for at most 5 s), so that a client still sending — most send their
+///   whole body before they read — gets the answer instead of a reset connection; a body
+///   declared larger than the limit plus 8 MiB is refused without reading any of it.
 /// - `GET` with a WebSocket upgrade (RFC 6455): the connection switches to WebSocket and is
 ///   served by a [`Peer`] on its own task — each text message one JSON-RPC message or batch,
 ///   answered like over HTTP, and the server can push notifications and call the client (see
