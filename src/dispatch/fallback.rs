@@ -11,7 +11,7 @@ use std::pin::Pin;
 use bytes::Bytes;
 
 use super::context::RequestContext;
-use crate::message::{range_within, ErrorObject, Id, JsonBytes, Params};
+use crate::message::{id_range_within, ErrorObject, Id, JsonBytes, Params};
 
 /// What a [`Fallback`] answers a request with.
 ///
@@ -151,7 +151,7 @@ impl<'a> FallbackCall<'a> {
     pub fn id_text(&self) -> Option<Bytes> {
         let id = self.id?;
         if let Some(frame) = self.frame {
-            if let Some(range) = id_range(frame, id) {
+            if let Some(range) = id_range_within(frame, id) {
                 return Some(frame.slice(range));
             }
         }
@@ -179,20 +179,6 @@ impl<'a> FallbackCall<'a> {
     /// back to the other side under a `Peer`), when it made one.
     pub fn take_context(&mut self) -> Option<RequestContext> {
         self.context.take()
-    }
-}
-
-/// Where the id's JSON text lies in `frame` (with the quotes of a string), when `id` was
-/// parsed from it; `null` has no text of its own to point at.
-pub(crate) fn id_range(frame: &[u8], id: &Id<'_>) -> Option<std::ops::Range<usize>> {
-    use crate::message::IdKind;
-    match id.kind() {
-        IdKind::Number => range_within(frame, id.raw().as_bytes()),
-        IdKind::String => {
-            let inner = range_within(frame, id.raw().as_bytes())?;
-            Some((inner.start - 1)..(inner.end + 1))
-        }
-        IdKind::Null => None,
     }
 }
 

@@ -298,15 +298,15 @@ impl Router {
     ) -> Option<Bytes> {
         let before = out.len();
         match &parsed {
-            Parsed::Single(message) if self.needs_async(&parsed) => {
-                if let Some(deferred) = self.deferred(message, frame, true, serving) {
-                    match deferred.run().await.into_whole() {
-                        Ok(whole) => return Some(whole),
-                        Err(finished) => finished.write(&mut Target::Single(out)),
-                    }
-                }
-            }
-            _ => self.answer_parsed_async(parsed, frame, serving, out).await,
+            // One handler lookup: `deferred` finds the async handler or says there is none.
+            Parsed::Single(message) => match self.deferred(message, frame, true, serving) {
+                Some(deferred) => match deferred.run().await.into_whole() {
+                    Ok(whole) => return Some(whole),
+                    Err(finished) => finished.write(&mut Target::Single(out)),
+                },
+                None => self.answer(message, &mut Target::Single(out)),
+            },
+            Parsed::Batch(_) => self.answer_parsed_async(parsed, frame, serving, out).await,
         }
         (out.len() > before).then(|| out.split_off(before).freeze())
     }

@@ -122,6 +122,21 @@ pub(crate) fn range_within(outer: &[u8], part: &[u8]) -> Option<Range<usize>> {
     (end <= outer.len()).then_some(start..end)
 }
 
+/// Where a parsed id's JSON text lies in `outer`, the bytes it was parsed from (a string with
+/// its quotes); `None` for `null`, which has no text of its own to point at, or an id not
+/// parsed from `outer`.
+pub(crate) fn id_range_within(outer: &[u8], id: &super::Id<'_>) -> Option<Range<usize>> {
+    match id.kind() {
+        super::IdKind::Number => range_within(outer, id.raw().as_bytes()),
+        super::IdKind::String => {
+            let inner = range_within(outer, id.raw().as_bytes())?;
+            // The quotes around it are in the input too.
+            Some(inner.start.checked_sub(1)?..inner.end + 1)
+        }
+        super::IdKind::Null => None,
+    }
+}
+
 impl Deref for JsonBytes {
     type Target = [u8];
 

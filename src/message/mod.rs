@@ -26,9 +26,9 @@ mod serde_impls;
 pub use build_error::BuildError;
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::{Id, IdKind};
-#[cfg(feature = "tokio")]
-pub(crate) use json_bytes::range_within;
 pub use json_bytes::JsonBytes;
+#[cfg(feature = "tokio")]
+pub(crate) use json_bytes::{id_range_within, range_within};
 pub use message_enum::Message;
 pub use params::{Params, ParamsIter};
 pub use raw_json::RawJson;

@@ -447,7 +447,16 @@ impl Fallback for Forwarding {
             .bytes()
             .and_then(|frame| Some(frame.slice(range_within(frame, method.as_bytes())?)))
             .unwrap_or_else(|| Bytes::copy_from_slice(method.as_bytes()));
-        let Some(client_id) = call.id_text() else {
+        // A request alone in its frame: the place of its id there (found once, for both ids).
+        let whole = call
+            .frame()
+            .zip(call.id())
+            .and_then(|(frame, id)| IdSlot::of_id(frame, id));
+        let client_id = match &whole {
+            Some(slot) => Some(slot.text().slice(slot.id_range())),
+            None => call.id_text(),
+        };
+        let Some(client_id) = client_id else {
             bump(&gateway.counters.notifications);
             return Box::pin(async move {
                 let method = text(&method);
@@ -469,10 +478,6 @@ impl Fallback for Forwarding {
         // Upstream goes the client's frame with the gateway's id in place of the client's
         // (a request alone in its frame), or one written from the method and the params (an
         // element of a batch, a request whose id is `null`).
-        let whole = call
-            .frame()
-            .zip(call.id())
-            .and_then(|(frame, id)| IdSlot::of_id(frame, id));
         let upstream_frame = match whole {
             Some(slot) => slot.replace(GATEWAY_ID.as_bytes()),
             None => {

@@ -5,7 +5,7 @@ use std::ops::Range;
 use bytes::{Bytes, BytesMut};
 
 use crate::json::iter::MemberIter;
-use crate::message::{range_within, Id, IdKind, Message};
+use crate::message::{id_range_within, range_within, Id, IdKind, Message};
 
 /// A message's bytes with the place of its id: the id's exact JSON text can be read from it,
 /// and the same bytes with another id in that place built from it (the bytes before and after
@@ -45,16 +45,11 @@ impl IdSlot {
 
     /// [`find`](IdSlot::find) for the message whose id is `id` (parsed from `text`).
     pub(crate) fn of_id(text: &Bytes, id: &Id<'_>) -> Option<IdSlot> {
+        // A parsed id borrows its text from the input: its place follows from its address;
+        // `null` has no text of its own to point at: read the object's members.
         let range = match id.kind() {
-            // A parsed id borrows its text from the input: its place follows from its address.
-            IdKind::Number => range_within(text, id.raw().as_bytes())?,
-            IdKind::String => {
-                let inner = range_within(text, id.raw().as_bytes())?;
-                // The quotes around it are in the input too.
-                (inner.start - 1)..(inner.end + 1)
-            }
-            // `null` has no text of its own to point at: read the object's members.
             IdKind::Null => null_id_range(text)?,
+            _ => id_range_within(text, id)?,
         };
         Some(IdSlot {
             text: text.clone(),
