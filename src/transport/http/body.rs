@@ -18,7 +18,10 @@ pub(super) enum ReadError {
 
 /// Reads `body` whole, never holding more than `max` bytes: each piece is counted before it
 /// is kept, and a body in one piece (the usual case: hyper hands a small body over in one
-/// piece) comes back as it came, without a copy. Trailers are skipped.
+/// piece) comes back as it came, without a copy. A body in several pieces is copied once
+/// into a buffer sized, when the second piece comes, for what the body says is left (its
+/// declared length), never more than `max`: it is not grown and copied again piece by
+/// piece. Trailers are skipped.
 pub(super) async fn read_limited<B>(mut body: Pin<&mut B>, max: usize) -> Result<Bytes, ReadError>
 where
     B: Body,
@@ -34,13 +37,15 @@ where
             return Err(ReadError::TooLarge);
         }
         let piece = data.copy_to_bytes(data.remaining());
-        whole.push(piece);
+        // What the body says is still to come (its declared length less what came).
+        let left = usize::try_from(body.size_hint().lower()).unwrap_or(usize::MAX);
+        let expected = whole.len().saturating_add(piece.len()).saturating_add(left).min(max);
+        whole.push(piece, expected);
     }
     Ok(whole.into_bytes())
 }
 
-/// The pieces of a body read so far: the first kept as it came, the rest (rare) copied
-/// after it.
+/// The pieces of a body read so far: the first kept as it came, the rest copied after it.
 #[derive(Default)]
 enum Gathered {
     #[default]
@@ -58,14 +63,16 @@ impl Gathered {
         }
     }
 
-    fn push(&mut self, piece: Bytes) {
+    /// Keeps `piece`; `expected`: how long the whole body is expected to be (at most the
+    /// limit), the capacity reserved when a second piece makes a copy needed.
+    fn push(&mut self, piece: Bytes, expected: usize) {
         if piece.is_empty() {
             return;
         }
         *self = match std::mem::take(self) {
             Gathered::Nothing => Gathered::One(piece),
             Gathered::One(first) => {
-                let mut many = BytesMut::with_capacity(first.len() + piece.len());
+                let mut many = BytesMut::with_capacity(expected.max(first.len() + piece.len()));
                 many.extend_from_slice(&first);
                 many.extend_from_slice(&piece);
                 Gathered::Many(many)
@@ -127,6 +134,51 @@ mod tests {
             read_limited(Pin::new(&mut body), 6).await,
             Err(ReadError::TooLarge)
         ));
+    }
+
+    /// A body that declares its length and comes in `parts`.
+    struct Declared(std::collections::VecDeque<&'static [u8]>);
+
+    impl Body for Declared {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+            let part = self.0.pop_front();
+            std::task::Poll::Ready(part.map(|part| Ok(http_body::Frame::data(Bytes::from_static(part)))))
+        }
+
+        fn size_hint(&self) -> http_body::SizeHint {
+            http_body::SizeHint::with_exact(self.0.iter().map(|part| part.len() as u64).sum())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_declared_body_in_pieces_is_copied_once_into_a_buffer_of_its_length() {
+        let parts: [&'static [u8]; 4] = [b"[1,", b"2,", b"3,", b"4]"];
+        let mut body = Declared(parts.into_iter().collect());
+        let read = read_limited(Pin::new(&mut body), 100).await.unwrap();
+        assert_eq!(&read[..], b"[1,2,3,4]");
+        // The buffer the second piece made holds the whole body: never grown.
+        let mut whole = Gathered::default();
+        whole.push(Bytes::from_static(b"[1,"), 9);
+        whole.push(Bytes::from_static(b"2,"), 9);
+        let Gathered::Many(ref many) = whole else { panic!("two pieces are copied") };
+        let (at, capacity) = (many.as_ptr(), many.capacity());
+        assert!(capacity >= 9, "capacity {capacity}");
+        whole.push(Bytes::from_static(b"3,"), 9);
+        whole.push(Bytes::from_static(b"4]"), 9);
+        let read = whole.into_bytes();
+        assert_eq!((&read[..], read.as_ptr()), (&b"[1,2,3,4]"[..], at));
+        // Never more than the limit, whatever the body declares.
+        let mut whole = Gathered::default();
+        whole.push(Bytes::from_static(b"[1,"), 5);
+        whole.push(Bytes::from_static(b"2]"), 5);
+        let Gathered::Many(many) = whole else { panic!("two pieces are copied") };
+        assert!(many.capacity() < 64, "capacity {}", many.capacity());
     }
 
     #[tokio::test]

@@ -1,5 +1,5 @@
-//! `HttpClientTransport`: a [`Transport`] whose frames go out as HTTP POSTs (hyper's pooled
-//! client, keep-alive) and whose incoming frames are the response bodies, so that a
+//! `HttpClientTransport`: a [`Transport`] whose frames go out as HTTP POSTs (on hyper's
+//! HTTP/1 connections, kept alive) and whose incoming frames are the response bodies, so that a
 //! [`Peer`](crate::transport::Peer) calls an HTTP JSON-RPC server as it calls over a stream.
 
 use std::time::Duration;
@@ -8,12 +8,11 @@ use bytes::{Bytes, BytesMut};
 use http::header::{HeaderValue, CONTENT_TYPE};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::Full;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::body::{read_limited, ReadError};
+use super::connections::Connections;
 use crate::encode;
 use crate::message::{ErrorObject, Id, Message};
 use crate::parse::Parsed;
@@ -32,7 +31,8 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 pub const HTTP_FAILURE_CODE: i64 = -32000;
 
 /// A [`Transport`] over HTTP: each frame sent is POSTed to one URL as
-/// `application/json` (on hyper's pooled keep-alive client, exchanges in parallel), and each
+/// `application/json` (on keep-alive HTTP/1 connections, exchanges in parallel, up to
+/// 128 idle connections kept; clones share them), and each
 /// answer body is a frame received. A `204` (notifications only) yields nothing. When an
 /// exchange fails, the requests it carried are answered locally with error responses
 /// ([`HTTP_FAILURE_CODE`], the reason as the message, and as `data`
@@ -59,10 +59,9 @@ pub const HTTP_FAILURE_CODE: i64 = -32000;
 /// ```
 #[derive(Clone, Debug)]
 pub struct HttpClientTransport {
-    url: Uri,
     timeout: Duration,
     max_response: usize,
-    client: Client<HttpConnector, Full<Bytes>>,
+    connections: Arc<Connections>,
 }
 
 impl HttpClientTransport {
@@ -73,13 +72,10 @@ impl HttpClientTransport {
     /// # let _ = transport;
     /// ```
     pub fn new(url: Uri) -> HttpClientTransport {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
         HttpClientTransport {
-            url,
+            connections: Arc::new(Connections::new(&url)),
             timeout: DEFAULT_REQUEST_TIMEOUT,
             max_response: DEFAULT_MAX_RESPONSE,
-            client: Client::builder(TokioExecutor::new()).build(connector),
         }
     }
 
@@ -226,15 +222,14 @@ pub(crate) async fn exchange(
     };
     let mut request = Request::new(Full::new(body));
     *request.method_mut() = Method::POST;
-    *request.uri_mut() = transport.url.clone();
     request
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    let response = transport
-        .client
-        .request(request)
+    let (response, connection) = transport
+        .connections
+        .send(request)
         .await
-        .map_err(|error| failure(format!("HTTP request failed: {error}"), !error.is_connect()))?;
+        .map_err(|failed| failure(failed.reason, failed.reached))?;
     let status = response.status();
     let too_large = || {
         failure(
@@ -251,7 +246,11 @@ pub(crate) async fn exchange(
     }
     let mut body = response.into_body();
     let bytes = match read_limited(std::pin::Pin::new(&mut body), transport.max_response).await {
-        Ok(bytes) => bytes,
+        Ok(bytes) => {
+            // Read whole: the connection can take the next request.
+            connection.give_back();
+            bytes
+        }
         Err(ReadError::TooLarge) => return Err(too_large()),
         Err(ReadError::Broken(error)) => {
             return Err(failure(format!("HTTP response body failed: {error}"), true))

@@ -43,6 +43,7 @@
 
 mod body;
 pub(crate) mod client;
+mod connections;
 mod connection_clock;
 mod detect_deadline;
 mod server;
