@@ -199,6 +199,15 @@ pub fn write_error(dst: &mut BytesMut, id: &Id<'_>, error: &ErrorObject<'_>) {
     dst.put_u8(b'}');
 }
 
+/// Writes an error response around `error` (an error object's JSON text already validated),
+/// as it is.
+pub(crate) fn write_error_bytes(dst: &mut BytesMut, id: &Id<'_>, error: &[u8]) {
+    write_head(dst, id);
+    dst.put_slice(br#","error":"#);
+    dst.put_slice(error);
+    dst.put_u8(b'}');
+}
+
 /// Writes a response (success or error).
 ///
 /// ```

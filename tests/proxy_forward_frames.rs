@@ -417,3 +417,37 @@ async fn a_client_behind_a_peer_gets_the_same_frame_forwarding() {
     );
     server.close().await;
 }
+
+#[tokio::test]
+async fn error_answers_from_an_upstream_behind_a_peer_keep_the_error_as_written() {
+    use tokio::io::AsyncBufReadExt;
+    // Members in the upstream's order, its escapes, a member the specification does not name.
+    let error = r#"{"message":"caf\u00e9 \/ reverted","code":3,"data":{"b":1,"a":[1.50]},"x":true}"#;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("tcp://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let (socket, _) = listener.accept().await.unwrap();
+        let (reader, mut writer) = socket.into_split();
+        let mut lines = tokio::io::BufReader::new(reader).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let request: serde_json::Value = serde_json::from_str(&line).unwrap();
+            let answer = format!(r#"{{"error":{error},"id":{},"jsonrpc":"2.0"}}"#, request["id"]);
+            writer.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
+        }
+    });
+    let address = front(Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).into_router()).await;
+    let (status, single) = post(address, r#"{"jsonrpc":"2.0","id":"k\u00e9","method":"eth_call"}"#).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        single,
+        format!(r#"{{"jsonrpc":"2.0","id":"k\u00e9","error":{error}}}"#)
+    );
+    // Inside a batch too, each with its own id.
+    let (_, batch) = post(
+        address,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":[],"method":"b"}]"#,
+    )
+    .await;
+    let one = format!(r#"{{"jsonrpc":"2.0","id":1,"error":{error}}}"#);
+    assert!(batch.starts_with(&format!("[{one},")), "{batch}");
+}

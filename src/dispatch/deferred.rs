@@ -140,7 +140,9 @@ impl<'m> Deferred<'m> {
             Err(error) => Some(FallbackAnswer::Error(error)),
         };
         let code = match &outcome {
-            Some(FallbackAnswer::Error(error)) => Some(error.code().code()),
+            Some(FallbackAnswer::Error(error) | FallbackAnswer::ErrorText { error, .. }) => {
+                Some(error.code().code())
+            }
             _ => None,
         };
         span.finish(code, outcome.is_none());
@@ -219,6 +221,7 @@ impl Finished<'_> {
                 FallbackAnswer::Result(result) => encode::write_success_bytes(dst, id, &result),
                 FallbackAnswer::Response(whole) => dst.extend_from_slice(&whole),
                 FallbackAnswer::Error(error) => encode::write_error(dst, id, &error),
+                FallbackAnswer::ErrorText { text, .. } => encode::write_error_bytes(dst, id, &text),
             }
         }
     }

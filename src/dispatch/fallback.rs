@@ -27,6 +27,15 @@ pub enum FallbackAnswer {
     Result(JsonBytes),
     /// An error object: the router writes the response around it, with the request's id.
     Error(ErrorObject<'static>),
+    /// An error object's JSON text as another server wrote it (its members, their order,
+    /// its escapes: a gateway's upstream error), written as it is in the response around it,
+    /// with the request's id; `error` is the same object decoded, for whoever reads the code.
+    ErrorText {
+        /// The error object, decoded.
+        error: ErrorObject<'static>,
+        /// Its JSON text, written as it is.
+        text: JsonBytes,
+    },
     /// A whole response object that already carries the request's exact id (a gateway's
     /// upstream answer with the client's id put back): written as it is, alone or as an
     /// element of the batch's answer.

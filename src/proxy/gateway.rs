@@ -321,7 +321,12 @@ impl Gateway {
             }
             Ok(LinkAnswer::Frame { answer, .. }) => FallbackAnswer::Response(answer.replace(&client_id)),
             Ok(LinkAnswer::Result(result)) => FallbackAnswer::Result(result),
-            Ok(LinkAnswer::Error(error)) => FallbackAnswer::Error(error),
+            // A link that makes calls of its own: the error object as the upstream wrote it.
+            Ok(LinkAnswer::Error {
+                error,
+                text: Some(text),
+            }) => FallbackAnswer::ErrorText { error, text },
+            Ok(LinkAnswer::Error { error, text: None }) => FallbackAnswer::Error(error),
             Ok(LinkAnswer::NonConforming {
                 answer,
                 reason,

@@ -60,10 +60,11 @@ enum Attempt {
     /// The request was not forwarded: never reached the upstream, or could not be written.
     NotReached(String),
     /// The request may have reached the upstream and no usable answer came; `answer` is the
-    /// upstream's error object when it gave one (a "busy" code).
+    /// upstream's error answer when it gave one (a "busy" code): what the caller gets, as it
+    /// came, when no other attempt does better.
     NoAnswer {
         reason: String,
-        answer: Option<ErrorObject<'static>>,
+        answer: Option<LinkAnswer>,
     },
     /// The upstream is there but answered without a JSON-RPC answer (an HTTP error status
     /// other than a busy one): not sent again.
@@ -76,7 +77,7 @@ enum Attempt {
 fn error_of(answer: &LinkAnswer) -> Option<&ErrorObject<'static>> {
     match answer {
         LinkAnswer::Frame { error, .. } => error.as_ref(),
-        LinkAnswer::Error(error) => Some(error),
+        LinkAnswer::Error { error, .. } => Some(error),
         LinkAnswer::Result(_) | LinkAnswer::NonConforming { .. } => None,
     }
 }
@@ -87,7 +88,7 @@ fn is_result(answer: &LinkAnswer) -> bool {
     match answer {
         LinkAnswer::Frame { error, .. } => error.is_none(),
         LinkAnswer::Result(_) => true,
-        LinkAnswer::Error(_) | LinkAnswer::NonConforming { .. } => false,
+        LinkAnswer::Error { .. } | LinkAnswer::NonConforming { .. } => false,
     }
 }
 
@@ -192,7 +193,7 @@ impl UpstreamGroup {
             | LinkAnswer::Frame {
                 result: Some(result), ..
             } => Ok(result),
-            LinkAnswer::Error(error)
+            LinkAnswer::Error { error, .. }
             | LinkAnswer::Frame {
                 error: Some(error), ..
             } => Err(ForwardError::Remote(error)),
@@ -232,6 +233,8 @@ impl UpstreamGroup {
         let first = self.next.fetch_add(1, Ordering::Relaxed);
         // Written when an attempt fails (most calls never need it, so nothing is built first).
         let mut failure = None;
+        // The upstream's last error answer of a kind worth another attempt.
+        let mut last_error = None;
         for attempt in 0..self.retry.max_attempts() {
             if attempt > 0 {
                 if !self.budget.withdraw() {
@@ -257,10 +260,15 @@ impl UpstreamGroup {
                     )));
                 }
                 Attempt::NoAnswer { reason, answer } => {
-                    failure = Some(match answer {
-                        Some(error) => ForwardError::Remote(error),
-                        None => ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())),
-                    });
+                    match answer {
+                        Some(answer) => {
+                            last_error = Some(answer);
+                            failure = None;
+                        }
+                        None => {
+                            failure = Some(ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())));
+                        }
+                    }
                     // Looked up only on a failure: most calls never need it.
                     if !self.retry.is_safe(method) {
                         break;
@@ -268,7 +276,12 @@ impl UpstreamGroup {
                 }
             }
         }
-        Err(failure.unwrap_or_else(|| ForwardError::Unavailable("no upstream is configured".to_owned())))
+        match (failure, last_error) {
+            (Some(failure), _) => Err(failure),
+            // The upstream's own error, as it came, when it was the last word.
+            (None, Some(answer)) => Ok(answer),
+            (None, None) => Err(ForwardError::Unavailable("no upstream is configured".to_owned())),
+        }
     }
 
     /// Forwards a notification to the next upstream free and not benched, sent again only
@@ -388,7 +401,7 @@ fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Att
             return match error_of(&answer) {
                 Some(error) if policy.retries_code(error.code().code()) => Attempt::NoAnswer {
                     reason: error.message().to_owned(),
-                    answer: Some(error.clone()),
+                    answer: Some(answer),
                 },
                 _ => Attempt::Answered(answer),
             }

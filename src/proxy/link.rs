@@ -39,8 +39,14 @@ pub enum LinkAnswer {
     },
     /// The result alone (a link that makes calls of its own: a [`Peer`]).
     Result(JsonBytes),
-    /// The upstream's error object (a link that makes calls of its own).
-    Error(ErrorObject<'static>),
+    /// The upstream's error (a link that makes calls of its own).
+    Error {
+        /// The error object, decoded (for retry decisions and callers that read it).
+        error: ErrorObject<'static>,
+        /// The error object's JSON text as the upstream wrote it (members, order, escapes),
+        /// when the link kept it: what a gateway passes on.
+        text: Option<JsonBytes>,
+    },
     /// An answer frame to the gateway's id that breaks JSON-RPC 2.0 in a way some nodes do
     /// (`"result":null` beside an `"error"`, or both `null`): refused by the strict parser,
     /// kept here so that the gateway can say what came, or pass it on as it is.
@@ -226,12 +232,13 @@ impl PeerLink {
 impl PeerLink {
     /// [`UpstreamLink::call`], unboxed.
     pub(crate) async fn send_call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<LinkAnswer, LinkError> {
-        match self.peer().call_raw(method, params).await {
-            Ok(result) => Ok(LinkAnswer::Result(result)),
-            Err(error) => match error.into_kind() {
-                PeerErrorKind::Remote(error) => Ok(LinkAnswer::Error(error)),
-                kind => Err(peer_failure(PeerError::from(kind))),
-            },
+        match self.peer().call_answer_raw(method, params).await {
+            Ok(Ok(result)) => Ok(LinkAnswer::Result(result)),
+            Ok(Err(remote)) => Ok(LinkAnswer::Error {
+                error: remote.error,
+                text: remote.text,
+            }),
+            Err(error) => Err(peer_failure(error)),
         }
     }
 

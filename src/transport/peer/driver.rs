@@ -30,7 +30,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use super::outgoing::Outgoing;
-use super::shared::{CallAnswer, Shared};
+use super::shared::{CallAnswer, RemoteAnswer, Shared};
 use super::{CloseReason, ConnectionState, PeerLink};
 use crate::dispatch::{Answer, Cancellations, PendingAnswer, Responder, Router, Supervision};
 use crate::frame::FrameError;
@@ -428,11 +428,28 @@ fn cancel(shared: &Shared, serving: &Supervision, notification: &Notification<'_
     }
 }
 
+/// The `"error"` member's JSON text in `frame`, a response alone in it (the text of the
+/// last such member: the parser refuses duplicates); `None` for a batch.
+fn error_text(frame: &Bytes) -> Option<JsonBytes> {
+    let text = std::str::from_utf8(frame).ok()?;
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let value = crate::json::iter::MemberIter::new(text)
+        .filter(|((key, escaped), _)| !escaped && *key == "error")
+        .map(|(_, value)| value)
+        .last()?;
+    Some(JsonBytes::from_validated(frame.slice(crate::message::range_within(frame, value.as_bytes())?)))
+}
+
 /// Hands a response to the call waiting for it.
 fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
     let answer: CallAnswer = match response.payload() {
         ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(frame, result)),
-        ResponsePayload::Error(error) => Err(error.clone().into_owned()),
+        ResponsePayload::Error(error) => Err(RemoteAnswer {
+            error: error.clone().into_owned(),
+            text: error_text(frame),
+        }),
     };
     if shared.table.complete(response.id(), answer).is_err() {
         bump(&shared.counters.unmatched_responses);

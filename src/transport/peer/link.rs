@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::outgoing::{self, OutgoingParams};
-use super::shared::{CallAnswer, Shared};
+use super::shared::{CallAnswer, RemoteAnswer, Shared};
 use super::{CloseReason, ConnectionState, PeerError, PeerErrorKind, PeerStats};
 use crate::correlate::PendingCall;
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
@@ -255,6 +255,30 @@ impl PeerLink {
         method: &str,
         params: OutgoingParams<'_, P>,
     ) -> Result<JsonBytes, PeerError> {
+        self.call_answer_with(method, params).await?.map_err(|remote| {
+            let Answered { answer, id } = *remote;
+            PeerError::from(PeerErrorKind::Remote(answer.error)).in_call(method, Some(&id))
+        })
+    }
+
+    /// A call whose params are JSON text, answered with the result or the other side's error
+    /// as it wrote it (what a gateway passes on); `Err` for everything else.
+    pub(crate) async fn call_answer_raw(
+        &self,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<CallAnswer, PeerError> {
+        Ok(self
+            .call_answer_with::<()>(method, OutgoingParams::Raw(params))
+            .await?
+            .map_err(|remote| remote.answer))
+    }
+
+    async fn call_answer_with<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: OutgoingParams<'_, P>,
+    ) -> Result<Result<JsonBytes, Box<Answered>>, PeerError> {
         let shared = &self.shared;
         let pending = shared
             .table
@@ -275,7 +299,18 @@ impl PeerLink {
         // From here on the other side may be working on it: dropping this future, or a
         // timeout, tells it so (with a cancel protocol).
         let mut cancel = CancelOnDrop::new(shared, pending.id());
-        let outcome = self.finish_call(pending, method).await;
+        let mut pending = pending;
+        let outcome = self
+            .finish_call_answer(&mut pending, method)
+            .await
+            .map(|answer| {
+                answer.map_err(|answer| {
+                    Box::new(Answered {
+                        answer,
+                        id: pending.id().clone().into_owned(),
+                    })
+                })
+            });
         let timed_out = outcome
             .as_ref()
             .is_err_and(|error| matches!(error.kind(), PeerErrorKind::TimedOut { .. }));
@@ -300,24 +335,39 @@ impl PeerLink {
         mut pending: PendingCall<CallAnswer>,
         method: &str,
     ) -> Result<JsonBytes, PeerError> {
+        self.finish_call_answer(&mut pending, method)
+            .await?
+            .map_err(|remote| PeerError::from(PeerErrorKind::Remote(remote.error)).in_call(method, Some(pending.id())))
+    }
+
+    /// Waits for the answer of a call of `method`, until its deadline: the result or the
+    /// other side's error; `Err` (naming the call) when no answer came.
+    async fn finish_call_answer(
+        &self,
+        pending: &mut PendingCall<CallAnswer>,
+        method: &str,
+    ) -> Result<CallAnswer, PeerError> {
         let shared = &self.shared;
         let outcome = match pending.deadline() {
             Some(deadline) => tokio::select! {
                 biased;
-                outcome = &mut pending => outcome,
+                outcome = &mut *pending => outcome,
                 // Past its deadline the call times itself out when polled (unless its
                 // response won the race).
-                () = tokio::time::sleep_until(deadline.into()) => (&mut pending).await,
+                () = tokio::time::sleep_until(deadline.into()) => (&mut *pending).await,
             },
-            None => (&mut pending).await,
+            None => (&mut *pending).await,
         };
-        let error = match outcome {
-            Ok(Ok(result)) => return Ok(result),
-            Ok(Err(error)) => PeerErrorKind::Remote(error).into(),
-            Err(error) => PeerError::from_call(error, || shared.close_reason()),
-        };
-        Err(error.in_call(method, Some(pending.id())))
+        outcome.map_err(|error| {
+            PeerError::from_call(error, || shared.close_reason()).in_call(method, Some(pending.id()))
+        })
     }
+}
+
+/// The other side's error answer to a call, with the call's id (for naming the call).
+struct Answered {
+    answer: RemoteAnswer,
+    id: Id<'static>,
 }
 
 /// Sends the cancel notification of a call still under way when it is dropped (the

@@ -15,8 +15,18 @@ use crate::message::{ErrorObject, JsonBytes};
 use crate::sync::lock_unpoisoned;
 
 /// What a pending call receives: the raw result (a slice of the response's frame) or the
-/// error object.
-pub(super) type CallAnswer = Result<JsonBytes, ErrorObject<'static>>;
+/// error.
+pub(crate) type CallAnswer = Result<JsonBytes, RemoteAnswer>;
+
+/// An error response's error: decoded, and as the other side wrote it (its members, order
+/// and escapes), for whoever passes it on.
+#[derive(Clone, Debug)]
+pub(crate) struct RemoteAnswer {
+    pub(crate) error: ErrorObject<'static>,
+    /// The `"error"` member's JSON text, a slice of the frame; `None` when the response came
+    /// inside a batch frame.
+    pub(crate) text: Option<JsonBytes>,
+}
 
 pub(super) struct Shared {
     /// The calls this side made, waiting for their responses.
