@@ -288,7 +288,7 @@ fn peer_failure(error: PeerError) -> LinkError {
     LinkError::new(kind, reason)
 }
 
-/// HTTP: each request its own POST on hyper's pooled client, its answer the response to it
+/// HTTP: each request its own POST on a keep-alive connection, its answer the response to it
 /// — no id to match, no connection task to hand frames to.
 #[cfg(feature = "http")]
 pub(crate) struct HttpLink(pub(crate) crate::transport::http::HttpClientTransport);

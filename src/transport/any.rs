@@ -14,6 +14,21 @@ use super::stream::{StreamReceiver, StreamSender, StreamTransport};
 use super::{FrameReceiver, FrameSender, Transport, TransportError};
 use crate::frame::Framing;
 
+/// `match $value` with one arm per transport the features give (stream; HTTP and WebSocket
+/// with `http`), each binding the transport's half as `$half` for `$body`: the one place
+/// that lists the variants' features.
+macro_rules! each_transport {
+    ($value:expr, $kind:ident, $half:ident => $body:expr) => {
+        match $value {
+            $kind::Stream($half) => $body,
+            #[cfg(feature = "http")]
+            $kind::Http($half) => $body,
+            #[cfg(feature = "http")]
+            $kind::WebSocket($half) => $body,
+        }
+    };
+}
+
 /// Any reader, boxed.
 type BoxReader = Pin<Box<dyn AsyncRead + Send>>;
 /// Any writer, boxed.
@@ -102,8 +117,8 @@ impl AnyTransport {
     pub async fn open(address: &str, framing: Framing) -> io::Result<AnyTransport> {
         if address == "stdio" {
             return Ok(AnyTransport::stream(
-                tokio::io::stdin(),
-                tokio::io::stdout(),
+                super::stdio::Stdin::new(),
+                super::stdio::Stdout::new(),
                 framing,
             ));
         }
@@ -176,7 +191,7 @@ pub enum AnyReceiver {
 pub enum AnySender {
     /// A byte stream's.
     Stream(StreamSender<BoxWriter>),
-    /// HTTP's (boxed: it holds the pooled client).
+    /// HTTP's.
     #[cfg(feature = "http")]
     Http(Box<super::http::HttpSender>),
     /// WebSocket's.
@@ -210,44 +225,20 @@ impl Transport for AnyTransport {
 
 impl FrameReceiver for AnyReceiver {
     async fn receive(&mut self) -> Result<Option<Bytes>, TransportError> {
-        match self {
-            AnyReceiver::Stream(receiver) => receiver.receive().await,
-            #[cfg(feature = "http")]
-            AnyReceiver::Http(receiver) => receiver.receive().await,
-            #[cfg(feature = "http")]
-            AnyReceiver::WebSocket(receiver) => receiver.receive().await,
-        }
+        each_transport!(self, AnyReceiver, receiver => receiver.receive().await)
     }
 }
 
 impl FrameSender for AnySender {
     async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
-        match self {
-            AnySender::Stream(sender) => sender.send(body).await,
-            #[cfg(feature = "http")]
-            AnySender::Http(sender) => sender.send(body).await,
-            #[cfg(feature = "http")]
-            AnySender::WebSocket(sender) => sender.send(body).await,
-        }
+        each_transport!(self, AnySender, sender => sender.send(body).await)
     }
 
     async fn flush(&mut self) -> Result<(), TransportError> {
-        match self {
-            AnySender::Stream(sender) => sender.flush().await,
-            #[cfg(feature = "http")]
-            AnySender::Http(sender) => sender.flush().await,
-            #[cfg(feature = "http")]
-            AnySender::WebSocket(sender) => sender.flush().await,
-        }
+        each_transport!(self, AnySender, sender => sender.flush().await)
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {
-        match self {
-            AnySender::Stream(sender) => sender.close().await,
-            #[cfg(feature = "http")]
-            AnySender::Http(sender) => sender.close().await,
-            #[cfg(feature = "http")]
-            AnySender::WebSocket(sender) => sender.close().await,
-        }
+        each_transport!(self, AnySender, sender => sender.close().await)
     }
 }

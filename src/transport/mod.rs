@@ -43,6 +43,7 @@ cfg_http! {
     pub mod http;
 }
 mod peer;
+mod stdio;
 mod stream;
 cfg_http! {
     pub mod websocket;
@@ -54,7 +55,8 @@ pub use peer::{
     BatchEntry, CancelProtocol, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerErrorKind,
     PeerLink, PeerStats, OVERLOADED_CODE,
 };
-pub use stream::{stdio, StreamReceiver, StreamSender, StreamTransport};
+pub use stdio::{stdio, Stdin, Stdout};
+pub use stream::{StreamReceiver, StreamSender, StreamTransport};
 
 use std::future::Future;
 

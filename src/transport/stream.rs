@@ -108,26 +108,6 @@ where
     }
 }
 
-/// The transport over this process's stdin and stdout, as language servers and MCP
-/// servers speak (LSP uses [`Framing::ContentLength`], MCP [`Framing::Ndjson`]).
-///
-/// ```no_run
-/// use rpcwire::dispatch::Router;
-/// use rpcwire::frame::Framing;
-/// use rpcwire::transport::{stdio, Peer};
-///
-/// # #[tokio::main]
-/// # async fn main() {
-/// let mut router = Router::new();
-/// router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
-/// let peer = Peer::new(stdio(Framing::ContentLength), router);
-/// peer.closed().await; // serve until stdin ends
-/// # }
-/// ```
-pub fn stdio(framing: Framing) -> StreamTransport<tokio::io::Stdin, tokio::io::Stdout> {
-    StreamTransport::new(tokio::io::stdin(), tokio::io::stdout(), framing)
-}
-
 /// The read half of a [`StreamTransport`]: reads into its own buffer and cuts frames out of
 /// it with a [`FrameDecoder`] (frames are split off the buffer without copying).
 ///
