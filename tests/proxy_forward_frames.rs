@@ -451,3 +451,22 @@ async fn error_answers_from_an_upstream_behind_a_peer_keep_the_error_as_written(
     let one = format!(r#"{{"jsonrpc":"2.0","id":1,"error":{error}}}"#);
     assert!(batch.starts_with(&format!("[{one},")), "{batch}");
 }
+
+#[tokio::test]
+async fn a_busy_answer_that_is_the_last_word_comes_back_as_the_upstream_wrote_it() {
+    use rpcwire::proxy::RetryPolicy;
+    use std::time::Duration;
+    let written = r#"{"id":1,"error":{"message":"limit exceeded","code":-32005,"data":{"retry_after":"1s"}},"jsonrpc":"2.0"}"#;
+    let (url, seen) = scripted_upstream(constant_upstream(written)).await;
+    let group = UpstreamGroup::new(vec![Upstream::address(&url)]).with_retry(
+        RetryPolicy::new()
+            .with_backoff(Duration::ZERO, Duration::ZERO)
+            .safe_method("eth_chainId")
+            .retry_code(-32005),
+    );
+    let address = front(Gateway::new(group).into_router()).await;
+    let (status, answer) = post(address, r#"{"jsonrpc":"2.0","id":"q","method":"eth_chainId"}"#).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer, written.replace(r#""id":1"#, r#""id":"q""#));
+    assert_eq!(seen.lock().unwrap().len(), 3, "every attempt the policy allows");
+}
