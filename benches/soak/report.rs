@@ -208,7 +208,11 @@ impl Report {
         let mut page = format!(
             "# Soak: the example servers under mixed traffic\n\n\
              `cargo bench --bench soak --features http -- --seconds {}` on {}, {} (git {}).\n\n\
-             Each server is its own process, started as a user starts it, with a {} KiB limit. Every \
+             Each server is its own process, started as a user starts it, with a {} KiB limit, on \
+             mimalloc built without transparent huge pages (the `no_thp` feature in Cargo.toml): \
+             with them, which mimalloc asks the kernel for in its `madvise` mode, resident memory \
+             moved in 2 MiB steps and was two to three times as large for the same traffic \
+             (`perf-reports/soak-thp.md`, the run before this choice). Every \
              connection sends, for {} s, requests (every example method, `echo` up to 60 KB, unknown \
              methods, bad params), notifications, batches, invalid JSON, JSON that is not a request, \
              truncated messages and messages over the limit, with at most {} answers due at once. \
