@@ -199,15 +199,15 @@ pub trait UpstreamLink: Send + Sync + 'static {
 }
 
 /// A connection served by a [`Peer`], made again whenever the last one has closed.
-pub(crate) struct PeerLink {
+pub(crate) struct ReconnectingPeer {
     connect: Box<dyn Fn() -> Peer + Send + Sync>,
     peer: Mutex<Option<Peer>>,
     connects: AtomicU64,
 }
 
-impl PeerLink {
-    pub(crate) fn new(connect: impl Fn() -> Peer + Send + Sync + 'static) -> PeerLink {
-        PeerLink {
+impl ReconnectingPeer {
+    pub(crate) fn new(connect: impl Fn() -> Peer + Send + Sync + 'static) -> ReconnectingPeer {
+        ReconnectingPeer {
             connect: Box::new(connect),
             peer: Mutex::new(None),
             connects: AtomicU64::new(0),
@@ -229,7 +229,7 @@ impl PeerLink {
     }
 }
 
-impl PeerLink {
+impl ReconnectingPeer {
     /// [`UpstreamLink::call`], unboxed.
     pub(crate) async fn send_call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<LinkAnswer, LinkError> {
         match self.peer().call_answer_raw(method, params).await {
@@ -248,7 +248,7 @@ impl PeerLink {
     }
 }
 
-impl UpstreamLink for PeerLink {
+impl UpstreamLink for ReconnectingPeer {
     fn call<'a>(
         &'a self,
         _frame: Option<&'a Bytes>,

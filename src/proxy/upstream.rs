@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use super::breaker::Breaker;
 #[cfg(feature = "http")]
 use super::link::HttpLink;
-use super::link::{LinkAnswer, LinkError, PeerLink, UpstreamLink};
+use super::link::{LinkAnswer, LinkError, ReconnectingPeer, UpstreamLink};
 use crate::message::RawJson;
 use crate::dispatch::Router;
 use crate::frame::Framing;
@@ -53,7 +53,7 @@ pub struct Upstream {
 /// How an upstream is reached: the crate's own links called directly (no box per call), or
 /// one given to [`Upstream::with_link`].
 pub(crate) enum Link {
-    Peer(PeerLink),
+    Peer(ReconnectingPeer),
     #[cfg(feature = "http")]
     Http(Box<HttpLink>),
     Other(Box<dyn UpstreamLink>),
@@ -121,7 +121,7 @@ impl Upstream {
     /// # });
     /// ```
     pub fn new(name: &str, connect: impl Fn() -> Peer + Send + Sync + 'static) -> Upstream {
-        Upstream::linked(name, Link::Peer(PeerLink::new(connect)))
+        Upstream::linked(name, Link::Peer(ReconnectingPeer::new(connect)))
     }
 
     /// An upstream reached through `link` (see [`UpstreamLink`]).
