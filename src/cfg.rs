@@ -12,6 +12,17 @@ macro_rules! cfg_tokio {
     };
 }
 
+/// Items that need the `mcp` feature.
+macro_rules! cfg_mcp {
+    ($($item:item)*) => {
+        $(
+            #[cfg(feature = "mcp")]
+            #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+            $item
+        )*
+    };
+}
+
 /// Items that need the `http` feature (used inside `tokio` modules only).
 #[allow(unused_macros)]
 macro_rules! cfg_http {

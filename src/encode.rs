@@ -200,7 +200,8 @@ pub fn write_error(dst: &mut BytesMut, id: &Id<'_>, error: &ErrorObject<'_>) {
 }
 
 /// Writes an error response around `error` (an error object's JSON text already validated),
-/// as it is.
+/// as it is (what an async fallback may answer, so unused without `tokio`).
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 pub(crate) fn write_error_bytes(dst: &mut BytesMut, id: &Id<'_>, error: &[u8]) {
     write_head(dst, id);
     dst.put_slice(br#","error":"#);

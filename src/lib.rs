@@ -54,6 +54,9 @@ cfg_tokio! {
     pub mod proxy;
     pub mod transport;
 }
+cfg_mcp! {
+    pub mod mcp;
+}
 
 pub use message::{
     BuildError, ErrorCode, ErrorObject, Id, IdKind, JsonBytes, Message, Notification, Params, ParamsIter,

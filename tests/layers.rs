@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("serve", 5),
     ("transport", 5),
     ("proxy", 6),
+    ("mcp", 6),
 ];
 
 fn layer(module: &str) -> Option<u32> {

@@ -124,7 +124,8 @@ pub(crate) fn range_within(outer: &[u8], part: &[u8]) -> Option<Range<usize>> {
 
 /// Where a parsed id's JSON text lies in `outer`, the bytes it was parsed from (a string with
 /// its quotes); `None` for `null`, which has no text of its own to point at, or an id not
-/// parsed from `outer`.
+/// parsed from `outer`. (Used by the async fallback and the gateway: unused without `tokio`.)
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
 pub(crate) fn id_range_within(outer: &[u8], id: &super::Id<'_>) -> Option<Range<usize>> {
     match id.kind() {
         super::IdKind::Number => range_within(outer, id.raw().as_bytes()),
