@@ -274,27 +274,31 @@ async fn an_answer_past_the_request_size_limit_comes_back_whole() {
     );
 }
 
-#[tokio::test]
-async fn a_large_answer_from_an_upstream_behind_a_peer_comes_back_whole() {
+/// An NDJSON upstream on TCP (`tcp://…`, reached through a `Peer`) answering each request on
+/// its first connection with `answer(its id's JSON text)`.
+async fn tcp_upstream(answer: impl Fn(&serde_json::Value) -> String + Send + 'static) -> String {
     use tokio::io::AsyncBufReadExt;
-    let big = "cd".repeat(3 << 19); // 3 MiB of text
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("tcp://{}", listener.local_addr().unwrap());
-    let result = format!(r#""{big}""#);
-    let answered = result.clone();
     tokio::spawn(async move {
         let (socket, _) = listener.accept().await.unwrap();
         let (reader, mut writer) = socket.into_split();
         let mut lines = tokio::io::BufReader::new(reader).lines();
         while let Ok(Some(line)) = lines.next_line().await {
             let request: serde_json::Value = serde_json::from_str(&line).unwrap();
-            let answer = format!(
-                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{answered}}}\n",
-                request["id"]
-            );
-            writer.write_all(answer.as_bytes()).await.unwrap();
+            let text = answer(&request["id"]) + "\n";
+            writer.write_all(text.as_bytes()).await.unwrap();
         }
     });
+    url
+}
+
+#[tokio::test]
+async fn a_large_answer_from_an_upstream_behind_a_peer_comes_back_whole() {
+    let big = "cd".repeat(3 << 19); // 3 MiB of text
+    let result = format!(r#""{big}""#);
+    let answered = result.clone();
+    let url = tcp_upstream(move |id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{answered}}}"#)).await;
     let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 8 << 20)]);
     let address = front(Gateway::new(pool).into_router()).await;
     let (_, single) = post(
@@ -420,21 +424,9 @@ async fn a_client_behind_a_peer_gets_the_same_frame_forwarding() {
 
 #[tokio::test]
 async fn error_answers_from_an_upstream_behind_a_peer_keep_the_error_as_written() {
-    use tokio::io::AsyncBufReadExt;
     // Members in the upstream's order, its escapes, a member the specification does not name.
     let error = r#"{"message":"caf\u00e9 \/ reverted","code":3,"data":{"b":1,"a":[1.50]},"x":true}"#;
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("tcp://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move {
-        let (socket, _) = listener.accept().await.unwrap();
-        let (reader, mut writer) = socket.into_split();
-        let mut lines = tokio::io::BufReader::new(reader).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let request: serde_json::Value = serde_json::from_str(&line).unwrap();
-            let answer = format!(r#"{{"error":{error},"id":{},"jsonrpc":"2.0"}}"#, request["id"]);
-            writer.write_all(format!("{answer}\n").as_bytes()).await.unwrap();
-        }
-    });
+    let url = tcp_upstream(move |id| format!(r#"{{"error":{error},"id":{id},"jsonrpc":"2.0"}}"#)).await;
     let address = front(Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).into_router()).await;
     let (status, single) = post(address, r#"{"jsonrpc":"2.0","id":"k\u00e9","method":"eth_call"}"#).await;
     assert_eq!(status, 200);

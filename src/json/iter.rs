@@ -117,9 +117,45 @@ impl<'a> Iterator for MemberIter<'a> {
     }
 }
 
+/// Where the value of the member called `name` lies in `text`, a validated JSON object (keys
+/// compared after unescaping, so `"\u0069d"` is `id`; the last one when the name repeats);
+/// `None` when there is no such member or `text` is not an object. (Used by the Peer and
+/// the gateway: unused without `tokio`.)
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+pub(crate) fn member_value_range(text: &[u8], name: &str) -> Option<std::ops::Range<usize>> {
+    let text_str = std::str::from_utf8(text).ok()?;
+    if !text_str.trim_start().starts_with('{') {
+        return None;
+    }
+    let value = MemberIter::new(text_str)
+        .filter(|((key, escaped), _)| {
+            if *escaped {
+                super::unescape::unescape(key) == name
+            } else {
+                *key == name
+            }
+        })
+        .map(|(_, value)| value)
+        .last()?;
+    // The value is a slice of `text_str`: its place follows from its address.
+    let start = value.as_ptr() as usize - text_str.as_ptr() as usize;
+    Some(start..start + value.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_members_value_is_found_by_its_unescaped_name() {
+        let text = br#" {"jsonrpc":"2.0","\u0069d":7,"error":{"code":1},"id":[8]} "#;
+        let at = |name| member_value_range(text, name).map(|range| &text[range]);
+        assert_eq!(at("id"), Some(&b"[8]"[..]));
+        assert_eq!(at("error"), Some(&br#"{"code":1}"#[..]));
+        assert_eq!(at("result"), None);
+        assert_eq!(member_value_range(b"[1]", "id"), None);
+        assert_eq!(member_value_range(b"\xff", "id"), None);
+    }
 
     #[test]
     fn elements_and_members_as_text() {

@@ -231,10 +231,9 @@ impl UpstreamGroup {
     ) -> Result<LinkAnswer, ForwardError> {
         self.budget.deposit();
         let first = self.next.fetch_add(1, Ordering::Relaxed);
-        // Written when an attempt fails (most calls never need it, so nothing is built first).
-        let mut failure = None;
-        // The upstream's last error answer of a kind worth another attempt.
-        let mut last_error = None;
+        // How the last attempt that failed ended: why, or the upstream's error answer of a
+        // kind worth another attempt (written only on a failure: most calls never need it).
+        let mut failure: Option<Result<LinkAnswer, ForwardError>> = None;
         for attempt in 0..self.retry.max_attempts() {
             if attempt > 0 {
                 if !self.budget.withdraw() {
@@ -244,7 +243,7 @@ impl UpstreamGroup {
                 tokio::time::sleep(self.retry.backoff_before(attempt)).await;
             }
             let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
-                failure = Some(ForwardError::Unavailable("every upstream is benched".to_owned()));
+                failure = Some(Err(ForwardError::Unavailable("every upstream is benched".to_owned())));
                 break;
             };
             match self.attempt(&upstream, frame, method, params).await {
@@ -254,21 +253,15 @@ impl UpstreamGroup {
                     return Err(ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())))
                 }
                 Attempt::NotReached(reason) => {
-                    failure = Some(ForwardError::Unavailable(format!(
+                    failure = Some(Err(ForwardError::Unavailable(format!(
                         "{}: {reason}",
                         upstream.name()
-                    )));
+                    ))));
                 }
                 Attempt::NoAnswer { reason, answer } => {
-                    match answer {
-                        Some(answer) => {
-                            last_error = Some(answer);
-                            failure = None;
-                        }
-                        None => {
-                            failure = Some(ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())));
-                        }
-                    }
+                    failure = Some(answer.ok_or_else(|| {
+                        ForwardError::NoAnswer(format!("{}: {reason}", upstream.name()))
+                    }));
                     // Looked up only on a failure: most calls never need it.
                     if !self.retry.is_safe(method) {
                         break;
@@ -276,12 +269,8 @@ impl UpstreamGroup {
                 }
             }
         }
-        match (failure, last_error) {
-            (Some(failure), _) => Err(failure),
-            // The upstream's own error, as it came, when it was the last word.
-            (None, Some(answer)) => Ok(answer),
-            (None, None) => Err(ForwardError::Unavailable("no upstream is configured".to_owned())),
-        }
+        // The upstream's own error answer, as it came, when it was the last word.
+        failure.unwrap_or_else(|| Err(ForwardError::Unavailable("no upstream is configured".to_owned())))
     }
 
     /// Forwards a notification to the next upstream free and not benched, sent again only

@@ -4,8 +4,8 @@ use std::ops::Range;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::json::iter::MemberIter;
-use crate::message::{id_range_within, range_within, Id, IdKind, Message};
+use crate::json::iter::member_value_range;
+use crate::message::{id_range_within, Id, IdKind, Message};
 
 /// A message's bytes with the place of its id: the id's exact JSON text can be read from it,
 /// and the same bytes with another id in that place built from it (the bytes before and after
@@ -134,24 +134,13 @@ impl IdSlot {
 
 /// Where the value of the (last) `"id"` member of the object in `text` lies.
 fn null_id_range(text: &Bytes) -> Option<Range<usize>> {
-    let text_str = std::str::from_utf8(text).ok()?;
-    let mut found = None;
-    for ((key, escaped), value) in MemberIter::new(text_str) {
-        let is_id = if escaped {
-            serde_json::from_str::<String>(&format!("\"{key}\"")).is_ok_and(|key| key == "id")
-        } else {
-            key == "id"
-        };
-        if is_id {
-            found = range_within(text, value.as_bytes());
-        }
-    }
-    found
+    member_value_range(text, "id")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::message::range_within;
 
     fn slot(text: &'static [u8]) -> Option<IdSlot> {
         let text = Bytes::from_static(text);

@@ -125,7 +125,7 @@ impl Connections {
                 Err(mut failure) => match failure.take_message() {
                     // Not written: try the next connection.
                     Some(unsent) => request = unsent,
-                    None => return Err(self.failed(&failure.into_error(), true)),
+                    None => return Err(failed(&failure.into_error(), true)),
                 },
             }
         }
@@ -134,7 +134,7 @@ impl Connections {
             Ok(response) => Ok((response, self.lease(sender))),
             Err(mut failure) => {
                 let reached = failure.take_message().is_none();
-                Err(self.failed(&failure.into_error(), reached))
+                Err(failed(&failure.into_error(), reached))
             }
         }
     }
@@ -146,31 +146,15 @@ impl Connections {
         }
     }
 
-    fn failed(&self, error: &hyper::Error, reached: bool) -> SendFailure {
-        SendFailure {
-            reason: format!("HTTP request failed: {error}"),
-            reached,
-        }
-    }
-
     /// The most recently used idle connection that is ready for a request (`true`), else
     /// the most recent one not ready yet (`false`); closed ones are dropped on the way.
     fn idle_sender(&self) -> Option<(Sender, bool)> {
         let mut idle = lock_unpoisoned(&self.idle);
-        let mut waiting = None;
-        let mut at = idle.len();
-        while at > 0 {
-            at -= 1;
-            if idle[at].is_closed() {
-                idle.remove(at);
-                waiting = waiting.map(|w: usize| w - 1);
-            } else if idle[at].is_ready() {
-                return Some((idle.remove(at), true));
-            } else if waiting.is_none() {
-                waiting = Some(at);
-            }
+        idle.retain(|sender| !sender.is_closed());
+        match idle.iter().rposition(Sender::is_ready) {
+            Some(at) => Some((idle.remove(at), true)),
+            None => idle.pop().map(|sender| (sender, false)),
         }
-        waiting.map(|at| (idle.remove(at), false))
     }
 
     /// A new connection, its driving task spawned on the current runtime.
@@ -196,6 +180,14 @@ impl Connections {
             let _ = connection.await;
         });
         Ok(sender)
+    }
+}
+
+/// Why `error` ended a request; `reached`: whether the request may have been written.
+fn failed(error: &hyper::Error, reached: bool) -> SendFailure {
+    SendFailure {
+        reason: format!("HTTP request failed: {error}"),
+        reached,
     }
 }
 

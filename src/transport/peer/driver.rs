@@ -428,18 +428,10 @@ fn cancel(shared: &Shared, serving: &Supervision, notification: &Notification<'_
     }
 }
 
-/// The `"error"` member's JSON text in `frame`, a response alone in it (the text of the
-/// last such member: the parser refuses duplicates); `None` for a batch.
+/// The `"error"` member's JSON text in `frame`, a response alone in it; `None` for a batch.
 fn error_text(frame: &Bytes) -> Option<JsonBytes> {
-    let text = std::str::from_utf8(frame).ok()?;
-    if !text.trim_start().starts_with('{') {
-        return None;
-    }
-    let value = crate::json::iter::MemberIter::new(text)
-        .filter(|((key, escaped), _)| !escaped && *key == "error")
-        .map(|(_, value)| value)
-        .last()?;
-    Some(JsonBytes::from_validated(frame.slice(crate::message::range_within(frame, value.as_bytes())?)))
+    let range = crate::json::iter::member_value_range(frame, "error")?;
+    Some(JsonBytes::from_validated(frame.slice(range)))
 }
 
 /// Hands a response to the call waiting for it.
