@@ -66,6 +66,10 @@ impl Lease<'_> {
             return;
         }
         let mut idle = lock_unpoisoned(&self.connections.idle);
+        if idle.len() >= MAX_IDLE {
+            // Connections the server closed deep in the stack make room.
+            idle.retain(|sender| !sender.is_closed());
+        }
         if idle.len() < MAX_IDLE {
             idle.push(self.sender);
         }
@@ -147,10 +151,14 @@ impl Connections {
     }
 
     /// The most recently used idle connection that is ready for a request (`true`), else
-    /// the most recent one not ready yet (`false`); closed ones are dropped on the way.
+    /// the most recent one not ready yet (`false`); closed ones on top are dropped (the rest
+    /// when the stack is full).
     fn idle_sender(&self) -> Option<(Sender, bool)> {
         let mut idle = lock_unpoisoned(&self.idle);
-        idle.retain(|sender| !sender.is_closed());
+        while idle.last().is_some_and(Sender::is_closed) {
+            idle.pop();
+        }
+        // From the top: the usual pick is the first one looked at.
         match idle.iter().rposition(Sender::is_ready) {
             Some(at) => Some((idle.remove(at), true)),
             None => idle.pop().map(|sender| (sender, false)),
