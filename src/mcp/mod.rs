@@ -1,6 +1,8 @@
-//! MCP (the Model Context Protocol) on rpcwire's JSON-RPC core (`mcp` feature): so far, the
-//! protocol revisions and how one is agreed on. The server, the client and Streamable HTTP
-//! come next (issue 28).
+//! MCP (the Model Context Protocol) on rpcwire's JSON-RPC core (`mcp` feature): the protocol
+//! revisions and their negotiation, the content model, and [`McpServer`] — tools (typed
+//! arguments with schemars schemas, or raw JSON schemas passed through byte for byte),
+//! resources and templates, prompts, completion, logging, progress, cancellation, and
+//! requests to the client — served over stdio through a [`Peer`](crate::transport::Peer).
 //!
 //! ```
 //! use rpcwire::mcp::ProtocolVersion;
@@ -9,6 +11,26 @@
 //! assert_eq!(agreed, ProtocolVersion::V2025_11_25);
 //! ```
 
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
+
+mod content;
+mod context;
+mod logging;
+mod prompt;
+mod resource;
+mod server;
+mod session;
+mod tool;
 mod version;
 
+pub use content::{Annotations, Content, ResourceContents, Role};
+pub use context::McpContext;
+pub use logging::LogLevel;
+pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
+pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
+pub use server::{McpServer, RESOURCE_NOT_FOUND};
+pub use session::{CompleteArgument, CompleteRequest, Completion};
+pub use tool::{CallToolResult, Tool};
 pub use version::{ProtocolVersion, UnknownVersion};

@@ -9,7 +9,7 @@ use http_body_util::BodyExt;
 
 /// Why a body was not read whole.
 #[derive(Debug)]
-pub(super) enum ReadError {
+pub(crate) enum ReadError {
     /// More than the limit: the reading stopped at the piece that went over (dropped).
     TooLarge,
     /// The body failed (the connection broke, or its framing was invalid): what it said.
@@ -22,7 +22,7 @@ pub(super) enum ReadError {
 /// into a buffer sized, when the second piece comes, for what the body says is left (its
 /// declared length), never more than `max`: it is not grown and copied again piece by
 /// piece. Trailers are skipped.
-pub(super) async fn read_limited<B>(mut body: Pin<&mut B>, max: usize) -> Result<Bytes, ReadError>
+pub(crate) async fn read_limited<B>(mut body: Pin<&mut B>, max: usize) -> Result<Bytes, ReadError>
 where
     B: Body,
     B::Error: std::fmt::Display,

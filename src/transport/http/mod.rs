@@ -41,7 +41,7 @@
 //! # });
 //! ```
 
-mod body;
+pub(crate) mod body;
 pub(crate) mod client;
 mod connections;
 mod connection_clock;

@@ -76,7 +76,7 @@ impl CancelProtocol {
     }
 
     /// The JSON text of the id a cancel notification's params name, if they name one.
-    pub(super) fn cancelled_id(self, params: Option<Params<'_>>) -> Option<String> {
+    pub(crate) fn cancelled_id(self, params: Option<Params<'_>>) -> Option<String> {
         #[derive(Deserialize)]
         struct Lsp<'a> {
             #[serde(borrow)]

@@ -1,0 +1,256 @@
+//! `McpContext`: what a tool, resource, prompt or completion handler may do besides return
+//! its result — report progress, log, ask the client (sampling, elicitation, roots), notice
+//! that it was cancelled. Whatever it sends goes where the request came from: the stdio
+//! peer, or the request's own SSE stream over Streamable HTTP.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::logging::LogLevel;
+use super::session::SessionState;
+use super::version::ProtocolVersion;
+use crate::dispatch::{Remote, RemoteError, RequestContext};
+use crate::message::{Id, JsonBytes, RawJson};
+
+/// The request a handler serves, and the way back to the client that sent it.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use rpcwire::mcp::{McpContext, LogLevel};
+/// // Outside a server (a test), there is no client to report to:
+/// let cx = McpContext::detached("tools/call");
+/// assert!(cx.progress(1.0, Some(2.0), None).await.is_ok(), "no progressToken: nothing to send");
+/// assert!(cx.log(LogLevel::Info, None, "x").await.unwrap_err().is_closed());
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct McpContext {
+    request: RequestContext,
+    session: Arc<SessionState>,
+    progress_token: Option<Arc<RawValue>>,
+}
+
+impl std::fmt::Debug for McpContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpContext")
+            .field("request", &self.request)
+            .field("progress_token", &self.progress_token)
+            .finish()
+    }
+}
+
+impl McpContext {
+    pub(crate) fn new(
+        request: RequestContext,
+        session: Arc<SessionState>,
+        progress_token: Option<Box<RawValue>>,
+    ) -> McpContext {
+        McpContext {
+            request,
+            session,
+            progress_token: progress_token.map(Arc::from),
+        }
+    }
+
+    /// A context with no client behind it, for calling handlers in tests: notifications and
+    /// requests fail as closed.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::mcp::McpContext::detached("tools/call").method(), "tools/call");
+    /// ```
+    pub fn detached(method: &str) -> McpContext {
+        McpContext::new(RequestContext::new(None, method), Arc::new(SessionState::new()), None)
+    }
+
+    /// The method of the request.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::mcp::McpContext::detached("prompts/get").method(), "prompts/get");
+    /// ```
+    pub fn method(&self) -> &str {
+        self.request.method()
+    }
+
+    /// The request's id.
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("m").id().is_none());
+    /// ```
+    pub fn id(&self) -> Option<&Id<'static>> {
+        self.request.id()
+    }
+
+    /// The request's `_meta.progressToken`, as the client wrote it.
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("m").progress_token().is_none());
+    /// ```
+    pub fn progress_token(&self) -> Option<&str> {
+        self.progress_token.as_deref().map(RawValue::get)
+    }
+
+    /// The revision agreed on for this session (`None` before `initialize`).
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("m").protocol_version().is_none());
+    /// ```
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.session.version()
+    }
+
+    /// The capabilities the client declared in `initialize` (`null` before it).
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("m").client_capabilities().is_null());
+    /// ```
+    pub fn client_capabilities(&self) -> Value {
+        self.session.client_capabilities()
+    }
+
+    /// The request's cancellation token: it fires when the client cancels the request
+    /// (`notifications/cancelled`), when the handler runs past its timeout, or when the
+    /// session ends. An async handler is also dropped at its next `.await` then.
+    ///
+    /// ```
+    /// let cx = rpcwire::mcp::McpContext::detached("m");
+    /// cx.cancellation().cancel();
+    /// assert!(cx.is_cancelled());
+    /// ```
+    pub fn cancellation(&self) -> &CancellationToken {
+        self.request.cancellation()
+    }
+
+    /// Whether the request is cancelled.
+    ///
+    /// ```
+    /// assert!(!rpcwire::mcp::McpContext::detached("m").is_cancelled());
+    /// ```
+    pub fn is_cancelled(&self) -> bool {
+        self.request.is_cancelled()
+    }
+
+    /// Sends `notifications/progress` for the request's progress token; nothing when the
+    /// request has none.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// rpcwire::mcp::McpContext::detached("m").progress(50.0, Some(100.0), Some("half")).await.unwrap();
+    /// # });
+    /// ```
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> Result<(), RemoteError> {
+        let Some(token) = &self.progress_token else {
+            return Ok(());
+        };
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Progress<'a> {
+            progress_token: &'a RawValue,
+            progress: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            total: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            message: Option<&'a str>,
+        }
+        let params = Progress {
+            progress_token: token,
+            progress,
+            total,
+            message,
+        };
+        self.remote()?.notify("notifications/progress", params).await
+    }
+
+    /// Sends a log message (`notifications/message`) when `level` passes the level the
+    /// client set with `logging/setLevel` (every level passes until it sets one).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let cx = rpcwire::mcp::McpContext::detached("m");
+    /// assert!(cx.log(rpcwire::mcp::LogLevel::Error, Some("db"), "no route").await.is_err(), "no client here");
+    /// # });
+    /// ```
+    pub async fn log<T: Serialize>(&self, level: LogLevel, logger: Option<&str>, data: T) -> Result<(), RemoteError> {
+        if level < self.session.log_level() {
+            return Ok(());
+        }
+        #[derive(Serialize)]
+        struct Message<'a, T> {
+            level: LogLevel,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            logger: Option<&'a str>,
+            data: T,
+        }
+        let params = Message { level, logger, data };
+        self.remote()?.notify("notifications/message", params).await
+    }
+
+    /// Sends any request to the client and gives its result as the client wrote it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let cx = rpcwire::mcp::McpContext::detached("m");
+    /// assert!(cx.request("roots/list", None).await.is_err());
+    /// # });
+    /// ```
+    pub async fn request(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, RemoteError> {
+        self.remote()?.call_raw(method, params).await
+    }
+
+    /// Asks the client to sample its model (`sampling/createMessage`) with `params` (the
+    /// specification's `CreateMessageRequest` params) and gives its result.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let params = serde_json::json!({"messages": [], "maxTokens": 10});
+    /// assert!(rpcwire::mcp::McpContext::detached("m").create_message(&params).await.is_err());
+    /// # });
+    /// ```
+    pub async fn create_message<P: Serialize>(&self, params: &P) -> Result<Value, RemoteError> {
+        self.remote()?.call("sampling/createMessage", params).await
+    }
+
+    /// Asks the user for input (`elicitation/create`): `message` and the JSON Schema of
+    /// what to fill in; gives the client's result (`action`, `content`).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let schema = serde_json::json!({"type": "object", "properties": {}});
+    /// assert!(rpcwire::mcp::McpContext::detached("m").elicit("Name?", &schema).await.is_err());
+    /// # });
+    /// ```
+    pub async fn elicit<S: Serialize>(&self, message: &str, requested_schema: &S) -> Result<Value, RemoteError> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Elicit<'a, S> {
+            message: &'a str,
+            requested_schema: &'a S,
+        }
+        let params = Elicit {
+            message,
+            requested_schema,
+        };
+        self.remote()?.call("elicitation/create", params).await
+    }
+
+    /// Asks the client for its roots (`roots/list`).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// assert!(rpcwire::mcp::McpContext::detached("m").list_roots().await.is_err());
+    /// # });
+    /// ```
+    pub async fn list_roots(&self) -> Result<Value, RemoteError> {
+        self.remote()?.call("roots/list", ()).await
+    }
+
+    fn remote(&self) -> Result<&dyn Remote, RemoteError> {
+        self.request
+            .remote()
+            .map(|remote| &**remote)
+            .ok_or_else(|| RemoteError::closed("no client behind this request"))
+    }
+}

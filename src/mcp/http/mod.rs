@@ -1,0 +1,17 @@
+//! MCP over Streamable HTTP (`mcp` and `http` features): [`StreamableHttpService`], a tower
+//! `Service` that serves an [`McpServer`](super::McpServer) with sessions, SSE streams and
+//! resumption.
+//!
+//! Inside, one way: `stream` (an SSE stream and its replay log) and `origin` (the
+//! DNS-rebinding check) are leaves; `session` keeps streams; `remote` sends on them;
+//! `service` answers requests through all of these.
+
+mod body;
+mod origin;
+mod remote;
+mod service;
+mod session;
+mod stream;
+
+pub use body::McpBody;
+pub use service::{StreamableHttpService, SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};

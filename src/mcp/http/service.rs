@@ -1,0 +1,590 @@
+//! `StreamableHttpService`: an MCP server over Streamable HTTP as a tower `Service` — POST
+//! answered with JSON or an SSE stream, GET for the session's own stream, DELETE to end a
+//! session, with the checks the specification asks for.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{HeaderMap, HeaderValue, ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+
+use super::body::McpBody;
+use super::origin::{self, LOOPBACK_HOSTS};
+use super::remote::StreamRemote;
+use super::session::{HttpSession, Sessions};
+use super::stream::parse_event_id;
+use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
+use crate::encode;
+use crate::mcp::server::{McpServer, Registry};
+use crate::mcp::version::ProtocolVersion;
+use crate::message::{ErrorObject, Id, JsonBytes, Message, Response as RpcResponse};
+use crate::transport::http::body::{read_limited, ReadError};
+use crate::transport::CancelProtocol;
+
+/// The header that carries the session id.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The header that carries the protocol revision.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The error code of a request refused because its session has too many under way.
+pub const TOO_MANY_REQUESTS: i64 = -32000;
+
+/// An [`McpServer`] over Streamable HTTP (the transport of MCP revisions 2025-03-26 and
+/// later), as a [`tower_service::Service`]: mount it in axum at `/mcp`, or serve it with
+/// [`serve`](StreamableHttpService::serve).
+///
+/// - `POST`: one JSON-RPC message (or a batch, where the session's revision allows one).
+///   `initialize` without a session starts one, named in the `Mcp-Session-Id` header of the
+///   answer. Requests answered at once get `application/json`; requests that run a handler
+///   get a `text/event-stream` on which everything the handler sends before its result
+///   (progress, log messages, requests to the client) comes first; notifications and
+///   responses alone get `202 Accepted`.
+/// - `GET`: the session's stream for messages not tied to a request, or, with
+///   `Last-Event-ID`, the rest of a stream that was cut (replayed from a bounded log).
+/// - `DELETE`: ends the session.
+/// - Checks: `Host` and `Origin` must name an allowed host (the loopback names by default:
+///   `403` otherwise, against DNS rebinding); `Accept` must take both JSON and SSE on POST,
+///   SSE on GET (`406`); a missing session id is `400`, an unknown or ended one `404` (so
+///   that clients start over); `MCP-Protocol-Version`, when given, must be a known revision
+///   (`400`); a body over the limit is `413` before it is buffered.
+/// - Sessions are bounded in number; idle ones (no request for the idle timeout, nothing
+///   under way) are ended when room is needed or by [`sweep`](StreamableHttpService::sweep).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::mcp::http::StreamableHttpService;
+/// use rpcwire::mcp::McpServer;
+/// use tower_service::Service;
+///
+/// let mut service = StreamableHttpService::new(McpServer::new("demo", "1"));
+/// let initialize = http::Request::post("/mcp")
+///     .header("host", "127.0.0.1:8000")
+///     .header("accept", "application/json, text/event-stream")
+///     .header("content-type", "application/json")
+///     .body(http_body_util::Full::new(bytes::Bytes::from_static(
+///         br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}"#,
+///     )))
+///     .unwrap();
+/// let answer = service.call(initialize).await.unwrap();
+/// assert_eq!(answer.status(), 200);
+/// assert!(answer.headers().contains_key("mcp-session-id"));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct StreamableHttpService {
+    registry: Arc<Registry>,
+    sessions: Arc<Sessions>,
+    config: Arc<Config>,
+}
+
+#[derive(Clone, Debug)]
+struct Config {
+    max_body: usize,
+    body_timeout: Duration,
+    /// `None`: no Host/Origin check.
+    allowed_hosts: Option<Vec<String>>,
+    retry: Duration,
+    client_call_timeout: Duration,
+}
+
+impl std::fmt::Debug for StreamableHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamableHttpService")
+            .field("sessions", &self.sessions.len())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl StreamableHttpService {
+    /// Serves `server`: at most 1,024 sessions, idle ones ended after 10 minutes, only the
+    /// loopback host names accepted (`localhost`, `127.0.0.1`, `[::1]`, any port).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"));
+    /// assert_eq!(service.session_count(), 0);
+    /// ```
+    pub fn new(server: McpServer) -> StreamableHttpService {
+        StreamableHttpService::with_sessions(server, 1024, Duration::from_secs(600))
+    }
+
+    /// Serves `server` with at most `max_sessions` sessions, each ended once idle for
+    /// `idle_timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let service = rpcwire::mcp::http::StreamableHttpService::with_sessions(rpcwire::mcp::McpServer::new("demo", "1"), 16, Duration::from_secs(60));
+    /// # let _ = service;
+    /// ```
+    pub fn with_sessions(server: McpServer, max_sessions: usize, idle_timeout: Duration) -> StreamableHttpService {
+        let registry = server.into_shared();
+        let max_body = registry.limits.parser.max_size();
+        StreamableHttpService {
+            registry,
+            sessions: Arc::new(Sessions::new(max_sessions, idle_timeout)),
+            config: Arc::new(Config {
+                max_body,
+                body_timeout: Duration::from_secs(30),
+                allowed_hosts: Some(LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect()),
+                retry: Duration::from_secs(1),
+                client_call_timeout: Duration::from_secs(60),
+            }),
+        }
+    }
+
+    /// The host names requests may name in `Host` and `Origin` (any port), instead of the
+    /// loopback names: what a server reachable from elsewhere must set.
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .with_allowed_hosts(["mcp.example.com"]);
+    /// # let _ = service;
+    /// ```
+    pub fn with_allowed_hosts<I, S>(mut self, hosts: I) -> StreamableHttpService
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Arc::make_mut(&mut self.config).allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// No Host/Origin check (behind a proxy that makes its own).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .without_host_check();
+    /// # let _ = service;
+    /// ```
+    pub fn without_host_check(mut self) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).allowed_hosts = None;
+        self
+    }
+
+    /// The `retry:` delay the priming event of each stream tells clients to wait before
+    /// they reconnect (1 s by default).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .with_retry_interval(std::time::Duration::from_millis(500));
+    /// # let _ = service;
+    /// ```
+    pub fn with_retry_interval(mut self, retry: Duration) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).retry = retry;
+        self
+    }
+
+    /// How long a handler's request to the client (sampling, elicitation, roots) waits for
+    /// the client's answer (60 s by default).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .with_client_call_timeout(std::time::Duration::from_secs(10));
+    /// # let _ = service;
+    /// ```
+    pub fn with_client_call_timeout(mut self, timeout: Duration) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).client_call_timeout = timeout;
+        self
+    }
+
+    /// How many sessions are open.
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"));
+    /// assert_eq!(service.session_count(), 0);
+    /// ```
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Ends the sessions idle for longer than the idle timeout; how many were ended.
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"));
+    /// assert_eq!(service.sweep(), 0);
+    /// ```
+    pub fn sweep(&self) -> usize {
+        self.sessions.sweep()
+    }
+
+    /// Serves connections from `listener` (HTTP/1.1 and HTTP/2), each on its own task,
+    /// until the listener fails; idle sessions are swept once a minute.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+    /// rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .serve(listener)
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let sweeper = {
+            let sessions = Arc::downgrade(&self.sessions);
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    tick.tick().await;
+                    match sessions.upgrade() {
+                        Some(sessions) => sessions.sweep(),
+                        None => break,
+                    };
+                }
+            })
+        };
+        let served = loop {
+            let (stream, _) = match listener.accept().await {
+                Ok(accepted) => accepted,
+                Err(error) => break Err(error),
+            };
+            let _ = stream.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(self.clone());
+            tokio::spawn(async move {
+                let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+                let _ = builder
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        };
+        sweeper.abort();
+        served
+    }
+
+    async fn answer<B>(self, request: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::fmt::Display,
+    {
+        if let Some(hosts) = &self.config.allowed_hosts {
+            let authority = request.uri().authority().map(|a| a.as_str());
+            if !origin::allowed(request.headers(), authority, hosts) {
+                return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
+            }
+        }
+        if let Some(version) = request.headers().get(VERSION_HEADER) {
+            let known = version
+                .to_str()
+                .ok()
+                .and_then(|v| v.parse::<ProtocolVersion>().ok())
+                .is_some_and(|v| self.registry.versions.contains(&v));
+            if !known {
+                return refusal(StatusCode::BAD_REQUEST, "Bad Request: unsupported MCP-Protocol-Version");
+            }
+        }
+        match *request.method() {
+            Method::POST => self.post(request).await,
+            Method::GET => self.get(request.headers()),
+            Method::DELETE => self.delete(request.headers()),
+            _ => {
+                let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+                answer
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                answer
+            }
+        }
+    }
+
+    async fn post<B>(self, request: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::fmt::Display,
+    {
+        let headers = request.headers();
+        if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+            return refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: the client must accept both application/json and text/event-stream",
+            );
+        }
+        let json = headers
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.trim_start().to_ascii_lowercase().starts_with("application/json"));
+        if !json {
+            return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type: use application/json");
+        }
+        let session = match session_id(headers) {
+            Ok(None) => None,
+            Ok(Some(id)) => match self.sessions.get(id) {
+                Some(session) => Some(session),
+                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+            },
+            Err(answer) => return answer,
+        };
+        let declared = http_body::Body::size_hint(request.body()).lower();
+        if declared > self.config.max_body as u64 {
+            return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
+        }
+        let body = std::pin::pin!(request.into_body());
+        let body = match tokio::time::timeout(self.config.body_timeout, read_limited(body, self.config.max_body)).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(ReadError::TooLarge)) => return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"),
+            Ok(Err(ReadError::Broken(_))) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: the body broke off"),
+            Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout"),
+        };
+        if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            let allowed = session
+                .as_ref()
+                .and_then(|session| session.state.version())
+                .is_some_and(ProtocolVersion::allows_batches);
+            if !allowed {
+                return rpc_refusal(StatusCode::BAD_REQUEST, -32600, "Invalid Request: batches are not accepted in this protocol revision");
+            }
+        }
+        match session {
+            Some(session) => self.serve_frame(session, body, false).await,
+            None => self.serve_without_session(body).await,
+        }
+    }
+
+    /// A POST without a session id: `initialize` starts a session; `server/discover` (and
+    /// `ping`) are answered without one; anything else is `400`.
+    async fn serve_without_session(self, body: Bytes) -> Response<McpBody> {
+        let session = Arc::new(HttpSession::new(&self.registry, self.config.client_call_timeout));
+        let (mut initializes, mut sessionless, mut other) = (false, false, false);
+        let mut responses = false;
+        let mut out = BytesMut::new();
+        let answer = Responder::new().respond_from(
+            &session.router,
+            &body,
+            Some(&body),
+            true,
+            &mut out,
+            |_| responses = true,
+            |message| match message {
+                Message::Request(request) if request.method() == "initialize" => initializes = true,
+                Message::Request(request) if matches!(request.method(), "server/discover" | "ping") => sessionless = true,
+                _ => other = true,
+            },
+        );
+        let other = other || responses;
+        if initializes && !other {
+            let Answer::Written = answer else {
+                return refusal(StatusCode::BAD_REQUEST, "Bad Request: initialize must come alone");
+            };
+            let initialized = session.state.version().is_some();
+            if initialized && !self.sessions.insert(session.clone()) {
+                return rpc_refusal(StatusCode::SERVICE_UNAVAILABLE, -32000, "Service Unavailable: too many sessions");
+            }
+            let mut response = json_answer(out.freeze());
+            if initialized {
+                if let Ok(value) = HeaderValue::from_str(&session.id) {
+                    response.headers_mut().insert(SESSION_HEADER, value);
+                }
+            }
+            return response;
+        }
+        if sessionless && !other && !initializes {
+            return match answer {
+                Answer::Written => json_answer(out.freeze()),
+                _ => accepted(),
+            };
+        }
+        if out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#) {
+            // Not JSON at all: the parse error says so, whatever the session.
+            return json_status(StatusCode::BAD_REQUEST, out.freeze());
+        }
+        refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required")
+    }
+
+    /// Serves one frame in `session`.
+    async fn serve_frame(self, session: Arc<HttpSession>, body: Bytes, _new: bool) -> Response<McpBody> {
+        let mut out = BytesMut::new();
+        let answer = Responder::new().respond_from(
+            &session.router,
+            &body,
+            Some(&body),
+            true,
+            &mut out,
+            |response| complete_call(&session, &body, response),
+            |message| {
+                if let Message::Notification(notification) = message {
+                    if notification.method() == "notifications/cancelled" {
+                        if let Some(id) = CancelProtocol::Mcp.cancelled_id(notification.params()) {
+                            session.cancellations.cancel(&id);
+                        }
+                    }
+                }
+            },
+        );
+        match answer {
+            Answer::Written if out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#) => {
+                json_status(StatusCode::BAD_REQUEST, out.freeze())
+            }
+            Answer::Written if !out.is_empty() => json_answer(out.freeze()),
+            Answer::Written | Answer::Silent => accepted(),
+            Answer::Pending(pending) => {
+                let Ok(permit) = session.in_flight.clone().try_acquire_owned() else {
+                    let busy = ErrorObject::new(TOO_MANY_REQUESTS, "too many requests under way in this session");
+                    pending.refuse(&busy, &mut out);
+                    return json_answer(out.freeze());
+                };
+                let stream = session.new_stream();
+                let events = stream.attach(None).unwrap_or_else(|| tokio::sync::mpsc::channel(1).1);
+                if session.state.version().is_some_and(|v| v >= ProtocolVersion::V2025_11_25) {
+                    stream.prime(self.config.retry.as_millis() as u64);
+                }
+                let serving = Supervision {
+                    remote: Some(Arc::new(StreamRemote {
+                        session: session.clone(),
+                        stream: stream.clone(),
+                    })),
+                    cancellations: Some(session.cancellations.clone()),
+                    on_cancel: OnCancel::Silent,
+                    abort: Some(session.ended.clone()),
+                    handler_timeout: self.registry.limits.handler_timeout,
+                    timeouts: None,
+                };
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let mut out = BytesMut::new();
+                    if pending.answer_supervised(&session.router, &serving, &mut out).await {
+                        stream.push(&out);
+                    }
+                    stream.finish();
+                });
+                event_stream(events)
+            }
+        }
+    }
+
+    fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
+        if !accepts(headers, "text/event-stream") {
+            return refusal(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
+        }
+        let session = match session_id(headers) {
+            Ok(Some(id)) => match self.sessions.get(id) {
+                Some(session) => session,
+                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+            },
+            Ok(None) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
+            Err(answer) => return answer,
+        };
+        let resumed = headers
+            .get(LAST_EVENT_ID)
+            .and_then(|value| value.to_str().ok())
+            .and_then(parse_event_id)
+            .and_then(|(number, seq)| session.stream(number)?.attach(Some(seq)));
+        if let Some(events) = resumed {
+            return event_stream(events);
+        }
+        match session.open_standalone() {
+            Some(stream) => event_stream(stream.attach_from_now()),
+            None => refusal(StatusCode::CONFLICT, "Conflict: the session's stream is open already"),
+        }
+    }
+
+    fn delete(&self, headers: &HeaderMap) -> Response<McpBody> {
+        match session_id(headers) {
+            Ok(Some(id)) if self.sessions.remove(id) => Response::new(McpBody::empty()),
+            Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+            Ok(None) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
+            Err(answer) => answer,
+        }
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for StreamableHttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.answer(request).await) })
+    }
+}
+
+/// A response from the client to one of the session's calls: hands it to the caller.
+fn complete_call(session: &HttpSession, body: &Bytes, response: &RpcResponse<'_>) {
+    let answer = match (response.result(), response.error_object()) {
+        (Some(result), _) => Ok(JsonBytes::slice_of(body, result)),
+        (None, Some(error)) => Err(error.clone().into_owned()),
+        (None, None) => return,
+    };
+    let _ = session.calls.complete(response.id(), answer);
+}
+
+/// The session id header: `Ok(None)` when absent, `400` when not visible ASCII.
+fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Response<McpBody>> {
+    match headers.get(SESSION_HEADER) {
+        None => Ok(None),
+        Some(value) => match value.to_str() {
+            Ok(id) if !id.is_empty() => Ok(Some(id)),
+            _ => Err(refusal(StatusCode::BAD_REQUEST, "Bad Request: invalid Mcp-Session-Id")),
+        },
+    }
+}
+
+/// Whether `Accept` takes `media` (or `*/*`, or `type/*`).
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let main = media.split('/').next().unwrap_or(media);
+    headers.get_all(ACCEPT).iter().filter_map(|value| value.to_str().ok()).any(|value| {
+        value.split(',').any(|range| {
+            let range = range.split(';').next().unwrap_or("").trim();
+            range.eq_ignore_ascii_case(media)
+                || range == "*/*"
+                || range
+                    .strip_suffix("/*")
+                    .is_some_and(|kind| kind.eq_ignore_ascii_case(main))
+        })
+    })
+}
+
+fn json_answer(body: Bytes) -> Response<McpBody> {
+    json_status(StatusCode::OK, body)
+}
+
+fn json_status(status: StatusCode, body: Bytes) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::whole(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn event_stream(events: tokio::sync::mpsc::Receiver<Bytes>) -> Response<McpBody> {
+    let mut response = Response::new(McpBody::events(events));
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+fn accepted() -> Response<McpBody> {
+    let mut response = Response::new(McpBody::empty());
+    *response.status_mut() = StatusCode::ACCEPTED;
+    response
+}
+
+/// An HTTP refusal with a JSON-RPC error body (id null), as the SDKs answer.
+fn refusal(status: StatusCode, message: &str) -> Response<McpBody> {
+    rpc_refusal(status, -32000, message)
+}
+
+fn rpc_refusal(status: StatusCode, code: i64, message: &str) -> Response<McpBody> {
+    let mut body = BytesMut::new();
+    encode::write_error(&mut body, &Id::null(), &ErrorObject::new(code, message));
+    json_status(status, body.freeze())
+}

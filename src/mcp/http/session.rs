@@ -1,0 +1,224 @@
+//! `HttpSession`: one Streamable HTTP session — its MCP state and router, the requests
+//! under way (for cancellation), the calls to the client waiting for its answers, its SSE
+//! streams — and `Sessions`, the bounded table of them by `Mcp-Session-Id`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::stream::EventStream;
+use crate::correlate::{CorrelationTable, TableConfig};
+use crate::dispatch::{Cancellations, Router};
+use crate::mcp::server::Registry;
+use crate::mcp::session::{self, SessionState};
+use crate::message::{ErrorObject, JsonBytes};
+use crate::sync::lock_unpoisoned;
+
+/// SSE streams of a session kept for resumption (the oldest go first).
+const KEPT_STREAMS: usize = 32;
+
+/// What a call to the client ends with: its result as it wrote it, or its error.
+pub(crate) type ClientAnswer = Result<JsonBytes, ErrorObject<'static>>;
+
+/// One session.
+pub(crate) struct HttpSession {
+    pub(crate) id: Box<str>,
+    pub(crate) state: Arc<SessionState>,
+    pub(crate) router: Router,
+    pub(crate) cancellations: Arc<Cancellations>,
+    pub(crate) calls: CorrelationTable<ClientAnswer>,
+    pub(crate) in_flight: Arc<Semaphore>,
+    max_in_flight: usize,
+    /// How long a call to the client waits for its answer.
+    pub(crate) call_timeout: Duration,
+    /// Fires when the session ends: its handlers stop.
+    pub(crate) ended: CancellationToken,
+    streams: Mutex<VecDeque<Arc<EventStream>>>,
+    /// The stream the client opened with GET, for messages not tied to a request.
+    standalone: Mutex<Option<Arc<EventStream>>>,
+    next_stream: AtomicU64,
+    last_seen: Mutex<Instant>,
+}
+
+impl HttpSession {
+    pub(crate) fn new(registry: &Arc<Registry>, call_timeout: Duration) -> HttpSession {
+        let state = Arc::new(SessionState::new());
+        let router = session::router(registry, &state);
+        HttpSession {
+            id: new_session_id().into(),
+            state,
+            router,
+            cancellations: Arc::new(Cancellations::default()),
+            calls: CorrelationTable::new(TableConfig {
+                capacity: 256,
+                timeout: call_timeout,
+                ..TableConfig::default()
+            }),
+            in_flight: Arc::new(Semaphore::new(registry.limits.max_in_flight)),
+            max_in_flight: registry.limits.max_in_flight,
+            call_timeout,
+            ended: CancellationToken::new(),
+            streams: Mutex::new(VecDeque::new()),
+            standalone: Mutex::new(None),
+            next_stream: AtomicU64::new(1),
+            last_seen: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// A new SSE stream, kept for resumption.
+    pub(crate) fn new_stream(&self) -> Arc<EventStream> {
+        let stream = Arc::new(EventStream::new(self.next_stream.fetch_add(1, Ordering::Relaxed)));
+        let mut streams = lock_unpoisoned(&self.streams);
+        if streams.len() >= KEPT_STREAMS {
+            streams.pop_front();
+        }
+        streams.push_back(stream.clone());
+        stream
+    }
+
+    /// The stream numbered `number`, if it is still kept.
+    pub(crate) fn stream(&self, number: u64) -> Option<Arc<EventStream>> {
+        lock_unpoisoned(&self.streams)
+            .iter()
+            .find(|stream| stream.number() == number)
+            .cloned()
+    }
+
+    /// The GET stream: a new one when there is none; `None` while one is being read.
+    pub(crate) fn open_standalone(&self) -> Option<Arc<EventStream>> {
+        let mut standalone = lock_unpoisoned(&self.standalone);
+        match &*standalone {
+            Some(stream) if stream.is_attached() => None,
+            Some(stream) => Some(stream.clone()),
+            None => {
+                let stream = self.new_stream();
+                *standalone = Some(stream.clone());
+                Some(stream)
+            }
+        }
+    }
+
+    /// The GET stream, if the client opened one.
+    pub(crate) fn standalone(&self) -> Option<Arc<EventStream>> {
+        lock_unpoisoned(&self.standalone).clone()
+    }
+
+    pub(crate) fn touch(&self) {
+        *lock_unpoisoned(&self.last_seen) = Instant::now();
+    }
+
+    /// Idle: nothing heard for `idle`, and nothing under way.
+    fn is_idle(&self, now: Instant, idle: Duration) -> bool {
+        let quiet = now.saturating_duration_since(*lock_unpoisoned(&self.last_seen)) >= idle;
+        quiet && self.in_flight.available_permits() == self.max_in_flight
+    }
+
+    /// Ends the session: its handlers stop, its calls to the client fail, its streams close.
+    pub(crate) fn end(&self) {
+        self.ended.cancel();
+        self.calls.cancel_all();
+        for stream in lock_unpoisoned(&self.streams).drain(..) {
+            stream.finish();
+        }
+        if let Some(stream) = lock_unpoisoned(&self.standalone).take() {
+            stream.finish();
+        }
+    }
+}
+
+/// A session id: 128 bits from the operating system's random source, as hex (visible ASCII,
+/// as the specification asks).
+fn new_session_id() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No random source: a per-process random hash of a counter and the time.
+        use std::hash::{BuildHasher, Hasher};
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let state = std::collections::hash_map::RandomState::new();
+        for half in bytes.chunks_mut(8) {
+            let mut hasher = state.build_hasher();
+            hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+            hasher.write_u128(std::time::SystemTime::UNIX_EPOCH.elapsed().unwrap_or_default().as_nanos());
+            half.copy_from_slice(&hasher.finish().to_le_bytes());
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The sessions of a service, by id: at most `max`, the idle ones ended after `idle`.
+pub(crate) struct Sessions {
+    table: Mutex<HashMap<Box<str>, Arc<HttpSession>>>,
+    max: usize,
+    idle: Duration,
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle: Duration) -> Sessions {
+        Sessions {
+            table: Mutex::new(HashMap::new()),
+            max,
+            idle,
+        }
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let session = lock_unpoisoned(&self.table).get(id).cloned()?;
+        session.touch();
+        Some(session)
+    }
+
+    /// Keeps `session`; `false` when the table is full even after the idle ones are ended.
+    pub(crate) fn insert(&self, session: Arc<HttpSession>) -> bool {
+        let mut table = lock_unpoisoned(&self.table);
+        if table.len() >= self.max {
+            let now = Instant::now();
+            table.retain(|_, kept| {
+                let idle = kept.is_idle(now, self.idle);
+                if idle {
+                    kept.end();
+                }
+                !idle
+            });
+        }
+        if table.len() >= self.max {
+            return false;
+        }
+        table.insert(session.id.clone(), session);
+        true
+    }
+
+    /// Ends the session `id`; `false` when there is none.
+    pub(crate) fn remove(&self, id: &str) -> bool {
+        let removed = lock_unpoisoned(&self.table).remove(id);
+        match removed {
+            Some(session) => {
+                session.end();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends the sessions idle for longer than the idle timeout; how many.
+    pub(crate) fn sweep(&self) -> usize {
+        let now = Instant::now();
+        let mut ended = 0;
+        lock_unpoisoned(&self.table).retain(|_, kept| {
+            let idle = kept.is_idle(now, self.idle);
+            if idle {
+                kept.end();
+                ended += 1;
+            }
+            !idle
+        });
+        ended
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        lock_unpoisoned(&self.table).len()
+    }
+}

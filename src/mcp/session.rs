@@ -1,0 +1,354 @@
+//! One MCP session's state — the revision agreed on, the client's capabilities, its log
+//! level, its subscriptions — and the [`Router`] that serves it: the lifecycle methods and
+//! the registry's tools, resources, prompts and completions, as JSON-RPC methods.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::context::McpContext;
+use super::logging::LogLevel;
+use super::server::Registry;
+use super::version::ProtocolVersion;
+use crate::dispatch::{NoParams, Reply, RequestContext, Router};
+use crate::message::{ErrorObject, Params, RawJson};
+use crate::sync::lock_unpoisoned;
+
+/// No revision agreed on yet.
+const NO_VERSION: u8 = u8::MAX;
+
+/// What one session remembers between requests.
+#[derive(Debug)]
+pub(crate) struct SessionState {
+    /// The index in `ProtocolVersion::ALL` of the revision agreed on, or `NO_VERSION`.
+    version: AtomicU8,
+    /// The index in `LogLevel::ALL` of the least severe level the client wants.
+    log_level: AtomicU8,
+    initialized: AtomicBool,
+    client_capabilities: Mutex<Value>,
+    subscriptions: Mutex<HashSet<String>>,
+}
+
+impl SessionState {
+    pub(crate) fn new() -> SessionState {
+        SessionState {
+            version: AtomicU8::new(NO_VERSION),
+            log_level: AtomicU8::new(0),
+            initialized: AtomicBool::new(false),
+            client_capabilities: Mutex::new(Value::Null),
+            subscriptions: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
+        ProtocolVersion::ALL
+            .get(usize::from(self.version.load(Ordering::Acquire)))
+            .copied()
+    }
+
+    fn set_version(&self, version: ProtocolVersion) {
+        let index = ProtocolVersion::ALL.iter().position(|v| *v == version).unwrap_or(0);
+        self.version.store(index as u8, Ordering::Release);
+    }
+
+    pub(crate) fn log_level(&self) -> LogLevel {
+        LogLevel::ALL[usize::from(self.log_level.load(Ordering::Relaxed)).min(LogLevel::ALL.len() - 1)]
+    }
+
+    fn set_log_level(&self, level: LogLevel) {
+        let index = LogLevel::ALL.iter().position(|l| *l == level).unwrap_or(0);
+        self.log_level.store(index as u8, Ordering::Relaxed);
+    }
+
+    pub(crate) fn client_capabilities(&self) -> Value {
+        lock_unpoisoned(&self.client_capabilities).clone()
+    }
+
+    /// Whether the client sent `notifications/initialized`.
+    pub(crate) fn is_initialized(&self) -> bool {
+        self.initialized.load(Ordering::Acquire)
+    }
+
+    /// Whether the client subscribed to updates of `uri`.
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        lock_unpoisoned(&self.subscriptions).contains(uri)
+    }
+}
+
+/// `initialize`'s params, as far as the server reads them.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    protocol_version: String,
+    #[serde(default)]
+    capabilities: Value,
+}
+
+/// The `_meta` of a request's params.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct RequestMeta {
+    progress_token: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct CallToolParams {
+    name: String,
+    arguments: Option<Box<RawValue>>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMeta>,
+}
+
+#[derive(Deserialize)]
+struct UriParams {
+    uri: String,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMeta>,
+}
+
+#[derive(Deserialize)]
+struct GetPromptParams {
+    name: String,
+    #[serde(default)]
+    arguments: std::collections::HashMap<String, String>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<RequestMeta>,
+}
+
+#[derive(Deserialize)]
+struct SetLevelParams {
+    level: LogLevel,
+}
+
+/// `completion/complete`'s params.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteRequest {
+    /// What is completed: `{"type":"ref/prompt","name":…}` or `{"type":"ref/resource","uri":…}`.
+    #[serde(rename = "ref")]
+    pub reference: Value,
+    /// The argument being filled in.
+    pub argument: CompleteArgument,
+    /// Arguments already filled in (`context.arguments`).
+    #[serde(default)]
+    pub context: Option<Value>,
+}
+
+/// The argument `completion/complete` completes.
+#[derive(Clone, Debug, Deserialize)]
+pub struct CompleteArgument {
+    /// Its name.
+    pub name: String,
+    /// What the user has typed so far.
+    pub value: String,
+}
+
+/// The values a completion offers.
+///
+/// ```
+/// let done = rpcwire::mcp::Completion::of(vec!["apple".into(), "apricot".into()]);
+/// assert_eq!(serde_json::to_string(&done).unwrap(), r#"{"values":["apple","apricot"]}"#);
+/// ```
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// The values (at most 100).
+    pub values: Vec<String>,
+    /// How many there are in all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+    /// Whether there are more than `values`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_more: Option<bool>,
+}
+
+impl Completion {
+    /// A completion offering `values`.
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::Completion::of(vec![]).values.is_empty());
+    /// ```
+    pub fn of(values: Vec<String>) -> Completion {
+        Completion {
+            values,
+            total: None,
+            has_more: None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct CompleteResult {
+    completion: Completion,
+}
+
+/// The router of one session: the lifecycle, the lists, the calls.
+pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> Router {
+    let mut router = Router::with_limits(registry.limits.parser);
+    {
+        let registry = registry.clone();
+        let session = session.clone();
+        router.raw_method("initialize", move |params: Option<Params<'_>>, reply: Reply<'_>| {
+            let params: InitializeParams = decode(params)?;
+            let Some(version) = ProtocolVersion::negotiate(&params.protocol_version, &registry.versions) else {
+                return Err(ErrorObject::invalid_params("no protocol revision with initialize is enabled"));
+            };
+            session.set_version(version);
+            *lock_unpoisoned(&session.client_capabilities) = params.capabilities;
+            Ok(reply.raw(&registry.initialize_result(version)))
+        });
+    }
+    router.raw_method("ping", |_: Option<Params<'_>>, reply: Reply<'_>| Ok(reply.raw(&empty())));
+    {
+        let registry = registry.clone();
+        router.raw_method("server/discover", move |_: Option<Params<'_>>, reply: Reply<'_>| {
+            Ok(reply.raw(&registry.discover_result()))
+        });
+    }
+    {
+        let session = session.clone();
+        router.notification("notifications/initialized", move |_: NoParams| {
+            session.initialized.store(true, Ordering::Release);
+        });
+    }
+    {
+        let session = session.clone();
+        router.raw_method("logging/setLevel", move |params: Option<Params<'_>>, reply: Reply<'_>| {
+            let params: SetLevelParams = decode(params)?;
+            session.set_log_level(params.level);
+            Ok(reply.raw(&empty()))
+        });
+    }
+    list(&mut router, "tools/list", registry, |registry| &registry.tool_list);
+    list(&mut router, "resources/list", registry, |registry| &registry.resource_list);
+    list(&mut router, "resources/templates/list", registry, |registry| &registry.template_list);
+    list(&mut router, "prompts/list", registry, |registry| &registry.prompt_list);
+    {
+        let registry = registry.clone();
+        let session = session.clone();
+        router.method_async_with_context("tools/call", move |params: CallToolParams, cx: RequestContext| {
+            let registry = registry.clone();
+            let session = session.clone();
+            async move {
+                let Some(tool) = registry.tool(&params.name) else {
+                    return Err(ErrorObject::invalid_params(format_args!("Unknown tool: {}", params.name)));
+                };
+                let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
+                (tool.handler)(params.arguments, cx).await
+            }
+        });
+    }
+    {
+        let registry = registry.clone();
+        let session = session.clone();
+        router.method_async_with_context("resources/read", move |params: UriParams, cx: RequestContext| {
+            let registry = registry.clone();
+            let session = session.clone();
+            async move {
+                let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
+                registry.read(params.uri, cx).await
+            }
+        });
+    }
+    for (method, subscribe) in [("resources/subscribe", true), ("resources/unsubscribe", false)] {
+        let session = session.clone();
+        router.raw_method(method, move |params: Option<Params<'_>>, reply: Reply<'_>| {
+            let params: UriParams = decode(params)?;
+            let mut subscriptions = lock_unpoisoned(&session.subscriptions);
+            if subscribe {
+                subscriptions.insert(params.uri);
+            } else {
+                subscriptions.remove(&params.uri);
+            }
+            Ok(reply.raw(&empty()))
+        });
+    }
+    {
+        let registry = registry.clone();
+        let session = session.clone();
+        router.method_async_with_context("prompts/get", move |params: GetPromptParams, cx: RequestContext| {
+            let registry = registry.clone();
+            let session = session.clone();
+            async move {
+                let Some(prompt) = registry.prompt(&params.name) else {
+                    return Err(ErrorObject::invalid_params(format_args!("Unknown prompt: {}", params.name)));
+                };
+                if let Some(missing) = prompt
+                    .prompt
+                    .arguments
+                    .iter()
+                    .find(|argument| argument.required == Some(true) && !params.arguments.contains_key(&argument.name))
+                {
+                    return Err(ErrorObject::invalid_params(format_args!(
+                        "missing required argument: {}",
+                        missing.name
+                    )));
+                }
+                let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
+                (prompt.handler)(params.arguments, cx).await
+            }
+        });
+    }
+    {
+        let registry = registry.clone();
+        let session = session.clone();
+        router.method_async_with_context("completion/complete", move |params: CompleteRequest, cx: RequestContext| {
+            let registry = registry.clone();
+            let session = session.clone();
+            async move {
+                let completion = match &registry.completion {
+                    Some(complete) => complete(params, McpContext::new(cx, session, None)).await?,
+                    None => Completion::default(),
+                };
+                Ok(CompleteResult { completion })
+            }
+        });
+    }
+    router
+}
+
+/// Registers a paginated list method: `page` gives the registry's items, each as JSON text.
+fn list(
+    router: &mut Router,
+    method: &'static str,
+    registry: &Arc<Registry>,
+    page: fn(&Registry) -> &super::server::Listing,
+) {
+    let registry = registry.clone();
+    router.raw_method(method, move |params: Option<Params<'_>>, reply: Reply<'_>| {
+        #[derive(Deserialize, Default)]
+        struct Cursor {
+            cursor: Option<String>,
+        }
+        let cursor = match params {
+            Some(params) => params
+                .decode::<Cursor>()
+                .map_err(|error| ErrorObject::invalid_params(error))?
+                .cursor,
+            None => None,
+        };
+        let listing = page(&registry);
+        let text = listing
+            .page(cursor.as_deref(), registry.limits.page_size)
+            .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?;
+        Ok(reply.raw(&RawJson::new(text).map_err(|error| ErrorObject::internal_error(error))?))
+    });
+}
+
+/// The empty object that `ping`, `logging/setLevel` and the subscriptions answer.
+fn empty() -> RawJson<'static> {
+    RawJson::new("{}").expect("a JSON constant")
+}
+
+/// `params` decoded into `T` (absent params as `{}`), or -32602.
+fn decode<T: for<'de> Deserialize<'de>>(params: Option<Params<'_>>) -> Result<T, ErrorObject<'static>> {
+    let decoded = match params {
+        Some(params) => params.decode::<T>(),
+        None => serde_json::from_str("{}"),
+    };
+    decoded.map_err(ErrorObject::invalid_params)
+}
