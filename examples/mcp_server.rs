@@ -1,0 +1,452 @@
+//! An MCP server (`mcp` feature; `http` too for Streamable HTTP): over stdio by default, or
+//! over Streamable HTTP at `/mcp` with `--http ADDRESS`.
+//!
+//! ```sh
+//! cargo run --release --features mcp,http --example mcp_server               # stdio
+//! cargo run --release --features mcp,http --example mcp_server -- --http 127.0.0.1:8000
+//! ```
+//!
+//! It serves two sets:
+//! - what the official conformance suite's server scenarios call: the `test_*` tools,
+//!   the `test://` resources and template, the `test_*` prompts, completion;
+//! - a small demo set: tools `add`, `sleep`, `progress`, `log`, `sample`, `stats`; the
+//!   resource `mem://hello`; the prompt `greet`.
+//!
+//! With `--http` it prints `listening on http://ADDRESS/mcp` once it accepts connections
+//! (with port 0 the one the system chose). Over stdio nothing but JSON-RPC is written to
+//! stdout, and it exits when stdin closes.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use rpcwire::mcp::{
+    CallToolResult, Completion, Content, GetPromptResult, LogLevel, McpContext, McpServer, Prompt, PromptMessage,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, Tool,
+};
+use rpcwire::ErrorObject;
+use serde::Deserialize;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const USAGE: &str = "usage: mcp_server [--http ADDRESS]";
+
+/// A 1×1 PNG and a tiny WAV (the conformance suite's test media).
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
+/// A tool without arguments.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Nothing {}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Sleep {
+    /// How long to sleep, in milliseconds.
+    ms: u64,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Steps {
+    steps: u32,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Log {
+    level: LogLevelName,
+    message: String,
+}
+
+/// `LogLevel` with a schema.
+#[derive(Deserialize, schemars::JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum LogLevelName {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl From<LogLevelName> for LogLevel {
+    fn from(level: LogLevelName) -> LogLevel {
+        LogLevel::ALL[level as usize]
+    }
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct PromptText {
+    prompt: String,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Message {
+    message: String,
+}
+
+/// What the `sleep` tool has done.
+#[derive(Default)]
+struct SleepStats {
+    started: AtomicU64,
+    completed: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+/// Counts a sleep as cancelled unless it completed.
+struct SleepGuard(Arc<SleepStats>, bool);
+
+impl Drop for SleepGuard {
+    fn drop(&mut self) {
+        let counter = if self.1 { &self.0.completed } else { &self.0.cancelled };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn failed(error: rpcwire::dispatch::RemoteError) -> ErrorObject<'static> {
+    error.to_error_object()
+}
+
+fn conformance_tools(server: McpServer) -> McpServer {
+    server
+        .tool("test_simple_text", "Returns simple text content", |_: Nothing, _| async {
+            Ok(CallToolResult::text("This is a simple text response for testing."))
+        })
+        .tool("test_image_content", "Returns image content", |_: Nothing, _| async {
+            Ok(CallToolResult::content(vec![Content::image(PNG, "image/png")]))
+        })
+        .tool("test_audio_content", "Returns audio content", |_: Nothing, _| async {
+            Ok(CallToolResult::content(vec![Content::audio(WAV, "audio/wav")]))
+        })
+        .tool("test_embedded_resource", "Returns an embedded resource", |_: Nothing, _| async {
+            Ok(CallToolResult::content(vec![Content::resource(ResourceContents::text(
+                "test://embedded-resource",
+                "text/plain",
+                "This is an embedded resource content.",
+            ))]))
+        })
+        .tool("test_multiple_content_types", "Returns text, an image and a resource", |_: Nothing, _| async {
+            Ok(CallToolResult::content(vec![
+                Content::text("Multiple content types test:"),
+                Content::image(PNG, "image/png"),
+                Content::resource(ResourceContents::text(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    r#"{"test":"data","value":123}"#,
+                )),
+            ]))
+        })
+        .tool("test_tool_with_logging", "Logs while it runs", |_: Nothing, cx: McpContext| async move {
+            for (n, message) in ["Tool execution started", "Tool processing data", "Tool execution completed"].iter().enumerate() {
+                if n > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                cx.log(LogLevel::Info, Some("conformance"), message).await.map_err(failed)?;
+            }
+            Ok(CallToolResult::text("Tool with logging executed successfully"))
+        })
+        .tool("test_tool_with_progress", "Reports progress while it runs", |_: Nothing, cx: McpContext| async move {
+            for (n, progress) in [0.0, 50.0, 100.0].into_iter().enumerate() {
+                if n > 0 {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                cx.progress(progress, Some(100.0), None).await.map_err(failed)?;
+            }
+            Ok(CallToolResult::text("Tool with progress executed successfully"))
+        })
+        .tool("test_error_handling", "Always fails", |_: Nothing, _| async {
+            Ok(CallToolResult::error("This tool intentionally returns an error for testing"))
+        })
+        .tool("test_sampling", "Asks the client's model", |args: PromptText, cx: McpContext| async move {
+            let params = serde_json::json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": args.prompt}}],
+                "maxTokens": 100,
+            });
+            let result = cx.create_message(&params).await.map_err(failed)?;
+            let text = result["content"]["text"].as_str().unwrap_or_default().to_owned();
+            Ok(CallToolResult::text(format!("LLM response: {text}")))
+        })
+        .tool("test_elicitation", "Asks the user", |args: Message, cx: McpContext| async move {
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": {"username": {"type": "string"}, "email": {"type": "string"}},
+                "required": ["username", "email"],
+            });
+            let result = cx.elicit(&args.message, &schema).await.map_err(failed)?;
+            Ok(CallToolResult::text(format!(
+                "User response: action={}, content={}",
+                result["action"].as_str().unwrap_or_default(),
+                result["content"]
+            )))
+        })
+        .tool("test_elicitation_sep1034_defaults", "Asks with defaults (SEP-1034)", |_: Nothing, cx: McpContext| async move {
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "score": {"type": "number", "default": 95.5},
+                    "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+                    "verified": {"type": "boolean", "default": true},
+                },
+                "required": [],
+            });
+            let result = cx.elicit("Please review and update the form fields with defaults", &schema).await.map_err(failed)?;
+            Ok(CallToolResult::text(format!("Elicitation completed: action={}, content={}", result["action"].as_str().unwrap_or_default(), result["content"])))
+        })
+        .tool("test_elicitation_sep1330_enums", "Asks with enums (SEP-1330)", |_: Nothing, cx: McpContext| async move {
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {"type": "string", "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"},
+                    ]},
+                    "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                    "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                    "titledMulti": {"type": "array", "items": {"anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"},
+                    ]}},
+                },
+                "required": [],
+            });
+            let result = cx.elicit("Please select options from the enum fields", &schema).await.map_err(failed)?;
+            Ok(CallToolResult::text(format!("Elicitation completed: action={}, content={}", result["action"].as_str().unwrap_or_default(), result["content"])))
+        })
+        .raw_tool(
+            Tool::new(
+                "json_schema_2020_12_tool",
+                "A tool whose input schema uses JSON Schema 2020-12 features",
+                r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}"##,
+            )
+            .expect("a JSON schema"),
+            |arguments, _| async move {
+                Ok(CallToolResult::text(format!("received {}", arguments.as_deref().map_or("{}", |a| a.get()))))
+            },
+        )
+}
+
+fn conformance_resources(server: McpServer) -> McpServer {
+    server
+        .resource(
+            Resource::new("test://static-text", "Static Text Resource").with_mime_type("text/plain"),
+            |_| async {
+                Ok(ReadResourceResult::one(ResourceContents::text(
+                    "test://static-text",
+                    "text/plain",
+                    "This is the content of the static text resource.",
+                )))
+            },
+        )
+        .resource(
+            Resource::new("test://static-binary", "Static Binary Resource").with_mime_type("image/png"),
+            |_| async { Ok(ReadResourceResult::one(ResourceContents::blob("test://static-binary", "image/png", PNG))) },
+        )
+        .resource(
+            Resource::new("test://watched-resource", "Watched Resource").with_mime_type("text/plain"),
+            |_| async {
+                Ok(ReadResourceResult::one(ResourceContents::text(
+                    "test://watched-resource",
+                    "text/plain",
+                    "Watched resource content",
+                )))
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new("test://template/{id}/data", "Resource Template").with_mime_type("application/json"),
+            |uri, vars, _| async move {
+                let id = vars.iter().find(|(name, _)| name == "id").map_or("", |(_, value)| value.as_str());
+                let text = serde_json::json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
+                Ok(ReadResourceResult::one(ResourceContents::text(uri, "application/json", text)))
+            },
+        )
+}
+
+fn conformance_prompts(server: McpServer) -> McpServer {
+    server
+        .prompt(Prompt::new("test_simple_prompt", "A simple prompt"), |_, _| async {
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text("This is a simple prompt for testing.")]))
+        })
+        .prompt(
+            Prompt::new("test_prompt_with_arguments", "A prompt with arguments")
+                .with_argument("arg1", "First test argument", true)
+                .with_argument("arg2", "Second test argument", true),
+            |args, _| async move {
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    args["arg1"], args["arg2"]
+                ))]))
+            },
+        )
+        .prompt(
+            Prompt::new("test_prompt_with_embedded_resource", "A prompt with an embedded resource")
+                .with_argument("resourceUri", "The URI of the resource to embed", true),
+            |args, _| async move {
+                let resource = ResourceContents::text(args["resourceUri"].clone(), "text/plain", "Embedded resource content for testing.");
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage { role: Role::User, content: Content::resource(resource) },
+                    PromptMessage::user_text("Please process the embedded resource above."),
+                ]))
+            },
+        )
+        .prompt(Prompt::new("test_prompt_with_image", "A prompt with an image"), |_, _| async {
+            Ok(GetPromptResult::new(vec![
+                PromptMessage { role: Role::User, content: Content::image(PNG, "image/png") },
+                PromptMessage::user_text("Please analyze the image above."),
+            ]))
+        })
+        .completion(|request, _| async move {
+            let candidates: &[&str] = match request.argument.name.as_str() {
+                "arg1" | "arg2" => &["test", "testValue1", "testValue2"],
+                _ => &[],
+            };
+            let values = candidates
+                .iter()
+                .filter(|value| value.starts_with(&request.argument.value))
+                .map(|value| value.to_string())
+                .collect();
+            Ok(Completion::of(values))
+        })
+}
+
+fn demo(server: McpServer) -> McpServer {
+    let stats = Arc::new(SleepStats::default());
+    let sleeps = stats.clone();
+    server
+        .tool("add", "Adds two integers", |args: Add, _| async move {
+            Ok(CallToolResult::text((args.a.wrapping_add(args.b)).to_string()))
+        })
+        .tool("sleep", "Waits ms milliseconds (stopped by cancellation)", move |args: Sleep, _| {
+            let stats = sleeps.clone();
+            async move {
+                stats.started.fetch_add(1, Ordering::Relaxed);
+                let mut guard = SleepGuard(stats, false);
+                tokio::time::sleep(Duration::from_millis(args.ms)).await;
+                guard.1 = true;
+                Ok(CallToolResult::text(format!("slept {}", args.ms)))
+            }
+        })
+        .tool("progress", "Reports steps progress notifications, then says done", |args: Steps, cx: McpContext| async move {
+            for step in 1..=args.steps {
+                cx.progress(f64::from(step), Some(f64::from(args.steps)), None).await.map_err(failed)?;
+            }
+            Ok(CallToolResult::text(format!("done {}", args.steps)))
+        })
+        .tool("log", "Sends a log message at level (logger demo)", |args: Log, cx: McpContext| async move {
+            cx.log(args.level.into(), Some("demo"), &args.message).await.map_err(failed)?;
+            Ok(CallToolResult::text("logged"))
+        })
+        .tool("sample", "Asks the client's model and returns its text", |args: PromptText, cx: McpContext| async move {
+            let params = serde_json::json!({
+                "messages": [{"role": "user", "content": {"type": "text", "text": args.prompt}}],
+                "maxTokens": 100,
+            });
+            let result = cx.create_message(&params).await.map_err(failed)?;
+            Ok(CallToolResult::text(result["content"]["text"].as_str().unwrap_or_default()))
+        })
+        .tool("stats", "What the sleep tool has done", move |_: Nothing, _| {
+            let stats = stats.clone();
+            async move {
+                let text = serde_json::json!({
+                    "sleep_started": stats.started.load(Ordering::Relaxed),
+                    "sleep_completed": stats.completed.load(Ordering::Relaxed),
+                    "sleep_cancelled": stats.cancelled.load(Ordering::Relaxed),
+                });
+                Ok(CallToolResult::text(text.to_string()))
+            }
+        })
+        .resource(Resource::new("mem://hello", "hello").with_mime_type("text/plain"), |_| async {
+            Ok(ReadResourceResult::one(ResourceContents::text("mem://hello", "text/plain", "hello")))
+        })
+        .prompt(Prompt::new("greet", "Greets someone").with_argument("name", "Who to greet", true), |args, _| async move {
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("Hello, {}!", args["name"]))]))
+        })
+}
+
+fn server() -> McpServer {
+    let server = McpServer::new("rpcwire-mcp-server", env!("CARGO_PKG_VERSION"))
+        .with_instructions("Conformance and demo tools of rpcwire's MCP server.");
+    demo(conformance_prompts(conformance_resources(conformance_tools(server))))
+}
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1);
+    let mut http = None;
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--http" => match args.next() {
+                Some(address) => http = Some(address),
+                None => {
+                    eprintln!("--http needs an address\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            other => {
+                eprintln!("unknown argument {other}\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("mcp_server: no runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        match http {
+            None => {
+                server().serve_stdio().await;
+                ExitCode::SUCCESS
+            }
+            Some(address) => serve_http(&address).await,
+        }
+    })
+}
+
+#[cfg(feature = "http")]
+async fn serve_http(address: &str) -> ExitCode {
+    let listener = match tokio::net::TcpListener::bind(address).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("mcp_server: cannot listen on {address}: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let bound = listener.local_addr().map_or_else(|_| address.to_owned(), |a| a.to_string());
+    println!("listening on http://{bound}/mcp");
+    let _ = std::io::stdout().flush();
+    let service = rpcwire::mcp::http::StreamableHttpService::new(server());
+    match service.serve(listener).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("mcp_server: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(feature = "http"))]
+async fn serve_http(_: &str) -> ExitCode {
+    eprintln!("mcp_server: --http needs the http feature");
+    ExitCode::from(2)
+}
