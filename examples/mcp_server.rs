@@ -227,6 +227,12 @@ fn conformance_tools(server: McpServer) -> McpServer {
             let result = cx.elicit("Please select options from the enum fields", &schema).await.map_err(failed)?;
             Ok(CallToolResult::text(format!("Elicitation completed: action={}, content={}", result["action"].as_str().unwrap_or_default(), result["content"])))
         })
+        .tool("test_reconnection", "Closes its SSE stream mid-call; the result comes on the resumed stream (SEP-1699)", |_: Nothing, cx: McpContext| async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            cx.close_stream();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            Ok(CallToolResult::text("Reconnection test completed successfully"))
+        })
         .raw_tool(
             Tool::new(
                 "json_schema_2020_12_tool",

@@ -64,6 +64,13 @@ pub trait Remote: Send + Sync + 'static {
     fn closed(&self) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         Box::pin(std::future::pending())
     }
+
+    /// Closes the connection this request's answer travels on, when the transport lets the
+    /// client resume it later (MCP's Streamable HTTP: the client reconnects with
+    /// `Last-Event-ID` and gets the rest); `false` (nothing done) elsewhere.
+    fn detach(&self) -> bool {
+        false
+    }
 }
 
 impl dyn Remote {

@@ -140,6 +140,11 @@ impl Responder {
             }
         };
         let parsed = self.scratch.view(input, top);
+        if matches!(parsed, Parsed::Batch(_)) && !router.accepts_batches() {
+            let refused = ErrorObject::new(-32600, "Invalid Request: batches are not accepted here");
+            crate::encode::write_error(out, &crate::message::Id::null(), &refused);
+            return Answer::Written;
+        }
         for_each_incoming(&parsed, &mut on_response, &mut on_message);
         if may_defer && router.needs_async(&parsed) {
             let bytes = frame.cloned().unwrap_or_else(|| Bytes::copy_from_slice(input));

@@ -77,6 +77,9 @@ pub struct Router {
     async_handlers: usize,
     /// What serves methods nobody registered (`fallback`, `fallback_async`); `None`: -32601.
     fallback: Option<Handler>,
+    /// When set, batches are answered only while it is on (a protocol whose revisions
+    /// differ on batches: MCP's); otherwise refused with -32600.
+    batch_switch: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Default for Router {
@@ -119,6 +122,7 @@ impl Router {
             parser: Parser::new(limits),
             async_handlers: 0,
             fallback: None,
+            batch_switch: None,
         }
     }
 
@@ -303,6 +307,19 @@ impl Router {
 
     /// Whether answering `parsed` runs an async handler (so it has to be awaited);
     /// responses and unknown methods never do.
+    /// Batches are served only while `switch` is on; refused with -32600 otherwise.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn set_batch_switch(&mut self, switch: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+        self.batch_switch = Some(switch);
+    }
+
+    /// Whether batches are served now.
+    pub(crate) fn accepts_batches(&self) -> bool {
+        self.batch_switch
+            .as_ref()
+            .map_or(true, |switch| switch.load(std::sync::atomic::Ordering::Acquire))
+    }
+
     pub(crate) fn needs_async(&self, parsed: &Parsed<'_>) -> bool {
         if self.async_handlers == 0 {
             return false;

@@ -188,6 +188,24 @@ impl McpContext {
         self.remote()?.notify("notifications/message", params).await
     }
 
+    /// Tells the client that the resource `uri` changed (`notifications/resources/updated`),
+    /// when it subscribed to it; `false` when it did not (nothing sent).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let cx = rpcwire::mcp::McpContext::detached("tools/call");
+    /// assert!(!cx.resource_updated("mem://hello").await.unwrap(), "nobody subscribed");
+    /// # });
+    /// ```
+    pub async fn resource_updated(&self, uri: &str) -> Result<bool, RemoteError> {
+        if !self.session.is_subscribed(uri) {
+            return Ok(false);
+        }
+        let params = serde_json::json!({ "uri": uri });
+        self.remote()?.notify("notifications/resources/updated", params).await?;
+        Ok(true)
+    }
+
     /// Sends any request to the client and gives its result as the client wrote it.
     ///
     /// ```
@@ -245,6 +263,18 @@ impl McpContext {
     /// ```
     pub async fn list_roots(&self) -> Result<Value, RemoteError> {
         self.remote()?.call("roots/list", ()).await
+    }
+
+    /// Closes the SSE connection this request's answer travels on, over Streamable HTTP
+    /// (SEP-1699): the client reconnects after the stream's `retry:` delay with
+    /// `Last-Event-ID` and gets everything sent since, the result included. `false` where
+    /// the transport cannot do that (stdio).
+    ///
+    /// ```
+    /// assert!(!rpcwire::mcp::McpContext::detached("tools/call").close_stream());
+    /// ```
+    pub fn close_stream(&self) -> bool {
+        self.request.remote().is_some_and(|remote| remote.detach())
     }
 
     fn remote(&self) -> Result<&dyn Remote, RemoteError> {

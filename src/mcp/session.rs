@@ -14,7 +14,7 @@ use super::context::McpContext;
 use super::logging::LogLevel;
 use super::server::Registry;
 use super::version::ProtocolVersion;
-use crate::dispatch::{NoParams, Reply, RequestContext, Router};
+use crate::dispatch::{Reply, RequestContext, Router};
 use crate::message::{ErrorObject, Params, RawJson};
 use crate::sync::lock_unpoisoned;
 
@@ -28,7 +28,8 @@ pub(crate) struct SessionState {
     version: AtomicU8,
     /// The index in `LogLevel::ALL` of the least severe level the client wants.
     log_level: AtomicU8,
-    initialized: AtomicBool,
+    /// On while the revision agreed on allows batches (2025-03-26).
+    batches: Arc<AtomicBool>,
     client_capabilities: Mutex<Value>,
     subscriptions: Mutex<HashSet<String>>,
 }
@@ -38,7 +39,7 @@ impl SessionState {
         SessionState {
             version: AtomicU8::new(NO_VERSION),
             log_level: AtomicU8::new(0),
-            initialized: AtomicBool::new(false),
+            batches: Arc::new(AtomicBool::new(false)),
             client_capabilities: Mutex::new(Value::Null),
             subscriptions: Mutex::new(HashSet::new()),
         }
@@ -53,6 +54,7 @@ impl SessionState {
     fn set_version(&self, version: ProtocolVersion) {
         let index = ProtocolVersion::ALL.iter().position(|v| *v == version).unwrap_or(0);
         self.version.store(index as u8, Ordering::Release);
+        self.batches.store(version.allows_batches(), Ordering::Release);
     }
 
     pub(crate) fn log_level(&self) -> LogLevel {
@@ -66,11 +68,6 @@ impl SessionState {
 
     pub(crate) fn client_capabilities(&self) -> Value {
         lock_unpoisoned(&self.client_capabilities).clone()
-    }
-
-    /// Whether the client sent `notifications/initialized`.
-    pub(crate) fn is_initialized(&self) -> bool {
-        self.initialized.load(Ordering::Acquire)
     }
 
     /// Whether the client subscribed to updates of `uri`.
@@ -189,6 +186,7 @@ struct CompleteResult {
 /// The router of one session: the lifecycle, the lists, the calls.
 pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> Router {
     let mut router = Router::with_limits(registry.limits.parser);
+    router.set_batch_switch(session.batches.clone());
     {
         let registry = registry.clone();
         let session = session.clone();
@@ -207,12 +205,6 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
         let registry = registry.clone();
         router.raw_method("server/discover", move |_: Option<Params<'_>>, reply: Reply<'_>| {
             Ok(reply.raw(&registry.discover_result()))
-        });
-    }
-    {
-        let session = session.clone();
-        router.notification("notifications/initialized", move |_: NoParams| {
-            session.initialized.store(true, Ordering::Release);
         });
     }
     {

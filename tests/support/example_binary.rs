@@ -62,6 +62,7 @@ pub fn example_binary(name: &str) -> PathBuf {
             ("tokio", cfg!(feature = "tokio")),
             ("http", cfg!(feature = "http")),
             ("metrics", cfg!(feature = "metrics")),
+            ("mcp", cfg!(feature = "mcp")),
         ]
         .into_iter()
         .filter_map(|(name, on)| on.then_some(name))

@@ -55,6 +55,11 @@ impl Remote for StreamRemote {
         })
     }
 
+    fn detach(&self) -> bool {
+        self.stream.detach();
+        true
+    }
+
     fn is_open(&self) -> bool {
         !self.session.ended.is_cancelled()
     }

@@ -102,11 +102,6 @@ impl HttpSession {
         }
     }
 
-    /// The GET stream, if the client opened one.
-    pub(crate) fn standalone(&self) -> Option<Arc<EventStream>> {
-        lock_unpoisoned(&self.standalone).clone()
-    }
-
     pub(crate) fn touch(&self) {
         *lock_unpoisoned(&self.last_seen) = Instant::now();
     }

@@ -1,0 +1,97 @@
+//! The official MCP conformance suite (npm `@modelcontextprotocol/conformance`, an MCP
+//! client built on the TypeScript SDK) against `examples/mcp_server --http`, started as a
+//! user starts it: every server scenario of 0.1.16 (`--suite all`, the pending ones
+//! included), and of 0.2.0-alpha.12 for revision 2025-11-25. Each scenario opens its own
+//! session; the DNS-rebinding scenario sends a foreign Host and Origin.
+#![cfg(all(unix, feature = "mcp", feature = "http"))]
+
+#[path = "support/example_binary.rs"]
+mod example_binary;
+#[path = "support/listening_child.rs"]
+mod listening_child;
+#[path = "support/mcp_peers.rs"]
+mod mcp_peers;
+#[path = "support/python_peer.rs"]
+mod python_peer;
+
+use std::process::Command;
+use std::time::Duration;
+
+use example_binary::example_binary;
+use listening_child::start_listening;
+use python_peer::run;
+
+/// What one run of the suite said: each scenario with its passed and failed checks.
+struct Summary {
+    scenarios: Vec<(String, u32, u32)>,
+    output: String,
+}
+
+/// Runs the suite's server scenarios (`package`: its directory in node_modules) against a
+/// fresh `mcp_server --http`, with `extra` arguments.
+fn run_suite(package: &str, extra: &[&str]) -> Option<Summary> {
+    let modules = mcp_peers::node_modules()?;
+    let server = start_listening(&example_binary("mcp_server"), &["--http", "127.0.0.1:0"]);
+    let url = server.address.clone();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    let results = std::env::temp_dir().join(format!("rpcwire-conformance-{}-{package}", std::process::id()));
+    let finished = run(
+        Command::new(mcp_peers::node(&modules))
+            .arg(modules.join(package).join("dist/index.js"))
+            .args(["server", "--url", &url, "--suite", "all", "-o"])
+            .arg(&results)
+            .args(extra),
+        Duration::from_secs(600),
+    )
+    .expect("run the conformance suite");
+    let _ = std::fs::remove_dir_all(&results);
+    let output = format!("{}\n{}", finished.stdout, finished.stderr);
+    let mut scenarios = Vec::new();
+    let summary = output.split("=== SUMMARY ===").nth(1).unwrap_or_else(|| panic!("no summary:\n{output}"));
+    for line in summary.lines() {
+        // "✓ tools-list: 1 passed, 0 failed" (or ✗)
+        let Some(rest) = line.strip_prefix("✓ ").or_else(|| line.strip_prefix("✗ ")) else {
+            continue;
+        };
+        let (name, counts) = rest.split_once(": ").expect("name: counts");
+        let numbers: Vec<u32> = counts
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|part| !part.is_empty())
+            .map(|part| part.parse().unwrap())
+            .collect();
+        scenarios.push((name.to_owned(), numbers[0], numbers[1]));
+    }
+    drop(server);
+    Some(Summary { scenarios, output })
+}
+
+fn assert_all_pass(summary: &Summary, expected_scenarios: usize) {
+    let failed: Vec<&(String, u32, u32)> = summary.scenarios.iter().filter(|(_, _, failed)| *failed > 0).collect();
+    assert!(failed.is_empty(), "failed scenarios {failed:?}:\n{}", summary.output);
+    assert_eq!(summary.scenarios.len(), expected_scenarios, "{}", summary.output);
+    assert!(
+        summary.scenarios.iter().all(|(_, passed, _)| *passed > 0),
+        "a scenario with no passed check:\n{}",
+        summary.output
+    );
+}
+
+#[test]
+fn every_server_scenario_of_the_suite_passes() {
+    let Some(summary) = run_suite("@modelcontextprotocol/conformance", &[]) else {
+        return;
+    };
+    assert_all_pass(&summary, 32);
+    for needed in ["dns-rebinding-protection", "tools-call-with-progress", "tools-call-sampling", "server-sse-polling"] {
+        assert!(summary.scenarios.iter().any(|(name, _, _)| name == needed), "{needed} ran");
+    }
+}
+
+#[test]
+fn every_2025_11_25_scenario_of_the_next_suite_passes() {
+    let Some(summary) = run_suite("conformance-next", &["--spec-version", "2025-11-25"]) else {
+        return;
+    };
+    assert_all_pass(&summary, 33);
+    assert!(summary.scenarios.iter().any(|(name, _, _)| name == "server-session-lifecycle"));
+}
