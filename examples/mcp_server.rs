@@ -23,8 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rpcwire::mcp::{
-    CallToolResult, Completion, Content, GetPromptResult, LogLevel, McpContext, McpServer, Prompt, PromptMessage,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, Tool,
+    CallToolResult, Completion, Content, GetPromptResult, LogLevel, McpContext, McpServer, Prompt,
+    PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, Tool,
 };
 use rpcwire::ErrorObject;
 use serde::Deserialize;
@@ -35,7 +35,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const USAGE: &str = "usage: mcp_server [--http ADDRESS]";
 
 /// A 1×1 PNG and a tiny WAV (the conformance suite's test media).
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
 /// A tool without arguments.
@@ -108,7 +109,11 @@ struct SleepGuard(Arc<SleepStats>, bool);
 
 impl Drop for SleepGuard {
     fn drop(&mut self) {
-        let counter = if self.1 { &self.0.completed } else { &self.0.cancelled };
+        let counter = if self.1 {
+            &self.0.completed
+        } else {
+            &self.0.cancelled
+        };
         counter.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -260,7 +265,13 @@ fn conformance_resources(server: McpServer) -> McpServer {
         )
         .resource(
             Resource::new("test://static-binary", "Static Binary Resource").with_mime_type("image/png"),
-            |_| async { Ok(ReadResourceResult::one(ResourceContents::blob("test://static-binary", "image/png", PNG))) },
+            |_| async {
+                Ok(ReadResourceResult::one(ResourceContents::blob(
+                    "test://static-binary",
+                    "image/png",
+                    PNG,
+                )))
+            },
         )
         .resource(
             Resource::new("test://watched-resource", "Watched Resource").with_mime_type("text/plain"),
@@ -273,20 +284,35 @@ fn conformance_resources(server: McpServer) -> McpServer {
             },
         )
         .resource_template(
-            ResourceTemplate::new("test://template/{id}/data", "Resource Template").with_mime_type("application/json"),
+            ResourceTemplate::new("test://template/{id}/data", "Resource Template")
+                .with_mime_type("application/json"),
             |uri, vars, _| async move {
-                let id = vars.iter().find(|(name, _)| name == "id").map_or("", |(_, value)| value.as_str());
-                let text = serde_json::json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
-                Ok(ReadResourceResult::one(ResourceContents::text(uri, "application/json", text)))
+                let id = vars
+                    .iter()
+                    .find(|(name, _)| name == "id")
+                    .map_or("", |(_, value)| value.as_str());
+                let text =
+                    serde_json::json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                        .to_string();
+                Ok(ReadResourceResult::one(ResourceContents::text(
+                    uri,
+                    "application/json",
+                    text,
+                )))
             },
         )
 }
 
 fn conformance_prompts(server: McpServer) -> McpServer {
     server
-        .prompt(Prompt::new("test_simple_prompt", "A simple prompt"), |_, _| async {
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text("This is a simple prompt for testing.")]))
-        })
+        .prompt(
+            Prompt::new("test_simple_prompt", "A simple prompt"),
+            |_, _| async {
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                    "This is a simple prompt for testing.",
+                )]))
+            },
+        )
         .prompt(
             Prompt::new("test_prompt_with_arguments", "A prompt with arguments")
                 .with_argument("arg1", "First test argument", true)
@@ -299,22 +325,38 @@ fn conformance_prompts(server: McpServer) -> McpServer {
             },
         )
         .prompt(
-            Prompt::new("test_prompt_with_embedded_resource", "A prompt with an embedded resource")
-                .with_argument("resourceUri", "The URI of the resource to embed", true),
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                "A prompt with an embedded resource",
+            )
+            .with_argument("resourceUri", "The URI of the resource to embed", true),
             |args, _| async move {
-                let resource = ResourceContents::text(args["resourceUri"].clone(), "text/plain", "Embedded resource content for testing.");
+                let resource = ResourceContents::text(
+                    args["resourceUri"].clone(),
+                    "text/plain",
+                    "Embedded resource content for testing.",
+                );
                 Ok(GetPromptResult::new(vec![
-                    PromptMessage { role: Role::User, content: Content::resource(resource) },
+                    PromptMessage {
+                        role: Role::User,
+                        content: Content::resource(resource),
+                    },
                     PromptMessage::user_text("Please process the embedded resource above."),
                 ]))
             },
         )
-        .prompt(Prompt::new("test_prompt_with_image", "A prompt with an image"), |_, _| async {
-            Ok(GetPromptResult::new(vec![
-                PromptMessage { role: Role::User, content: Content::image(PNG, "image/png") },
-                PromptMessage::user_text("Please analyze the image above."),
-            ]))
-        })
+        .prompt(
+            Prompt::new("test_prompt_with_image", "A prompt with an image"),
+            |_, _| async {
+                Ok(GetPromptResult::new(vec![
+                    PromptMessage {
+                        role: Role::User,
+                        content: Content::image(PNG, "image/png"),
+                    },
+                    PromptMessage::user_text("Please analyze the image above."),
+                ]))
+            },
+        )
         .completion(|request, _| async move {
             let candidates: &[&str] = match request.argument.name.as_str() {
                 "arg1" | "arg2" => &["test", "testValue1", "testValue2"],
@@ -336,34 +378,56 @@ fn demo(server: McpServer) -> McpServer {
         .tool("add", "Adds two integers", |args: Add, _| async move {
             Ok(CallToolResult::text((args.a.wrapping_add(args.b)).to_string()))
         })
-        .tool("sleep", "Waits ms milliseconds (stopped by cancellation)", move |args: Sleep, _| {
-            let stats = sleeps.clone();
-            async move {
-                stats.started.fetch_add(1, Ordering::Relaxed);
-                let mut guard = SleepGuard(stats, false);
-                tokio::time::sleep(Duration::from_millis(args.ms)).await;
-                guard.1 = true;
-                Ok(CallToolResult::text(format!("slept {}", args.ms)))
-            }
-        })
-        .tool("progress", "Reports steps progress notifications, then says done", |args: Steps, cx: McpContext| async move {
-            for step in 1..=args.steps {
-                cx.progress(f64::from(step), Some(f64::from(args.steps)), None).await.map_err(failed)?;
-            }
-            Ok(CallToolResult::text(format!("done {}", args.steps)))
-        })
-        .tool("log", "Sends a log message at level (logger demo)", |args: Log, cx: McpContext| async move {
-            cx.log(args.level.into(), Some("demo"), &args.message).await.map_err(failed)?;
-            Ok(CallToolResult::text("logged"))
-        })
-        .tool("sample", "Asks the client's model and returns its text", |args: PromptText, cx: McpContext| async move {
-            let params = serde_json::json!({
-                "messages": [{"role": "user", "content": {"type": "text", "text": args.prompt}}],
-                "maxTokens": 100,
-            });
-            let result = cx.create_message(&params).await.map_err(failed)?;
-            Ok(CallToolResult::text(result["content"]["text"].as_str().unwrap_or_default()))
-        })
+        .tool(
+            "sleep",
+            "Waits ms milliseconds (stopped by cancellation)",
+            move |args: Sleep, _| {
+                let stats = sleeps.clone();
+                async move {
+                    stats.started.fetch_add(1, Ordering::Relaxed);
+                    let mut guard = SleepGuard(stats, false);
+                    tokio::time::sleep(Duration::from_millis(args.ms)).await;
+                    guard.1 = true;
+                    Ok(CallToolResult::text(format!("slept {}", args.ms)))
+                }
+            },
+        )
+        .tool(
+            "progress",
+            "Reports steps progress notifications, then says done",
+            |args: Steps, cx: McpContext| async move {
+                for step in 1..=args.steps {
+                    cx.progress(f64::from(step), Some(f64::from(args.steps)), None)
+                        .await
+                        .map_err(failed)?;
+                }
+                Ok(CallToolResult::text(format!("done {}", args.steps)))
+            },
+        )
+        .tool(
+            "log",
+            "Sends a log message at level (logger demo)",
+            |args: Log, cx: McpContext| async move {
+                cx.log(args.level.into(), Some("demo"), &args.message)
+                    .await
+                    .map_err(failed)?;
+                Ok(CallToolResult::text("logged"))
+            },
+        )
+        .tool(
+            "sample",
+            "Asks the client's model and returns its text",
+            |args: PromptText, cx: McpContext| async move {
+                let params = serde_json::json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": args.prompt}}],
+                    "maxTokens": 100,
+                });
+                let result = cx.create_message(&params).await.map_err(failed)?;
+                Ok(CallToolResult::text(
+                    result["content"]["text"].as_str().unwrap_or_default(),
+                ))
+            },
+        )
         .tool("stats", "What the sleep tool has done", move |_: Nothing, _| {
             let stats = stats.clone();
             async move {
@@ -375,18 +439,33 @@ fn demo(server: McpServer) -> McpServer {
                 Ok(CallToolResult::text(text.to_string()))
             }
         })
-        .resource(Resource::new("mem://hello", "hello").with_mime_type("text/plain"), |_| async {
-            Ok(ReadResourceResult::one(ResourceContents::text("mem://hello", "text/plain", "hello")))
-        })
-        .prompt(Prompt::new("greet", "Greets someone").with_argument("name", "Who to greet", true), |args, _| async move {
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("Hello, {}!", args["name"]))]))
-        })
+        .resource(
+            Resource::new("mem://hello", "hello").with_mime_type("text/plain"),
+            |_| async {
+                Ok(ReadResourceResult::one(ResourceContents::text(
+                    "mem://hello",
+                    "text/plain",
+                    "hello",
+                )))
+            },
+        )
+        .prompt(
+            Prompt::new("greet", "Greets someone").with_argument("name", "Who to greet", true),
+            |args, _| async move {
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+                    "Hello, {}!",
+                    args["name"]
+                ))]))
+            },
+        )
 }
 
 fn server() -> McpServer {
     let server = McpServer::new("rpcwire-mcp-server", env!("CARGO_PKG_VERSION"))
         .with_instructions("Conformance and demo tools of rpcwire's MCP server.");
-    demo(conformance_prompts(conformance_resources(conformance_tools(server))))
+    demo(conformance_prompts(conformance_resources(conformance_tools(
+        server,
+    ))))
 }
 
 fn main() -> ExitCode {
@@ -438,7 +517,9 @@ async fn serve_http(address: &str) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let bound = listener.local_addr().map_or_else(|_| address.to_owned(), |a| a.to_string());
+    let bound = listener
+        .local_addr()
+        .map_or_else(|_| address.to_owned(), |a| a.to_string());
     println!("listening on http://{bound}/mcp");
     let _ = std::io::stdout().flush();
     let service = rpcwire::mcp::http::StreamableHttpService::new(server());

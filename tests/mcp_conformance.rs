@@ -33,7 +33,10 @@ fn run_suite(package: &str, extra: &[&str]) -> Option<Summary> {
     let modules = mcp_peers::node_modules()?;
     let server = start_listening(&example_binary("mcp_server"), &["--http", "127.0.0.1:0"]);
     let url = server.address.clone();
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
+        "{url}"
+    );
     let results = std::env::temp_dir().join(format!("rpcwire-conformance-{}-{package}", std::process::id()));
     let finished = run(
         Command::new(mcp_peers::node(&modules))
@@ -47,7 +50,10 @@ fn run_suite(package: &str, extra: &[&str]) -> Option<Summary> {
     let _ = std::fs::remove_dir_all(&results);
     let output = format!("{}\n{}", finished.stdout, finished.stderr);
     let mut scenarios = Vec::new();
-    let summary = output.split("=== SUMMARY ===").nth(1).unwrap_or_else(|| panic!("no summary:\n{output}"));
+    let summary = output
+        .split("=== SUMMARY ===")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no summary:\n{output}"));
     for line in summary.lines() {
         // "✓ tools-list: 1 passed, 0 failed" (or ✗)
         let Some(rest) = line.strip_prefix("✓ ").or_else(|| line.strip_prefix("✗ ")) else {
@@ -66,8 +72,16 @@ fn run_suite(package: &str, extra: &[&str]) -> Option<Summary> {
 }
 
 fn assert_all_pass(summary: &Summary, expected_scenarios: usize) {
-    let failed: Vec<&(String, u32, u32)> = summary.scenarios.iter().filter(|(_, _, failed)| *failed > 0).collect();
-    assert!(failed.is_empty(), "failed scenarios {failed:?}:\n{}", summary.output);
+    let failed: Vec<&(String, u32, u32)> = summary
+        .scenarios
+        .iter()
+        .filter(|(_, _, failed)| *failed > 0)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed scenarios {failed:?}:\n{}",
+        summary.output
+    );
     assert_eq!(summary.scenarios.len(), expected_scenarios, "{}", summary.output);
     assert!(
         summary.scenarios.iter().all(|(_, passed, _)| *passed > 0),
@@ -82,8 +96,16 @@ fn every_server_scenario_of_the_suite_passes() {
         return;
     };
     assert_all_pass(&summary, 32);
-    for needed in ["dns-rebinding-protection", "tools-call-with-progress", "tools-call-sampling", "server-sse-polling"] {
-        assert!(summary.scenarios.iter().any(|(name, _, _)| name == needed), "{needed} ran");
+    for needed in [
+        "dns-rebinding-protection",
+        "tools-call-with-progress",
+        "tools-call-sampling",
+        "server-sse-polling",
+    ] {
+        assert!(
+            summary.scenarios.iter().any(|(name, _, _)| name == needed),
+            "{needed} ran"
+        );
     }
 }
 
@@ -93,5 +115,8 @@ fn every_2025_11_25_scenario_of_the_next_suite_passes() {
         return;
     };
     assert_all_pass(&summary, 33);
-    assert!(summary.scenarios.iter().any(|(name, _, _)| name == "server-session-lifecycle"));
+    assert!(summary
+        .scenarios
+        .iter()
+        .any(|(name, _, _)| name == "server-session-lifecycle"));
 }

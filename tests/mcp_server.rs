@@ -36,7 +36,9 @@ const RAW_SCHEMA: &str = r##"{"$schema":"https://json-schema.org/draft/2020-12/s
 fn server(cancelled: Arc<AtomicU64>) -> McpServer {
     McpServer::new("test-server", "9.9.9")
         .with_instructions("be nice")
-        .tool("add", "Adds", |args: Add, _| async move { Ok(CallToolResult::text((args.a + args.b).to_string())) })
+        .tool("add", "Adds", |args: Add, _| async move {
+            Ok(CallToolResult::text((args.a + args.b).to_string()))
+        })
         .tool("sleep", "Sleeps", move |args: Sleep, cx: McpContext| {
             let cancelled = cancelled.clone();
             async move {
@@ -55,44 +57,106 @@ fn server(cancelled: Arc<AtomicU64>) -> McpServer {
                 Ok(CallToolResult::text(format!("slept {}", args.ms)))
             }
         })
-        .tool("steps", "Reports progress", |_: Nothing, cx: McpContext| async move {
-            for step in 1..=3 {
-                cx.progress(f64::from(step), Some(3.0), Some("step")).await.map_err(|e| e.to_error_object())?;
-            }
-            Ok(CallToolResult::text(format!("token {}", cx.progress_token().unwrap_or("none"))))
+        .tool(
+            "steps",
+            "Reports progress",
+            |_: Nothing, cx: McpContext| async move {
+                for step in 1..=3 {
+                    cx.progress(f64::from(step), Some(3.0), Some("step"))
+                        .await
+                        .map_err(|e| e.to_error_object())?;
+                }
+                Ok(CallToolResult::text(format!(
+                    "token {}",
+                    cx.progress_token().unwrap_or("none")
+                )))
+            },
+        )
+        .tool(
+            "shout",
+            "Logs at every level",
+            |_: Nothing, cx: McpContext| async move {
+                for level in LogLevel::ALL {
+                    cx.log(level, Some("test"), json!({"level": level}))
+                        .await
+                        .map_err(|e| e.to_error_object())?;
+                }
+                Ok(CallToolResult::text("shouted"))
+            },
+        )
+        .tool(
+            "ask",
+            "Asks the client's model",
+            |_: Nothing, cx: McpContext| async move {
+                let answer = cx
+                    .create_message(&json!({"messages": [], "maxTokens": 5}))
+                    .await
+                    .map_err(|e| e.to_error_object())?;
+                let roots = cx.list_roots().await.map_err(|e| e.to_error_object())?;
+                let form = cx
+                    .elicit("name?", &json!({"type": "object"}))
+                    .await
+                    .map_err(|e| e.to_error_object())?;
+                Ok(CallToolResult::text(format!(
+                    "{} {} {}",
+                    answer["content"]["text"], roots["roots"][0]["uri"], form["action"]
+                )))
+            },
+        )
+        .tool(
+            "touch",
+            "Tells subscribers",
+            |_: Nothing, cx: McpContext| async move {
+                let sent = cx
+                    .resource_updated("mem://hello")
+                    .await
+                    .map_err(|e| e.to_error_object())?;
+                Ok(CallToolResult::text(format!(
+                    "sent {sent}, stream closed {}",
+                    cx.close_stream()
+                )))
+            },
+        )
+        .raw_tool(
+            Tool::new("raw", "Raw schema", RAW_SCHEMA).unwrap(),
+            |args, _| async move {
+                Ok(CallToolResult::text(
+                    args.map_or_else(|| "none".to_owned(), |a| a.get().to_owned()),
+                ))
+            },
+        )
+        .resource(
+            Resource::new("mem://hello", "hello").with_mime_type("text/plain"),
+            |_| async {
+                Ok(ReadResourceResult::one(ResourceContents::text(
+                    "mem://hello",
+                    "text/plain",
+                    "hello",
+                )))
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new("user://{id}/name", "users"),
+            |uri, vars, _| async move {
+                Ok(ReadResourceResult::one(ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    format!("user {}", vars[0].1),
+                )))
+            },
+        )
+        .prompt(
+            Prompt::new("greet", "Greets").with_argument("name", "Who", true),
+            |args, _| async move {
+                Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+                    "Hello, {}!",
+                    args["name"]
+                ))]))
+            },
+        )
+        .completion(|request, _| async move {
+            Ok(Completion::of(vec![format!("{}-done", request.argument.value)]))
         })
-        .tool("shout", "Logs at every level", |_: Nothing, cx: McpContext| async move {
-            for level in LogLevel::ALL {
-                cx.log(level, Some("test"), json!({"level": level})).await.map_err(|e| e.to_error_object())?;
-            }
-            Ok(CallToolResult::text("shouted"))
-        })
-        .tool("ask", "Asks the client's model", |_: Nothing, cx: McpContext| async move {
-            let answer = cx
-                .create_message(&json!({"messages": [], "maxTokens": 5}))
-                .await
-                .map_err(|e| e.to_error_object())?;
-            let roots = cx.list_roots().await.map_err(|e| e.to_error_object())?;
-            let form = cx.elicit("name?", &json!({"type": "object"})).await.map_err(|e| e.to_error_object())?;
-            Ok(CallToolResult::text(format!("{} {} {}", answer["content"]["text"], roots["roots"][0]["uri"], form["action"])))
-        })
-        .tool("touch", "Tells subscribers", |_: Nothing, cx: McpContext| async move {
-            let sent = cx.resource_updated("mem://hello").await.map_err(|e| e.to_error_object())?;
-            Ok(CallToolResult::text(format!("sent {sent}, stream closed {}", cx.close_stream())))
-        })
-        .raw_tool(Tool::new("raw", "Raw schema", RAW_SCHEMA).unwrap(), |args, _| async move {
-            Ok(CallToolResult::text(args.map_or_else(|| "none".to_owned(), |a| a.get().to_owned())))
-        })
-        .resource(Resource::new("mem://hello", "hello").with_mime_type("text/plain"), |_| async {
-            Ok(ReadResourceResult::one(ResourceContents::text("mem://hello", "text/plain", "hello")))
-        })
-        .resource_template(ResourceTemplate::new("user://{id}/name", "users"), |uri, vars, _| async move {
-            Ok(ReadResourceResult::one(ResourceContents::text(uri, "text/plain", format!("user {}", vars[0].1))))
-        })
-        .prompt(Prompt::new("greet", "Greets").with_argument("name", "Who", true), |args, _| async move {
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("Hello, {}!", args["name"]))]))
-        })
-        .completion(|request, _| async move { Ok(Completion::of(vec![format!("{}-done", request.argument.value)])) })
 }
 
 /// A client on one end of a pipe, the server on the other.
@@ -151,7 +215,8 @@ impl Client {
     async fn initialize(&mut self, version: &str) -> Value {
         let params = json!({"protocolVersion": version, "capabilities": {"sampling": {}}, "clientInfo": {"name": "t", "version": "1"}});
         let answer = self.call(0, "initialize", params).await;
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
         answer
     }
 }
@@ -166,7 +231,10 @@ async fn initialize_agrees_on_the_revision_asked_for_or_the_newest() {
     let answer = client.initialize("2025-06-18").await;
     let result = &answer["result"];
     assert_eq!(result["protocolVersion"], "2025-06-18");
-    assert_eq!(result["serverInfo"], json!({"name": "test-server", "version": "9.9.9"}));
+    assert_eq!(
+        result["serverInfo"],
+        json!({"name": "test-server", "version": "9.9.9"})
+    );
     assert_eq!(result["instructions"], "be nice");
     let capabilities = &result["capabilities"];
     for capability in ["tools", "resources", "prompts", "logging", "completions"] {
@@ -178,13 +246,21 @@ async fn initialize_agrees_on_the_revision_asked_for_or_the_newest() {
 
 #[tokio::test]
 async fn discover_is_answered_before_any_initialize_with_every_enabled_revision() {
-    let server = server(counter()).with_versions(&[ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25]);
+    let server =
+        server(counter()).with_versions(&[ProtocolVersion::V2025_06_18, ProtocolVersion::V2025_11_25]);
     let mut client = Client::start(server);
     let answer = client.call(1, "server/discover", json!({})).await;
-    assert_eq!(answer["result"]["supportedVersions"], json!(["2025-06-18", "2025-11-25"]), "{answer}");
+    assert_eq!(
+        answer["result"]["supportedVersions"],
+        json!(["2025-06-18", "2025-11-25"]),
+        "{answer}"
+    );
     assert_eq!(answer["result"]["serverInfo"]["name"], "test-server");
     let old = client.initialize("2024-11-05").await;
-    assert_eq!(old["result"]["protocolVersion"], "2025-11-25", "not enabled: the newest enabled one");
+    assert_eq!(
+        old["result"]["protocolVersion"], "2025-11-25",
+        "not enabled: the newest enabled one"
+    );
     let only_stateless = McpServer::new("s", "1").with_versions(&[ProtocolVersion::V2026_07_28]);
     let mut client = Client::start(only_stateless);
     let refused = client.initialize("2025-11-25").await;
@@ -196,9 +272,17 @@ async fn ping_and_set_level_answer_exactly_an_empty_object() {
     let mut client = Client::start(server(counter()));
     client.initialize("2025-11-25").await;
     client.send(r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#).await;
-    assert_eq!(client.next_text().await, r#"{"jsonrpc":"2.0","id":"p","result":{}}"#);
-    client.send(r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}"#).await;
-    assert_eq!(client.next_text().await, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    assert_eq!(
+        client.next_text().await,
+        r#"{"jsonrpc":"2.0","id":"p","result":{}}"#
+    );
+    client
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}"#)
+        .await;
+    assert_eq!(
+        client.next_text().await,
+        r#"{"jsonrpc":"2.0","id":2,"result":{}}"#
+    );
     let bad = client.call(3, "logging/setLevel", json!({"level": "loud"})).await;
     assert_eq!(bad["error"]["code"], -32602, "{bad}");
 }
@@ -207,7 +291,9 @@ async fn ping_and_set_level_answer_exactly_an_empty_object() {
 async fn tools_are_listed_with_their_schemas_and_pages() {
     let mut client = Client::start(server(counter()).with_page_size(4));
     client.initialize("2025-11-25").await;
-    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#).await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+        .await;
     let first = client.next_text().await;
     let page: Value = serde_json::from_str(&first).unwrap();
     let tools = page["result"]["tools"].as_array().unwrap();
@@ -215,14 +301,25 @@ async fn tools_are_listed_with_their_schemas_and_pages() {
     assert_eq!(tools[0]["name"], "add");
     assert_eq!(tools[0]["inputSchema"]["type"], "object");
     assert_eq!(tools[0]["inputSchema"]["required"], json!(["a", "b"]));
-    assert_eq!(tools[2]["inputSchema"]["type"], "object", "no arguments: still an object schema");
-    let cursor = page["result"]["nextCursor"].as_str().expect("more pages").to_owned();
+    assert_eq!(
+        tools[2]["inputSchema"]["type"], "object",
+        "no arguments: still an object schema"
+    );
+    let cursor = page["result"]["nextCursor"]
+        .as_str()
+        .expect("more pages")
+        .to_owned();
     let second = client.call(2, "tools/list", json!({"cursor": cursor})).await;
     let rest = second["result"]["tools"].as_array().unwrap();
     assert_eq!(rest.len(), 3);
     assert!(second["result"].get("nextCursor").is_none(), "the last page");
     // The raw schema comes back byte for byte in the answer's text.
-    client.send(&json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": cursor}}).to_string()).await;
+    client
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": cursor}})
+                .to_string(),
+        )
+        .await;
     let text = client.next_text().await;
     assert!(text.contains(&format!(r#""inputSchema":{RAW_SCHEMA}"#)), "{text}");
     for bad in ["x", "0", "99", "04", ""] {
@@ -235,16 +332,43 @@ async fn tools_are_listed_with_their_schemas_and_pages() {
 async fn tool_calls_answer_results_failed_calls_and_unknown_tools() {
     let mut client = Client::start(server(counter()));
     client.initialize("2025-11-25").await;
-    let sum = client.call(1, "tools/call", json!({"name": "add", "arguments": {"a": 5, "b": 3}})).await;
-    assert_eq!(sum["result"], json!({"content": [{"type": "text", "text": "8"}]}), "{sum}");
-    let bad = client.call(2, "tools/call", json!({"name": "add", "arguments": {"a": "five"}})).await;
+    let sum = client
+        .call(
+            1,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": 5, "b": 3}}),
+        )
+        .await;
+    assert_eq!(
+        sum["result"],
+        json!({"content": [{"type": "text", "text": "8"}]}),
+        "{sum}"
+    );
+    let bad = client
+        .call(
+            2,
+            "tools/call",
+            json!({"name": "add", "arguments": {"a": "five"}}),
+        )
+        .await;
     assert_eq!(bad["result"]["isError"], true, "{bad}");
-    assert!(bad["result"]["content"][0]["text"].as_str().unwrap().contains("invalid arguments"), "{bad}");
+    assert!(
+        bad["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("invalid arguments"),
+        "{bad}"
+    );
     let missing = client.call(3, "tools/call", json!({"name": "add"})).await;
-    assert_eq!(missing["result"]["isError"], true, "no arguments at all: {missing}");
+    assert_eq!(
+        missing["result"]["isError"], true,
+        "no arguments at all: {missing}"
+    );
     let unknown = client.call(4, "tools/call", json!({"name": "nope"})).await;
     assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
-    let raw = client.call(5, "tools/call", json!({"name": "raw", "arguments": {"x": "y"}})).await;
+    let raw = client
+        .call(5, "tools/call", json!({"name": "raw", "arguments": {"x": "y"}}))
+        .await;
     assert_eq!(raw["result"]["content"][0]["text"], r#"{"x":"y"}"#);
     let no_name = client.call(6, "tools/call", json!({})).await;
     assert_eq!(no_name["error"]["code"], -32602, "{no_name}");
@@ -262,7 +386,10 @@ async fn progress_notifications_come_before_the_result_with_the_token_as_sent() 
     for step in 1..=3 {
         let note = client.next().await;
         assert_eq!(note["method"], "notifications/progress", "{note}");
-        assert_eq!(note["params"], json!({"progressToken": "tok-1", "progress": f64::from(step), "total": 3.0, "message": "step"}));
+        assert_eq!(
+            note["params"],
+            json!({"progressToken": "tok-1", "progress": f64::from(step), "total": 3.0, "message": "step"})
+        );
     }
     let done = client.next().await;
     assert_eq!(done["result"]["content"][0]["text"], r#"token "tok-1""#);
@@ -275,8 +402,12 @@ async fn progress_notifications_come_before_the_result_with_the_token_as_sent() 
 async fn log_messages_pass_the_level_the_client_set() {
     let mut client = Client::start(server(counter()));
     client.initialize("2025-11-25").await;
-    client.call(1, "logging/setLevel", json!({"level": "error"})).await;
-    client.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout"}}"#).await;
+    client
+        .call(1, "logging/setLevel", json!({"level": "error"}))
+        .await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout"}}"#)
+        .await;
     let mut levels = Vec::new();
     loop {
         let message = client.next().await;
@@ -311,7 +442,9 @@ async fn a_cancelled_call_gets_no_answer_and_its_handler_is_dropped() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(cancelled.load(Ordering::SeqCst), 1, "the handler was dropped");
-    let short = client.call(10, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}})).await;
+    let short = client
+        .call(10, "tools/call", json!({"name": "sleep", "arguments": {"ms": 1}}))
+        .await;
     assert_eq!(short["result"]["content"][0]["text"], "slept 1");
 }
 
@@ -321,7 +454,13 @@ async fn a_handler_past_its_timeout_is_answered_with_an_error() {
     let server = server(cancelled.clone()).with_handler_timeout(Duration::from_millis(50));
     let mut client = Client::start(server);
     client.initialize("2025-11-25").await;
-    let late = client.call(1, "tools/call", json!({"name": "sleep", "arguments": {"ms": 60000}})).await;
+    let late = client
+        .call(
+            1,
+            "tools/call",
+            json!({"name": "sleep", "arguments": {"ms": 60000}}),
+        )
+        .await;
     assert_eq!(late["error"]["code"], -32603, "{late}");
     assert_eq!(cancelled.load(Ordering::SeqCst), 1);
 }
@@ -330,9 +469,14 @@ async fn a_handler_past_its_timeout_is_answered_with_an_error() {
 async fn requests_to_the_client_go_out_and_their_answers_come_back_to_the_tool() {
     let mut client = Client::start(server(counter()));
     client.initialize("2025-11-25").await;
-    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}"#).await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}"#)
+        .await;
     for (method, result) in [
-        ("sampling/createMessage", json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"})),
+        (
+            "sampling/createMessage",
+            json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}),
+        ),
         ("roots/list", json!({"roots": [{"uri": "file:///src"}]})),
         ("elicitation/create", json!({"action": "accept", "content": {}})),
     ] {
@@ -342,9 +486,14 @@ async fn requests_to_the_client_go_out_and_their_answers_come_back_to_the_tool()
         client.send(&answer.to_string()).await;
     }
     let done = client.next().await;
-    assert_eq!(done["result"]["content"][0]["text"], r#""hi" "file:///src" "accept""#, "{done}");
+    assert_eq!(
+        done["result"]["content"][0]["text"], r#""hi" "file:///src" "accept""#,
+        "{done}"
+    );
     // An error answer from the client becomes the tool's error.
-    client.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}}"#).await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask"}}"#)
+        .await;
     let request = client.next().await;
     client
         .send(&json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -1, "message": "user rejected"}}).to_string())
@@ -358,27 +507,66 @@ async fn resources_templates_and_subscriptions() {
     let mut client = Client::start(server(counter()));
     client.initialize("2025-11-25").await;
     let list = client.call(1, "resources/list", json!({})).await;
-    assert_eq!(list["result"]["resources"], json!([{"uri": "mem://hello", "name": "hello", "mimeType": "text/plain"}]));
+    assert_eq!(
+        list["result"]["resources"],
+        json!([{"uri": "mem://hello", "name": "hello", "mimeType": "text/plain"}])
+    );
     let templates = client.call(2, "resources/templates/list", json!({})).await;
-    assert_eq!(templates["result"]["resourceTemplates"][0]["uriTemplate"], "user://{id}/name");
-    let read = client.call(3, "resources/read", json!({"uri": "mem://hello"})).await;
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "user://{id}/name"
+    );
+    let read = client
+        .call(3, "resources/read", json!({"uri": "mem://hello"}))
+        .await;
     assert_eq!(read["result"]["contents"][0]["text"], "hello");
-    let user = client.call(4, "resources/read", json!({"uri": "user://42/name"})).await;
-    assert_eq!(user["result"]["contents"][0], json!({"uri": "user://42/name", "mimeType": "text/plain", "text": "user 42"}));
-    let missing = client.call(5, "resources/read", json!({"uri": "mem://nothing"})).await;
+    let user = client
+        .call(4, "resources/read", json!({"uri": "user://42/name"}))
+        .await;
+    assert_eq!(
+        user["result"]["contents"][0],
+        json!({"uri": "user://42/name", "mimeType": "text/plain", "text": "user 42"})
+    );
+    let missing = client
+        .call(5, "resources/read", json!({"uri": "mem://nothing"}))
+        .await;
     assert_eq!(missing["error"]["code"], -32002, "{missing}");
     assert_eq!(missing["error"]["data"]["uri"], "mem://nothing");
     // Not subscribed: nothing sent.
     let quiet = client.call(6, "tools/call", json!({"name": "touch"})).await;
-    assert_eq!(quiet["result"]["content"][0]["text"], "sent false, stream closed false");
-    assert_eq!(client.call(7, "resources/subscribe", json!({"uri": "mem://hello"})).await["result"], json!({}));
-    client.send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"touch"}}"#).await;
+    assert_eq!(
+        quiet["result"]["content"][0]["text"],
+        "sent false, stream closed false"
+    );
+    assert_eq!(
+        client
+            .call(7, "resources/subscribe", json!({"uri": "mem://hello"}))
+            .await["result"],
+        json!({})
+    );
+    client
+        .send(r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"touch"}}"#)
+        .await;
     let updated = client.next().await;
-    assert_eq!(updated, json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "mem://hello"}}));
-    assert_eq!(client.next().await["result"]["content"][0]["text"], "sent true, stream closed false");
-    assert_eq!(client.call(9, "resources/unsubscribe", json!({"uri": "mem://hello"})).await["result"], json!({}));
+    assert_eq!(
+        updated,
+        json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "mem://hello"}})
+    );
+    assert_eq!(
+        client.next().await["result"]["content"][0]["text"],
+        "sent true, stream closed false"
+    );
+    assert_eq!(
+        client
+            .call(9, "resources/unsubscribe", json!({"uri": "mem://hello"}))
+            .await["result"],
+        json!({})
+    );
     let again = client.call(10, "tools/call", json!({"name": "touch"})).await;
-    assert_eq!(again["result"]["content"][0]["text"], "sent false, stream closed false");
+    assert_eq!(
+        again["result"]["content"][0]["text"],
+        "sent false, stream closed false"
+    );
 }
 
 #[tokio::test]
@@ -387,8 +575,17 @@ async fn prompts_check_their_required_arguments_and_completion_answers() {
     client.initialize("2025-11-25").await;
     let list = client.call(1, "prompts/list", json!({})).await;
     assert_eq!(list["result"]["prompts"][0]["arguments"][0]["required"], true);
-    let got = client.call(2, "prompts/get", json!({"name": "greet", "arguments": {"name": "Ada"}})).await;
-    assert_eq!(got["result"]["messages"], json!([{"role": "user", "content": {"type": "text", "text": "Hello, Ada!"}}]));
+    let got = client
+        .call(
+            2,
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        )
+        .await;
+    assert_eq!(
+        got["result"]["messages"],
+        json!([{"role": "user", "content": {"type": "text", "text": "Hello, Ada!"}}])
+    );
     let missing = client.call(3, "prompts/get", json!({"name": "greet"})).await;
     assert_eq!(missing["error"]["code"], -32602, "{missing}");
     let unknown = client.call(4, "prompts/get", json!({"name": "nope"})).await;
@@ -396,14 +593,24 @@ async fn prompts_check_their_required_arguments_and_completion_answers() {
     let completion = client
         .call(5, "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "A"}}))
         .await;
-    assert_eq!(completion["result"], json!({"completion": {"values": ["A-done"]}}));
+    assert_eq!(
+        completion["result"],
+        json!({"completion": {"values": ["A-done"]}})
+    );
     // A server without a completion handler offers nothing, and says so in its capabilities.
     let mut bare = Client::start(McpServer::new("bare", "1"));
     let init = bare.initialize("2025-11-25").await;
-    assert!(init["result"]["capabilities"].get("completions").is_none(), "{init}");
+    assert!(
+        init["result"]["capabilities"].get("completions").is_none(),
+        "{init}"
+    );
     assert!(init["result"]["capabilities"].get("tools").is_none(), "{init}");
     let none = bare
-        .call(1, "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}))
+        .call(
+            1,
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}),
+        )
         .await;
     assert_eq!(none["result"], json!({"completion": {"values": []}}));
 }
@@ -434,22 +641,41 @@ async fn bad_input_is_answered_and_the_session_goes_on() {
     let parse = client.next().await;
     assert_eq!(parse["error"]["code"], -32700, "{parse}");
     assert_eq!(parse["id"], Value::Null);
-    client.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"text"}"#).await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"text"}"#)
+        .await;
     let params = client.next().await;
-    assert_eq!(params["error"]["code"], -32600, "params that are not structured: {params}");
+    assert_eq!(
+        params["error"]["code"], -32600,
+        "params that are not structured: {params}"
+    );
     assert_eq!(params["id"], 1);
-    client.send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":7}}"#).await;
+    client
+        .send(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":7}}"#)
+        .await;
     let invalid = client.next().await;
     assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
-    let long = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"pad":"{}"}}}}"#, "x".repeat(1000));
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"ping","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(1000)
+    );
     client.send(&long).await;
     let too_long = client.next().await;
-    assert_eq!(too_long["error"]["code"], -32600, "a line over the limit: {too_long}");
+    assert_eq!(
+        too_long["error"]["code"], -32600,
+        "a line over the limit: {too_long}"
+    );
     let pong = client.call(3, "ping", json!({})).await;
     assert_eq!(pong["result"], json!({}));
     client.write.shutdown().await.unwrap();
-    let reason = tokio::time::timeout(Duration::from_secs(5), client.served).await.unwrap().unwrap();
-    assert!(!reason.is_error(), "the end of input ends the session: {reason:?}");
+    let reason = tokio::time::timeout(Duration::from_secs(5), client.served)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        !reason.is_error(),
+        "the end of input ends the session: {reason:?}"
+    );
 }
 
 #[tokio::test]

@@ -21,7 +21,11 @@ pub fn mcp_dir() -> &'static Path {
 pub fn node_modules() -> Option<PathBuf> {
     static MODULES: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     static SAID: Once = Once::new();
-    installed(MODULES.get_or_init(setup), &SAID, "the MCP tests with the official implementations")
+    installed(
+        MODULES.get_or_init(setup),
+        &SAID,
+        "the MCP tests with the official implementations",
+    )
 }
 
 /// Node 22, from the installed modules.
