@@ -127,7 +127,7 @@ async fn events_of(response: Response<McpBody>) -> Vec<(String, String)> {
         .expect("the stream ends")
         .unwrap()
         .to_bytes();
-    parse_events(&String::from_utf8(bytes.to_vec()).unwrap())
+    parse_events(std::str::from_utf8(&bytes).unwrap())
 }
 
 fn parse_events(text: &str) -> Vec<(String, String)> {

@@ -319,7 +319,7 @@ fn list(
         let cursor = match params {
             Some(params) => params
                 .decode::<Cursor>()
-                .map_err(|error| ErrorObject::invalid_params(error))?
+                .map_err(ErrorObject::invalid_params)?
                 .cursor,
             None => None,
         };
@@ -327,7 +327,7 @@ fn list(
         let text = listing
             .page(cursor.as_deref(), registry.limits.page_size)
             .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?;
-        Ok(reply.raw(&RawJson::new(text).map_err(|error| ErrorObject::internal_error(error))?))
+        Ok(reply.raw(&RawJson::new(text).map_err(ErrorObject::internal_error)?))
     });
 }
 

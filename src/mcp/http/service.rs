@@ -320,7 +320,7 @@ impl StreamableHttpService {
                 Some(session) => Some(session),
                 None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
             },
-            Err(answer) => return answer,
+            Err(invalid) => return invalid.answer(),
         };
         let declared = http_body::Body::size_hint(request.body()).lower();
         if declared > self.config.max_body as u64 {
@@ -469,7 +469,7 @@ impl StreamableHttpService {
                 None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
             },
             Ok(None) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
-            Err(answer) => return answer,
+            Err(invalid) => return invalid.answer(),
         };
         let resumed = headers
             .get(LAST_EVENT_ID)
@@ -490,7 +490,7 @@ impl StreamableHttpService {
             Ok(Some(id)) if self.sessions.remove(id) => Response::new(McpBody::empty()),
             Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
             Ok(None) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
-            Err(answer) => answer,
+            Err(invalid) => invalid.answer(),
         }
     }
 }
@@ -525,13 +525,22 @@ fn complete_call(session: &HttpSession, body: &Bytes, response: &RpcResponse<'_>
     let _ = session.calls.complete(response.id(), answer);
 }
 
-/// The session id header: `Ok(None)` when absent, `400` when not visible ASCII.
-fn session_id(headers: &HeaderMap) -> Result<Option<&str>, Response<McpBody>> {
+/// A session id header that is empty or not visible ASCII.
+struct InvalidSessionId;
+
+impl InvalidSessionId {
+    fn answer(self) -> Response<McpBody> {
+        refusal(StatusCode::BAD_REQUEST, "Bad Request: invalid Mcp-Session-Id")
+    }
+}
+
+/// The session id header: `Ok(None)` when absent.
+fn session_id(headers: &HeaderMap) -> Result<Option<&str>, InvalidSessionId> {
     match headers.get(SESSION_HEADER) {
         None => Ok(None),
         Some(value) => match value.to_str() {
             Ok(id) if !id.is_empty() => Ok(Some(id)),
-            _ => Err(refusal(StatusCode::BAD_REQUEST, "Bad Request: invalid Mcp-Session-Id")),
+            _ => Err(InvalidSessionId),
         },
     }
 }
