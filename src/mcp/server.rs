@@ -249,8 +249,8 @@ impl Registry {
 }
 
 impl McpServer {
-    /// A server called `name` at `version` (its `serverInfo`), offering nothing yet, every
-    /// protocol revision enabled.
+    /// A server called `name` at `version` (its `serverInfo`), offering nothing yet, with
+    /// every revision that has `initialize` enabled (2024-11-05 to 2025-11-25).
     ///
     /// ```
     /// let server = rpcwire::mcp::McpServer::new("demo", "0.1.0");
@@ -261,7 +261,10 @@ impl McpServer {
             name: name.into(),
             version: version.into(),
             instructions: None,
-            versions: ProtocolVersion::ALL.to_vec(),
+            versions: ProtocolVersion::ALL
+                .into_iter()
+                .filter(|version| !version.is_stateless())
+                .collect(),
             limits: ServerLimits {
                 parser: ParserLimits::default(),
                 page_size: 100,
@@ -293,7 +296,7 @@ impl McpServer {
         self
     }
 
-    /// The protocol revisions this server speaks (all of them by default).
+    /// The protocol revisions this server speaks (by default the four with `initialize`).
     ///
     /// ```
     /// use rpcwire::mcp::{McpServer, ProtocolVersion};

@@ -46,3 +46,29 @@ fn setup() -> Result<PathBuf, String> {
     }
     Ok(modules)
 }
+
+/// The MCP venv's python (the official Python SDK), from `tests/mcp/setup-python.sh`;
+/// `None` (after saying "skipped") when the setup failed outside CI.
+pub fn python() -> Option<PathBuf> {
+    static PYTHON: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    static SAID: Once = Once::new();
+    installed(
+        PYTHON.get_or_init(setup_python),
+        &SAID,
+        "the MCP tests with the official Python SDK",
+    )
+}
+
+fn setup_python() -> Result<PathBuf, String> {
+    let script = mcp_dir().join("setup-python.sh");
+    let finished = run(Command::new("bash").arg(&script), SETUP_TIMEOUT)
+        .map_err(|e| format!("cannot run bash {}: {e}", script.display()))?;
+    if !finished.success() {
+        return Err(finished.describe("bash tests/mcp/setup-python.sh"));
+    }
+    let python = PathBuf::from(finished.stdout.lines().last().unwrap_or_default());
+    if !python.is_file() {
+        return Err(finished.describe("setup-python.sh's last line is not the venv's python"));
+    }
+    Ok(python)
+}

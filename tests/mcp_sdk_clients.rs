@@ -1,0 +1,111 @@
+//! The official MCP SDK clients — Python (PyPI `mcp` 2.3.0, tests/mcp/py_client.py) and
+//! TypeScript (npm `@modelcontextprotocol/sdk` 1.32.2, tests/mcp/ts_client.cjs) — drive
+//! `examples/mcp_server` over stdio (the SDK starts it as a host does) and over Streamable
+//! HTTP: tools and their schemas, failed calls, progress, logging with setLevel, sampling,
+//! resources, prompts, cancellation of an abandoned call on the server, 100 concurrent
+//! calls, concurrent sleeps, and (Python, HTTP) malformed JSON answered -32700 with the
+//! session going on. The Python client connects twice: probing `server/discover` first
+//! (its default), then with `initialize` straight away.
+#![cfg(all(unix, feature = "mcp", feature = "http"))]
+
+#[path = "support/example_binary.rs"]
+mod example_binary;
+#[path = "support/listening_child.rs"]
+mod listening_child;
+#[path = "support/mcp_peers.rs"]
+mod mcp_peers;
+#[path = "support/python_peer.rs"]
+mod python_peer;
+
+use std::path::Path;
+use std::process::Command;
+
+use example_binary::example_binary;
+use listening_child::start_listening;
+use python_peer::{run, CHILD_TIMEOUT};
+use serde_json::Value;
+
+/// Runs a client script and checks its report: every check passed, and there were `expected`.
+fn assert_report(command: &mut Command, what: &str, expected: usize) {
+    let finished = run(command, CHILD_TIMEOUT).expect("run the SDK client");
+    assert!(finished.success(), "{}", finished.describe(what));
+    let line = finished.stdout.lines().last().unwrap_or_default();
+    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{what} report {line:?}: {e}"));
+    let checks = report["checks"].as_array().expect("checks");
+    let failed: Vec<&Value> = checks.iter().filter(|check| check[1] != true).collect();
+    assert!(
+        failed.is_empty(),
+        "{what} failed {failed:?}\n{}",
+        finished.describe(what)
+    );
+    assert_eq!(checks.len(), expected, "{what}: {report}");
+}
+
+fn python_client(python: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(python);
+    command.arg(mcp_peers::mcp_dir().join("py_client.py")).args(args);
+    command
+}
+
+fn ts_client(modules: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(mcp_peers::node(modules));
+    command
+        .env("NODE_PATH", modules)
+        .arg(mcp_peers::mcp_dir().join("ts_client.cjs"))
+        .args(args);
+    command
+}
+
+#[test]
+fn the_python_sdk_client_over_stdio() {
+    let Some(python) = mcp_peers::python() else {
+        return;
+    };
+    let server = example_binary("mcp_server");
+    let server = server.to_str().unwrap();
+    assert_report(
+        &mut python_client(&python, &["stdio", server]),
+        "py_client.py stdio",
+        30,
+    );
+}
+
+#[test]
+fn the_python_sdk_client_over_streamable_http() {
+    let Some(python) = mcp_peers::python() else {
+        return;
+    };
+    let server = start_listening(&example_binary("mcp_server"), &["--http", "127.0.0.1:0"]);
+    assert_report(
+        &mut python_client(&python, &["http", &server.address]),
+        "py_client.py http",
+        32,
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_over_stdio() {
+    let Some(modules) = mcp_peers::node_modules() else {
+        return;
+    };
+    let server = example_binary("mcp_server");
+    let server = server.to_str().unwrap();
+    assert_report(
+        &mut ts_client(&modules, &["stdio", server]),
+        "ts_client.cjs stdio",
+        16,
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_over_streamable_http() {
+    let Some(modules) = mcp_peers::node_modules() else {
+        return;
+    };
+    let server = start_listening(&example_binary("mcp_server"), &["--http", "127.0.0.1:0"]);
+    assert_report(
+        &mut ts_client(&modules, &["http", &server.address]),
+        "ts_client.cjs http",
+        16,
+    );
+}
