@@ -25,6 +25,10 @@ mod session;
 mod tool;
 mod version;
 
+/// The schemars crate the tool schemas are made with (derive `schemars::JsonSchema` on a
+/// tool's argument type).
+pub use schemars;
+
 pub use content::{Annotations, Content, ResourceContents, Role};
 pub use context::McpContext;
 pub use logging::LogLevel;
