@@ -120,3 +120,62 @@ fn every_2025_11_25_scenario_of_the_next_suite_passes() {
         .iter()
         .any(|(name, _, _)| name == "server-session-lifecycle"));
 }
+
+/// Runs one client scenario of the suite with `examples/mcp_client` as the client; the
+/// suite's output, which must say every check passed.
+fn client_scenario(scenario: &str) -> Option<String> {
+    let modules = mcp_peers::node_modules()?;
+    let client = example_binary("mcp_client");
+    let results = std::env::temp_dir().join(format!(
+        "rpcwire-conformance-client-{}-{scenario}",
+        std::process::id()
+    ));
+    let finished = run(
+        Command::new(mcp_peers::node(&modules))
+            .arg(modules.join("@modelcontextprotocol/conformance/dist/index.js"))
+            .args(["client", "--scenario", scenario, "--command"])
+            .arg(&client)
+            .arg("-o")
+            .arg(&results),
+        Duration::from_secs(120),
+    )
+    .expect("run the conformance suite");
+    let _ = std::fs::remove_dir_all(&results);
+    let output = format!("{}\n{}", finished.stdout, finished.stderr);
+    assert!(finished.success(), "{output}");
+    Some(output)
+}
+
+/// `Passed: N/M, F failed, W warnings` → (N, M, F, W).
+fn client_counts(output: &str) -> (u32, u32, u32, u32) {
+    let line = output
+        .lines()
+        .find(|line| line.starts_with("Passed: "))
+        .unwrap_or_else(|| panic!("no result line:\n{output}"));
+    let numbers: Vec<u32> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|part| !part.is_empty())
+        .map(|part| part.parse().unwrap())
+        .collect();
+    (numbers[0], numbers[1], numbers[2], numbers[3])
+}
+
+#[test]
+fn the_client_passes_the_suites_client_scenarios() {
+    for (scenario, checks) in [
+        ("initialize", 1),
+        ("tools_call", 1),
+        ("elicitation-sep1034-client-defaults", 5),
+        ("sse-retry", 3),
+    ] {
+        let Some(output) = client_scenario(scenario) else {
+            return;
+        };
+        let (passed, total, failed, warnings) = client_counts(&output);
+        assert_eq!(
+            (passed, total, failed, warnings),
+            (checks, checks, 0, 0),
+            "{scenario}:\n{output}"
+        );
+    }
+}

@@ -15,6 +15,7 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
+mod client;
 mod content;
 mod context;
 mod logging;
@@ -29,6 +30,7 @@ mod version;
 /// tool's argument type).
 pub use schemars;
 
+pub use client::{elicitation_defaults, ConnectError, McpClient, McpClientBuilder, Progress};
 pub use content::{Annotations, Content, ResourceContents, Role};
 pub use context::McpContext;
 pub use logging::LogLevel;

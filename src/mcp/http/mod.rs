@@ -1,12 +1,15 @@
 //! MCP over Streamable HTTP (`mcp` and `http` features): [`StreamableHttpService`], a tower
 //! `Service` that serves an [`McpServer`](super::McpServer) with sessions, SSE streams and
-//! resumption.
+//! resumption; and [`StreamableHttpClient`], the client side as a transport for a `Peer`.
 //!
 //! Inside, one way: `stream` (an SSE stream and its replay log) and `origin` (the
 //! DNS-rebinding check) are leaves; `session` keeps streams; `remote` sends on them;
-//! `service` answers requests through all of these.
+//! `service` answers requests through all of these. On the client side, `events` reads SSE
+//! streams and `client` posts frames and reads their answers.
 
 mod body;
+mod client;
+mod events;
 mod origin;
 mod remote;
 mod service;
@@ -14,4 +17,5 @@ mod session;
 mod stream;
 
 pub use body::McpBody;
+pub use client::{ClientReceiver, ClientSender, StreamableHttpClient};
 pub use service::{StreamableHttpService, SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};

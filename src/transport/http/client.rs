@@ -271,7 +271,7 @@ pub(crate) async fn exchange(
 /// them); `None` when it held only notifications. The error's `data` says whether the
 /// request may have reached the server (`"reached"`) and the HTTP status, if any
 /// (`"status"`), so that a caller can tell what is safe to retry.
-fn failure_answer(sent: &[u8], failure: &ExchangeFailure) -> Option<Bytes> {
+pub(crate) fn failure_answer(sent: &[u8], failure: &ExchangeFailure) -> Option<Bytes> {
     let error = failure.to_error_object();
     let mut out = BytesMut::new();
     let answer = |id: &Id<'_>, out: &mut BytesMut| encode::write_error(out, id, &error);

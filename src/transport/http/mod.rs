@@ -43,7 +43,7 @@
 
 pub(crate) mod body;
 pub(crate) mod client;
-mod connections;
+pub(crate) mod connections;
 mod connection_clock;
 mod detect_deadline;
 mod server;

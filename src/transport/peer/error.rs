@@ -175,7 +175,7 @@ impl PeerError {
     }
 
     /// The error, naming the call it came from.
-    pub(super) fn in_call(mut self, method: &str, id: Option<&Id<'_>>) -> PeerError {
+    pub(crate) fn in_call(mut self, method: &str, id: Option<&Id<'_>>) -> PeerError {
         self.call = Some(Box::new(CallSite {
             method: method.into(),
             id: id.map(|id| id.clone().into_owned()),

@@ -1,0 +1,384 @@
+//! `StreamableHttpClient`: the client side of Streamable HTTP as a [`Transport`] for a
+//! [`Peer`](crate::transport::Peer) — each frame POSTed, its answer read as JSON or as an SSE
+//! stream; the session id kept from `initialize`'s answer and sent back; a stream that ends
+//! before the answers it owes resumed with GET and `Last-Event-ID` after the server's
+//! `retry:` delay, a bounded number of times; the session's own GET stream read for what the
+//! server sends outside requests; the session ended with DELETE when the client closes.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use http::{Method, Request, StatusCode, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use tokio::sync::mpsc;
+
+use super::events::EventReader;
+use super::service::{SESSION_HEADER, VERSION_HEADER};
+use crate::message::Message;
+use crate::parse::Parsed;
+use crate::sync::lock_unpoisoned;
+use crate::transport::http::client::{failure_answer, ExchangeFailure};
+use crate::transport::http::connections::Connections;
+use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
+
+const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The client side of Streamable HTTP, a [`Transport`] for a [`Peer`](crate::transport::Peer)
+/// (what [`McpClient::connect_http`](crate::mcp::McpClient) uses).
+///
+/// ```
+/// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://127.0.0.1:8000/mcp".parse().unwrap());
+/// assert!(transport.session_id().is_none(), "no session before initialize");
+/// ```
+#[derive(Clone, Debug)]
+pub struct StreamableHttpClient {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    connections: Connections,
+    session: Mutex<Option<HeaderValue>>,
+    version: Mutex<Option<HeaderValue>>,
+    /// The GET stream was asked for (once per session).
+    listening: AtomicBool,
+    max_message: usize,
+    max_resumes: u32,
+    default_retry: Duration,
+}
+
+impl StreamableHttpClient {
+    /// A client of the MCP endpoint at `url` (`http://host:port/path`).
+    ///
+    /// ```
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap());
+    /// # let _ = transport;
+    /// ```
+    pub fn new(url: Uri) -> StreamableHttpClient {
+        StreamableHttpClient {
+            shared: Arc::new(Shared {
+                connections: Connections::new(&url),
+                session: Mutex::new(None),
+                version: Mutex::new(None),
+                listening: AtomicBool::new(false),
+                max_message: 4 << 20,
+                max_resumes: 5,
+                default_retry: Duration::from_secs(1),
+            }),
+        }
+    }
+
+    /// The session id the server gave at `initialize`.
+    ///
+    /// ```
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap());
+    /// assert_eq!(transport.session_id(), None);
+    /// ```
+    pub fn session_id(&self) -> Option<String> {
+        lock_unpoisoned(&self.shared.session)
+            .as_ref()
+            .and_then(|value| value.to_str().ok().map(str::to_owned))
+    }
+
+    /// Sends `MCP-Protocol-Version: version` on every request from now on (what a client
+    /// does once `initialize` agreed on a revision).
+    ///
+    /// ```
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap());
+    /// transport.set_protocol_version(rpcwire::mcp::ProtocolVersion::V2025_11_25);
+    /// ```
+    pub fn set_protocol_version(&self, version: crate::mcp::ProtocolVersion) {
+        *lock_unpoisoned(&self.shared.version) = Some(HeaderValue::from_static(version.as_str()));
+    }
+}
+
+impl Transport for StreamableHttpClient {
+    type Receiver = ClientReceiver;
+    type Sender = ClientSender;
+
+    fn split(self) -> (ClientReceiver, ClientSender) {
+        let (frames, receiver) = mpsc::unbounded_channel();
+        (
+            ClientReceiver { frames: receiver },
+            ClientSender {
+                shared: self.shared,
+                frames: Some(frames),
+            },
+        )
+    }
+}
+
+/// The read half of a [`StreamableHttpClient`]: the messages the server sent, in the order
+/// they came.
+#[derive(Debug)]
+pub struct ClientReceiver {
+    frames: mpsc::UnboundedReceiver<Bytes>,
+}
+
+impl FrameReceiver for ClientReceiver {
+    async fn receive(&mut self) -> Result<Option<Bytes>, TransportError> {
+        Ok(self.frames.recv().await)
+    }
+}
+
+/// The write half of a [`StreamableHttpClient`]: each frame one POST.
+#[derive(Debug)]
+pub struct ClientSender {
+    shared: Arc<Shared>,
+    frames: Option<mpsc::UnboundedSender<Bytes>>,
+}
+
+impl FrameSender for ClientSender {
+    async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
+        let Some(frames) = self.frames.clone() else {
+            return Err(TransportError::Closed);
+        };
+        let shared = self.shared.clone();
+        tokio::spawn(async move { shared.post(body, frames).await });
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), TransportError> {
+        Ok(())
+    }
+
+    async fn close(&mut self) -> Result<(), TransportError> {
+        self.frames = None;
+        let session = lock_unpoisoned(&self.shared.session).take();
+        if let Some(session) = session {
+            let mut request = Request::new(Full::default());
+            *request.method_mut() = Method::DELETE;
+            request.headers_mut().insert(SESSION_HEADER, session);
+            let ended = tokio::time::timeout(Duration::from_secs(5), self.shared.connections.send(request)).await;
+            if let Ok(Ok((response, lease))) = ended {
+                let _ = response.into_body().collect().await;
+                lease.give_back();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The ids (as JSON text) of the requests in `frame`, and whether one is `initialize`.
+fn requests_in(frame: &[u8]) -> (HashSet<String>, bool) {
+    let mut ids = HashSet::new();
+    let mut initialize = false;
+    let mut one = |message: &Message<'_>| {
+        if let Message::Request(request) = message {
+            ids.insert(request.id().json_parts().concat());
+            initialize |= request.method() == "initialize";
+        }
+    };
+    match crate::parse(frame) {
+        Ok(Parsed::Single(message)) => one(&message),
+        Ok(Parsed::Batch(batch)) => batch.iter().flatten().for_each(|message| one(&message)),
+        Err(_) => {}
+    }
+    (ids, initialize)
+}
+
+/// The id (as JSON text) of the response `message` is, if it is one.
+fn response_id(message: &[u8]) -> Option<String> {
+    match crate::parse(message).ok()? {
+        Parsed::Single(Message::Response(response)) => Some(response.id().json_parts().concat()),
+        _ => None,
+    }
+}
+
+impl Shared {
+    fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        let headers = request.headers_mut();
+        if let Some(session) = lock_unpoisoned(&self.session).clone() {
+            headers.insert(SESSION_HEADER, session);
+        }
+        if let Some(version) = lock_unpoisoned(&self.version).clone() {
+            headers.insert(VERSION_HEADER, version);
+        }
+        request
+    }
+
+    /// POSTs one frame and hands what comes back to the receiver; requests left without an
+    /// answer get an error answer, so that every call ends.
+    async fn post(self: Arc<Self>, frame: Bytes, frames: mpsc::UnboundedSender<Bytes>) {
+        let (mut owed, initialize) = requests_in(&frame);
+        let mut request = self.request(Method::POST, frame.clone());
+        let headers = request.headers_mut();
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let failed = |reason: String, reached: bool, status: Option<u16>| ExchangeFailure { reason, reached, status };
+        let (response, lease) = match self.connections.send(request).await {
+            Ok(sent) => sent,
+            Err(failure) => {
+                if let Some(answer) = failure_answer(&frame, &failed(failure.reason, failure.reached, None)) {
+                    let _ = frames.send(answer);
+                }
+                return;
+            }
+        };
+        let status = response.status();
+        if initialize && status == StatusCode::OK {
+            if let Some(session) = response.headers().get(SESSION_HEADER) {
+                *lock_unpoisoned(&self.session) = Some(session.clone());
+                self.listening.store(false, Ordering::Release);
+            }
+        }
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/event-stream"));
+        match status {
+            StatusCode::OK if is_sse => {
+                let resume = self.read_events(response.into_body(), &frames, &mut owed).await;
+                if !owed.is_empty() {
+                    self.resume(resume, &frames, &mut owed).await;
+                }
+            }
+            StatusCode::OK => {
+                let mut body = response.into_body();
+                let read = crate::transport::http::body::read_limited(std::pin::Pin::new(&mut body), self.max_message);
+                if let Ok(bytes) = read.await {
+                    lease.give_back();
+                    if !bytes.is_empty() {
+                        let _ = frames.send(bytes);
+                    }
+                    owed.clear();
+                }
+            }
+            StatusCode::ACCEPTED => {
+                let _ = response.into_body().collect().await;
+                lease.give_back();
+            }
+            status => {
+                if status == StatusCode::NOT_FOUND {
+                    // The session is gone: the next initialize starts another.
+                    lock_unpoisoned(&self.session).take();
+                }
+                let _ = response.into_body().collect().await;
+            }
+        }
+        if !owed.is_empty() {
+            let failure = failed(format!("HTTP status {status}: no answer"), true, Some(status.as_u16()));
+            if let Some(answer) = failure_answer(&frame, &failure) {
+                let _ = frames.send(answer);
+            }
+        }
+        if status == StatusCode::OK && !self.listening.swap(true, Ordering::AcqRel) && lock_unpoisoned(&self.session).is_some() {
+            tokio::spawn(self.listen(frames));
+        }
+    }
+
+    /// Reads an SSE body to its end, handing each message on and crossing answered requests
+    /// off `owed`; where to resume: the last event id and the retry delay.
+    async fn read_events(
+        &self,
+        mut body: Incoming,
+        frames: &mpsc::UnboundedSender<Bytes>,
+        owed: &mut HashSet<String>,
+    ) -> Resume {
+        let mut reader = EventReader::new(self.max_message);
+        let mut resume = Resume {
+            last_id: None,
+            retry: self.default_retry,
+        };
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(data) = frame.into_data() else { continue };
+            if reader.push(&data).is_err() {
+                return resume;
+            }
+            while let Ok(Some(event)) = reader.next_event() {
+                if let Some(id) = event.id {
+                    resume.last_id = Some(id);
+                }
+                if let Some(ms) = event.retry_ms {
+                    resume.retry = Duration::from_millis(ms);
+                }
+                if event.data.is_empty() {
+                    continue;
+                }
+                let message = Bytes::from(event.data);
+                if let Some(id) = response_id(&message) {
+                    owed.remove(&id);
+                }
+                let _ = frames.send(message);
+            }
+            if owed.is_empty() {
+                // Everything answered: the stream may end (or the server keeps it; not needed).
+                return resume;
+            }
+        }
+        resume
+    }
+
+    /// Resumes a stream that ended before its answers, with GET and `Last-Event-ID` after the
+    /// retry delay, at most `max_resumes` times.
+    async fn resume(&self, mut resume: Resume, frames: &mpsc::UnboundedSender<Bytes>, owed: &mut HashSet<String>) {
+        for _ in 0..self.max_resumes {
+            let Some(last_id) = resume.last_id.clone() else { return };
+            tokio::time::sleep(resume.retry).await;
+            let mut request = self.request(Method::GET, Bytes::new());
+            request.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            let Ok(last) = HeaderValue::from_str(&last_id) else { return };
+            request.headers_mut().insert(LAST_EVENT_ID, last);
+            let Ok((response, _lease)) = self.connections.send(request).await else {
+                continue;
+            };
+            if response.status() != StatusCode::OK {
+                return;
+            }
+            let next = self.read_events(response.into_body(), frames, owed).await;
+            if owed.is_empty() {
+                return;
+            }
+            resume = Resume {
+                last_id: next.last_id.or(Some(last_id)),
+                retry: next.retry,
+            };
+        }
+    }
+
+    /// Reads the session's GET stream (what the server sends outside requests) until the
+    /// session ends or the server does not offer one.
+    async fn listen(self: Arc<Self>, frames: mpsc::UnboundedSender<Bytes>) {
+        let mut resume = Resume {
+            last_id: None,
+            retry: self.default_retry,
+        };
+        for _ in 0..=self.max_resumes {
+            if frames.is_closed() || lock_unpoisoned(&self.session).is_none() {
+                return;
+            }
+            let mut request = self.request(Method::GET, Bytes::new());
+            request.headers_mut().insert(ACCEPT, HeaderValue::from_static("text/event-stream"));
+            if let Some(last) = resume.last_id.as_deref().and_then(|id| HeaderValue::from_str(id).ok()) {
+                request.headers_mut().insert(LAST_EVENT_ID, last);
+            }
+            let Ok((response, _lease)) = self.connections.send(request).await else {
+                return;
+            };
+            if response.status() != StatusCode::OK {
+                return;
+            }
+            let mut none = HashSet::from([String::new()]);
+            let next = self.read_events(response.into_body(), &frames, &mut none).await;
+            resume = Resume {
+                last_id: next.last_id.or(resume.last_id),
+                retry: next.retry,
+            };
+            tokio::time::sleep(resume.retry).await;
+        }
+    }
+}
+
+/// Where to pick a stream up again.
+struct Resume {
+    last_id: Option<String>,
+    retry: Duration,
+}
