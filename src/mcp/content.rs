@@ -258,3 +258,31 @@ impl ResourceContents {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_of_content_reads_back_as_it_was_written() {
+        let texts = [
+            r#"{"type":"text","text":"hi","annotations":{"audience":["user","assistant"],"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"}}"#,
+            r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#,
+            r#"{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}"#,
+            r#"{"type":"resource","resource":{"uri":"a://b","mimeType":"text/plain","text":"t"}}"#,
+            r#"{"type":"resource","resource":{"uri":"a://c","blob":"AA=="}}"#,
+            r#"{"type":"resource_link","uri":"a://d","name":"d","description":"D","mimeType":"text/plain"}"#,
+        ];
+        for text in texts {
+            let content: Content = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&content).unwrap(), text);
+        }
+        let link: Content = serde_json::from_str(texts[5]).unwrap();
+        assert!(link.as_text().is_none());
+        let blob: Content = serde_json::from_str(texts[4]).unwrap();
+        let Content::Resource { resource, .. } = blob else { panic!("a resource") };
+        assert_eq!(resource.uri(), "a://c");
+        assert!(serde_json::from_str::<Content>(r#"{"type":"video","data":""}"#).is_err());
+        assert_eq!(Content::audio("A", "audio/wav"), Content::Audio { data: "A".into(), mime_type: "audio/wav".into(), annotations: None });
+    }
+}

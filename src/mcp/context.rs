@@ -284,3 +284,33 @@ impl McpContext {
             .ok_or_else(|| RemoteError::closed("no client behind this request"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_detached_context_knows_its_request_and_reaches_no_client() {
+        let cx = McpContext::detached("tools/call");
+        assert_eq!(cx.method(), "tools/call");
+        assert!(cx.id().is_none() && cx.progress_token().is_none());
+        assert!(cx.protocol_version().is_none());
+        assert!(cx.client_capabilities().is_null());
+        assert!(!cx.is_cancelled());
+        assert!(format!("{cx:?}").contains("tools/call"));
+        cx.progress(1.0, None, None).await.unwrap();
+        assert!(cx.log(LogLevel::Emergency, None, 1).await.unwrap_err().is_closed());
+        assert!(cx.request("m", None).await.unwrap_err().is_closed());
+        assert!(cx.create_message(&()).await.unwrap_err().is_closed());
+        assert!(cx.elicit("?", &()).await.unwrap_err().is_closed());
+        assert!(cx.list_roots().await.unwrap_err().is_closed());
+        assert!(!cx.resource_updated("a://b").await.unwrap());
+        assert!(!cx.close_stream());
+        let token = RawValue::from_string("7".to_owned()).unwrap();
+        let with_token = McpContext::new(RequestContext::new(None, "m"), Arc::new(SessionState::new()), Some(token));
+        assert_eq!(with_token.progress_token(), Some("7"));
+        assert!(with_token.progress(1.0, Some(2.0), Some("x")).await.unwrap_err().is_closed());
+        cx.cancellation().cancel();
+        assert!(cx.is_cancelled());
+    }
+}

@@ -200,4 +200,30 @@ mod tests {
         assert_eq!(tool.input_schema.get(), EMPTY_OBJECT_SCHEMA);
         assert_eq!(empty_object_schema().get(), EMPTY_OBJECT_SCHEMA);
     }
+
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        /// What to say.
+        text: String,
+    }
+
+    #[test]
+    fn tools_and_results_serialize_as_the_specification_writes_them() {
+        assert!(Tool::new("t", "d", "[").is_err());
+        let tool = Tool::for_args::<Args>("say", "Says").with_title("Say");
+        let text = serde_json::to_string(&tool).unwrap();
+        assert!(text.starts_with(r#"{"name":"say","title":"Say","description":"Says","inputSchema":{"#), "{text}");
+        let back: Tool = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.input_schema.get(), tool.input_schema.get());
+        let result = CallToolResult::content(vec![Content::text("a")]).with_structured(&serde_json::json!({"n": 1})).unwrap();
+        assert_eq!(
+            serde_json::to_string(&result).unwrap(),
+            r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"{\"n\":1}"}],"structuredContent":{"n":1}}"#
+        );
+        let read: CallToolResult = serde_json::from_str(r#"{"content":[],"isError":false}"#).unwrap();
+        assert_eq!(read.is_error, Some(false));
+        assert_eq!(CallToolResult::text("x").content.len(), 1);
+    }
 }

@@ -68,3 +68,33 @@ impl Remote for StreamRemote {
         Box::pin(self.session.ended.cancelled())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::mcp::McpServer;
+
+    #[tokio::test]
+    async fn a_remote_sends_on_its_stream_until_the_session_ends() {
+        let registry = McpServer::new("t", "1").into_shared();
+        let session = Arc::new(HttpSession::new(&registry, Duration::from_millis(50)));
+        let stream = session.new_stream();
+        let mut events = stream.attach(None).unwrap();
+        let remote = StreamRemote { session: session.clone(), stream };
+        assert!(remote.is_open());
+        remote.notify_raw("n", Some(&RawJson::new("{}").unwrap())).await.unwrap();
+        assert!(events.try_recv().unwrap().ends_with(b"data: {\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{}}\n\n"));
+        assert!(remote.notify_raw("n", Some(&RawJson::new("1").unwrap())).await.is_err(), "scalar params");
+        assert!(remote.call_raw("m", Some(&RawJson::new("1").unwrap())).await.is_err(), "scalar params");
+        let unanswered = remote.call_raw("m", None).await.unwrap_err();
+        assert!(!unanswered.is_closed(), "no answer in time: {unanswered}");
+        assert!(remote.detach());
+        session.end();
+        assert!(!remote.is_open());
+        remote.closed().await;
+        let ended = remote.call_raw("m", None).await.unwrap_err();
+        assert!(ended.is_closed(), "{ended}");
+    }
+}
