@@ -322,7 +322,8 @@ fn alive(pid: u32) -> bool {
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| stat.contains(") Z "))
 }
 
-/// The pids of `examples/mcp_server` processes that are children of this test process.
+/// The pids of `examples/mcp_server` processes over stdio (no arguments) that are children
+/// of this test process.
 fn server_children() -> Vec<u32> {
     let me = std::process::id().to_string();
     let mut pids = Vec::new();
@@ -335,7 +336,9 @@ fn server_children() -> Vec<u32> {
         };
         let after = stat.rsplit_once(") ").map(|(_, rest)| rest).unwrap_or_default();
         let fields: Vec<&str> = after.split(' ').collect();
-        if fields.get(1) == Some(&me.as_str()) && stat.contains("(mcp_server)") && fields[0] != "Z" {
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let stdio = cmdline.split(|&b| b == 0).filter(|arg| !arg.is_empty()).count() == 1;
+        if fields.get(1) == Some(&me.as_str()) && stat.contains("(mcp_server)") && fields[0] != "Z" && stdio {
             pids.push(pid);
         }
     }
