@@ -13,9 +13,10 @@
 //!
 //! Options (after `--`):
 //! - `--quick`: shorter batches and histograms (well under 2 minutes);
-//! - `--only W1,W3`: just these workloads (`stages`, `transports`, `gateway`, `overload`: those sections); prints,
+//! - `--only W1,W3`: just these workloads (`stages`, `transports`, `gateway`, `overload`, `mcp`: those sections); prints,
 //!   writes nothing;
 //! - `--transport-server KIND`: run one server of the transports section (its child process);
+//! - `--mcp-server KIND`: run one server of the MCP section (its child process);
 //! - `--instructions WORKLOAD PARSER N`: parse message 0 of WORKLOAD N times inside
 //!   `instructions_loop` and exit (for callgrind; see `benches/instructions.sh`).
 //!
@@ -27,6 +28,7 @@ mod common;
 mod config;
 mod environment;
 mod gateway;
+mod mcp;
 mod measure;
 mod overload;
 mod pipeline;
@@ -56,7 +58,7 @@ static GLOBAL: common::alloc::Counting = common::alloc::COUNTING;
 // Main
 
 pub(crate) const USAGE: &str =
-    "usage: cargo bench --bench report --features http [-- [--quick] [--only W1,W2,...,stages,transports,gateway,overload] \
+    "usage: cargo bench --bench report --features http [-- [--quick] [--only W1,W2,...,stages,transports,gateway,overload,mcp] \
                      | --instructions WORKLOAD PARSER N]";
 
 pub(crate) fn instructions_mode(args: &[String]) {
@@ -107,6 +109,13 @@ pub(crate) fn main() {
             return;
         }
     }
+    #[cfg(all(feature = "mcp", feature = "http"))]
+    if let [flag, kind, ..] = &args[..] {
+        if flag == "--mcp-server" {
+            mcp::servers::serve(kind);
+            return;
+        }
+    }
     if let Some(at) = args.iter().position(|a| a == "--instructions") {
         instructions_mode(&args[at + 1..]);
         return;
@@ -137,7 +146,7 @@ pub(crate) fn main() {
     let workload_list: Vec<Workload> = match &only {
         Some(names) => names
             .iter()
-            .filter(|n| !["stages", "transports", "gateway", "overload"].contains(&n.as_str()))
+            .filter(|n| !["stages", "transports", "gateway", "overload", "mcp"].contains(&n.as_str()))
             .filter_map(|n| workloads::build(n))
             .collect(),
         None => workloads::all(),
@@ -298,6 +307,14 @@ pub(crate) fn main() {
     } else {
         Vec::new()
     };
+    let run_mcp = only
+        .as_ref()
+        .map_or(true, |names| names.iter().any(|n| n == "mcp"));
+    let (mcp_runs, mcp_memory) = if run_mcp {
+        mcp::measure_mcp(&config)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let run_overload = only
         .as_ref()
         .map_or(true, |names| names.iter().any(|n| n == "overload"));
@@ -312,6 +329,7 @@ pub(crate) fn main() {
     target_list.extend(stage_targets(&stage_results));
     target_list.extend(transports::transport_targets(&transport_runs));
     target_list.extend(gateway::gateway_targets(&gateway_runs));
+    target_list.extend(mcp::mcp_targets(&mcp_runs));
     target_list.extend(overload::overload_targets(&overload_runs));
     target_list.extend(soak.iter().flat_map(soak::Soak::targets));
     let probes = peers::probe_all();
@@ -346,6 +364,8 @@ pub(crate) fn main() {
         peer: &peer_runs,
         transports: &transport_runs,
         gateway: &gateway_runs,
+        mcp: &mcp_runs,
+        mcp_memory: &mcp_memory,
         overload: &overload_runs,
         structural: &structural_runs,
         soak: soak.as_ref(),

@@ -85,6 +85,10 @@ pub(crate) struct JsonReport {
     pub(crate) peer_round_trip: Vec<PeerRun>,
     /// HTTP and WebSocket servers (rpcwire, jsonrpsee, the floors) under one load generator.
     pub(crate) transports: Vec<crate::transports::TransportRun>,
+    /// MCP servers (rpcwire, rmcp, the TypeScript SDK) under one load generator.
+    pub(crate) mcp: Vec<crate::mcp::McpRun>,
+    /// Each MCP HTTP server's memory per idle session.
+    pub(crate) mcp_idle_sessions: Vec<crate::mcp::SessionMemory>,
     /// Forwarding through gateways (rpcwire's, the usual way, the floor) under one load generator.
     pub(crate) gateway: Vec<crate::gateway::GatewayRun>,
     /// A flood of concurrent requests against `spec_server --peer --max-concurrent 8`.

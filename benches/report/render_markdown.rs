@@ -19,6 +19,8 @@ pub(crate) struct Report<'a> {
     pub(crate) peer: &'a [PeerRun],
     pub(crate) transports: &'a [TransportRun],
     pub(crate) gateway: &'a [crate::gateway::GatewayRun],
+    pub(crate) mcp: &'a [crate::mcp::McpRun],
+    pub(crate) mcp_memory: &'a [crate::mcp::SessionMemory],
     pub(crate) overload: &'a [crate::overload::OverloadRun],
     pub(crate) structural: &'a [crate::structural::StructuralRun],
     pub(crate) soak: Option<&'a crate::soak::Soak>,
@@ -77,6 +79,15 @@ impl Report<'_> {
                 self.transports[0].rounds.len()
             );
             s.push_str(&transports_table(self.transports));
+        }
+        if !self.mcp.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n\nMCP servers, one `tools/call` of `add` at a time or 64 in flight, same run (server CPU \
+                 per call is the server process's CPU time ÷ calls answered, the median of {} rounds):\n",
+                self.mcp[0].rounds.len()
+            );
+            s.push_str(&crate::mcp::mcp_table(self.mcp, self.mcp_memory));
         }
         if !self.gateway.is_empty() {
             let _ = writeln!(
@@ -255,6 +266,27 @@ impl Report<'_> {
                 self.transports[0].rounds.len()
             );
             s.push_str(&transports_table(self.transports));
+            let _ = writeln!(s);
+        }
+        if !self.mcp.is_empty() {
+            let _ = writeln!(s, "## MCP\n");
+            let _ = writeln!(
+                s,
+                "Three MCP servers with the same tool, `add {{a, b}}` → the sum as text, each a child \
+                 process: rpcwire's `McpServer` and rmcp 3.11's (the Rust SDK, its `#[tool_router]` \
+                 macros) on one Tokio thread, and the official TypeScript SDK's (1.32.2, Node 22). One \
+                 load generator for all, in this process: over stdio it writes `tools/call` lines to the \
+                 child's stdin, N in flight (one more for each answer read); over Streamable HTTP it \
+                 opens one session (`initialize`, `notifications/initialized`) and sends calls on N \
+                 keep-alive connections, each reading its whole answer (JSON or an SSE stream) before \
+                 the next. Each answer is checked for the sum. Server CPU per call: {CPU_METHOD}, over \
+                 the measured run, ÷ calls answered in it; the median of {} interleaved rounds, every \
+                 round in the last column. The second table is each HTTP server's resident memory \
+                 before and after {} sessions were opened and left idle.\n",
+                self.mcp[0].rounds.len(),
+                self.mcp_memory.first().map_or(0, |m| m.sessions)
+            );
+            s.push_str(&crate::mcp::mcp_table(self.mcp, self.mcp_memory));
             let _ = writeln!(s);
         }
         if !self.gateway.is_empty() {
@@ -585,6 +617,8 @@ impl Report<'_> {
             peer_round_trip: self.peer.to_vec(),
             transports: self.transports.to_vec(),
             gateway: self.gateway.to_vec(),
+            mcp: self.mcp.to_vec(),
+            mcp_idle_sessions: self.mcp_memory.to_vec(),
             overload: self.overload.to_vec(),
             structural_pass: self.structural.to_vec(),
             soak: self.soak.cloned(),

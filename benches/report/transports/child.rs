@@ -81,7 +81,7 @@ impl Drop for ServerProcess {
 }
 
 /// Nanosecond CPU time from the threads' schedstat; clock ticks from stat when that is absent.
-fn cpu_time(pid: u32) -> Duration {
+pub(crate) fn cpu_time(pid: u32) -> Duration {
     let mut total = 0u64;
     let mut found = false;
     if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {

