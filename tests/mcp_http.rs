@@ -22,8 +22,16 @@ struct Sleep {
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Nothing {}
 
+/// How many `finish` calls ran to their end.
+static FINISHED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn server() -> McpServer {
     McpServer::new("http-test", "1")
+        .tool("finish", "Sleeps, then counts", |args: Sleep, _| async move {
+            tokio::time::sleep(Duration::from_millis(args.ms)).await;
+            FINISHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(CallToolResult::text("finished"))
+        })
         .tool("sleep", "Sleeps", |args: Sleep, _| async move {
             tokio::time::sleep(Duration::from_millis(args.ms)).await;
             Ok(CallToolResult::text(format!("slept {}", args.ms)))
@@ -163,7 +171,7 @@ async fn a_session_starts_at_initialize_and_ends_at_delete() {
     assert_eq!(listed.status(), StatusCode::OK);
     assert_eq!(
         json_of(listed).await["result"]["tools"].as_array().unwrap().len(),
-        3
+        4
     );
     let delete = Request::delete("/mcp")
         .header("host", "localhost")
@@ -439,15 +447,24 @@ async fn a_cancelled_call_ends_its_stream_without_a_result() {
     let service = StreamableHttpService::new(server());
     let mut client = Client::new(service);
     client.initialize().await;
-    let call = client
-        .post_body(r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}"#)
-        .await;
+    // The call runs in the POST's own task: sent on a task of its own, as a server runs each
+    // connection.
+    let body = r#"{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}"#;
+    let request = client.post(body).body(Full::new(Bytes::from(body))).unwrap();
+    let mut service = client.service.clone();
+    let call = tokio::spawn(async move { service.call(request).await.unwrap() });
     tokio::time::sleep(Duration::from_millis(50)).await;
     let cancel = client
         .post_body(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c1"}}"#)
         .await;
     assert_eq!(cancel.status(), StatusCode::ACCEPTED);
-    let events = events_of(call).await;
+    let events = events_of(
+        tokio::time::timeout(Duration::from_secs(5), call)
+            .await
+            .unwrap()
+            .unwrap(),
+    )
+    .await;
     assert!(
         events.iter().all(|(_, data)| !data.contains("result")),
         "{events:?}"
@@ -550,7 +567,12 @@ async fn calls_past_the_in_flight_limit_are_refused_with_an_error() {
     let service = StreamableHttpService::new(server().with_max_in_flight(1));
     let mut client = Client::new(service);
     client.initialize().await;
-    let first = client.post_body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}"#).await;
+    let body =
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":200}}}"#;
+    let request = client.post(body).body(Full::new(Bytes::from(body))).unwrap();
+    let mut service = client.service.clone();
+    let first = tokio::spawn(async move { service.call(request).await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let second = client.post_body(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":1}}}"#).await;
     assert_eq!(second.headers()["content-type"], "application/json");
     let refused = json_of(second).await;
@@ -560,8 +582,13 @@ async fn calls_past_the_in_flight_limit_are_refused_with_an_error() {
         "{refused}"
     );
     assert_eq!(refused["id"], 2);
-    let events = events_of(first).await;
-    assert!(events.last().unwrap().1.contains("slept 200"), "{events:?}");
+    let first = first.await.unwrap();
+    assert_eq!(
+        first.headers()["content-type"],
+        "application/json",
+        "nothing sent before the result: JSON"
+    );
+    assert_eq!(json_of(first).await["result"]["content"][0]["text"], "slept 200");
 }
 
 #[tokio::test]
@@ -601,4 +628,26 @@ async fn served_over_a_socket_by_serve() {
     let answer: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(answer["result"]["serverInfo"]["name"], "http-test");
     served.abort();
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_does_not_cancel_its_call() {
+    let service = StreamableHttpService::new(server());
+    let mut client = Client::new(service);
+    client.initialize().await;
+    let before = FINISHED.load(std::sync::atomic::Ordering::SeqCst);
+    let body =
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"finish","arguments":{"ms":100}}}"#;
+    let request = client.post(body).body(Full::new(Bytes::from(body))).unwrap();
+    let mut service = client.service.clone();
+    let call = tokio::spawn(async move { service.call(request).await.unwrap() });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    call.abort(); // the connection is gone: the POST's task is dropped mid-call
+    let _ = call.await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        FINISHED.load(std::sync::atomic::Ordering::SeqCst),
+        before + 1,
+        "the handler ran to its end"
+    );
 }

@@ -3,7 +3,8 @@
 //! resumption; and [`StreamableHttpClient`], the client side as a transport for a `Peer`.
 //!
 //! Inside, one way: `stream` (an SSE stream and its replay log) and `origin` (the
-//! DNS-rebinding check) are leaves; `session` keeps streams; `remote` sends on them;
+//! DNS-rebinding check) are leaves; `session` keeps streams; `output` answers a POST with JSON
+//! or, once the handler sends something first, a stream; `remote` sends on it;
 //! `service` answers requests through all of these. On the client side, `events` reads SSE
 //! streams and `client` posts frames and reads their answers.
 
@@ -11,6 +12,7 @@ mod body;
 mod client;
 mod events;
 mod origin;
+mod output;
 mod remote;
 mod service;
 mod session;

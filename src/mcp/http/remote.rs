@@ -1,20 +1,21 @@
 //! `StreamRemote`: the way back to the client for a request served over Streamable HTTP —
-//! notifications and requests go on the request's own SSE stream; the client's answers to
-//! those requests come back in later POSTs and are matched by the session's call table.
+//! notifications and requests go on the request's own SSE stream (made by the first of them:
+//! `PostOutput`); the client's answers to those requests come back in later POSTs and are
+//! matched by the session's call table.
 
 use std::sync::Arc;
 
 use bytes::BytesMut;
 
+use super::output::PostOutput;
 use super::session::HttpSession;
-use super::stream::EventStream;
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
 use crate::encode;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
 
 pub(crate) struct StreamRemote {
     pub(crate) session: Arc<HttpSession>,
-    pub(crate) stream: Arc<EventStream>,
+    pub(crate) output: Arc<PostOutput>,
 }
 
 impl Remote for StreamRemote {
@@ -27,7 +28,7 @@ impl Remote for StreamRemote {
             let mut frame = BytesMut::with_capacity(64 + params.map_or(0, |p| p.get().len()));
             encode::write_call_raw(&mut frame, Some(call.id()), method, params)
                 .map_err(|error| RemoteError::new(error, ErrorObject::invalid_params("params must be an array or an object"), false))?;
-            self.stream.push(&frame);
+            self.output.stream().push(&frame);
             let timeout = self.session.call_timeout;
             let Ok(answer) = tokio::time::timeout(timeout, call).await else {
                 let object = ErrorObject::internal_error(format_args!("the client did not answer within {timeout:?}"));
@@ -50,13 +51,13 @@ impl Remote for StreamRemote {
             let mut frame = BytesMut::with_capacity(64 + params.map_or(0, |p| p.get().len()));
             encode::write_call_raw(&mut frame, None, method, params)
                 .map_err(|error| RemoteError::new(error, ErrorObject::invalid_params("params must be an array or an object"), false))?;
-            self.stream.push(&frame);
+            self.output.stream().push(&frame);
             Ok(())
         })
     }
 
     fn detach(&self) -> bool {
-        self.stream.detach();
+        self.output.stream().detach();
         true
     }
 
@@ -80,11 +81,11 @@ mod tests {
     async fn a_remote_sends_on_its_stream_until_the_session_ends() {
         let registry = McpServer::new("t", "1").into_shared();
         let session = Arc::new(HttpSession::new(&registry, Duration::from_millis(50)));
-        let stream = session.new_stream();
-        let mut events = stream.attach(None).unwrap();
-        let remote = StreamRemote { session: session.clone(), stream };
+        let output = Arc::new(PostOutput::new(session.clone(), None));
+        let remote = StreamRemote { session: session.clone(), output: output.clone() };
         assert!(remote.is_open());
         remote.notify_raw("n", Some(&RawJson::new("{}").unwrap())).await.unwrap();
+        let mut events = output.streaming().await;
         assert!(events.try_recv().unwrap().ends_with(b"data: {\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{}}\n\n"));
         assert!(remote.notify_raw("n", Some(&RawJson::new("1").unwrap())).await.is_err(), "scalar params");
         assert!(remote.call_raw("m", Some(&RawJson::new("1").unwrap())).await.is_err(), "scalar params");

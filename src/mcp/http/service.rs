@@ -16,6 +16,7 @@ use http_body::Body;
 
 use super::body::McpBody;
 use super::origin::{self, LOOPBACK_HOSTS};
+use super::output::{Outcome, PostOutput};
 use super::remote::StreamRemote;
 use super::session::{HttpSession, Sessions};
 use super::stream::parse_event_id;
@@ -430,15 +431,16 @@ impl StreamableHttpService {
                     pending.refuse(&busy, &mut out);
                     return json_answer(out.freeze());
                 };
-                let stream = session.new_stream();
-                let events = stream.attach(None).unwrap_or_else(|| tokio::sync::mpsc::channel(1).1);
-                if session.state.version().is_some_and(|v| v >= ProtocolVersion::V2025_11_25) {
-                    stream.prime(self.config.retry.as_millis() as u64);
-                }
+                let prime = session
+                    .state
+                    .version()
+                    .is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
+                    .then(|| self.config.retry.as_millis() as u64);
+                let output = Arc::new(PostOutput::new(session.clone(), prime));
                 let serving = Supervision {
                     remote: Some(Arc::new(StreamRemote {
                         session: session.clone(),
-                        stream: stream.clone(),
+                        output: output.clone(),
                     })),
                     cancellations: Some(session.cancellations.clone()),
                     on_cancel: OnCancel::Silent,
@@ -446,15 +448,29 @@ impl StreamableHttpService {
                     handler_timeout: self.registry.limits.handler_timeout,
                     timeouts: None,
                 };
-                tokio::spawn(async move {
+                let done = output.clone();
+                // Run here, in the POST's own task: no task of its own unless the answer
+                // becomes a stream (or the client goes away) before the handler is done.
+                let mut work = Unfinished(Some(Box::pin(async move {
                     let _permit = permit;
                     let mut out = BytesMut::new();
-                    if pending.answer_supervised(&session.router, &serving, &mut out).await {
-                        stream.push(&out);
+                    let answered = pending.answer_supervised(&session.router, &serving, &mut out).await;
+                    done.complete(answered.then(|| out.freeze()));
+                })));
+                let handler = work.0.as_mut().expect("just made");
+                tokio::select! {
+                    biased;
+                    () = handler => {
+                        work.0 = None;
+                        match output.outcome() {
+                            Outcome::Json(Some(answer)) => json_answer(answer),
+                            // Cancelled (no answer, as MCP wants): a stream that ends at once.
+                            Outcome::Json(None) => event_stream(tokio::sync::mpsc::channel(1).1),
+                            Outcome::Events(events) => event_stream(events),
+                        }
                     }
-                    stream.finish();
-                });
-                event_stream(events)
+                    events = output.streaming() => event_stream(events),
+                }
             }
         }
     }
@@ -512,6 +528,18 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let service = self.clone();
         Box::pin(async move { Ok(service.answer(request).await) })
+    }
+}
+
+/// A handler's future that is not done: dropped with the POST's task, it goes on in a task
+/// of its own (a client going away does not cancel its request; its stream can be resumed).
+struct Unfinished(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(work) = self.0.take() {
+            tokio::spawn(work);
+        }
     }
 }
 

@@ -54,7 +54,7 @@ impl HttpSession {
             router,
             cancellations: Arc::new(Cancellations::default()),
             calls: CorrelationTable::new(TableConfig {
-                capacity: 256,
+                capacity: 32,
                 timeout: call_timeout,
                 ..TableConfig::default()
             }),
