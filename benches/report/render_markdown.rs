@@ -274,7 +274,10 @@ impl Report<'_> {
                 s,
                 "Three MCP servers with the same tool, `add {{a, b}}` → the sum as text, each a child \
                  process: rpcwire's `McpServer` and rmcp 3.11's (the Rust SDK, its `#[tool_router]` \
-                 macros) on one Tokio thread, and the official TypeScript SDK's (1.32.2, Node 22). One \
+                 macros) on one Tokio thread, the official TypeScript SDK's (1.32.2, Node 22), and \
+                 the floor: blocking line reads (stdio) or hyper's HTTP/1 connection reading each \
+                 body (HTTP), the request's id copied into a fixed answer, no JSON parsed and no MCP \
+                 — the least any server must do. One \
                  load generator for all, in this process: over stdio it writes `tools/call` lines to the \
                  child's stdin, N in flight (one more for each answer read); over Streamable HTTP it \
                  opens one session (`initialize`, `notifications/initialized`) and sends calls on N \

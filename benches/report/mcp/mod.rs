@@ -1,8 +1,9 @@
 //! The MCP section (`mcp` and `http` features): CPU per `tools/call` of `add` (the server
 //! process's CPU time ÷ calls) and latency, over stdio and Streamable HTTP, at 1 and 64 calls
 //! in flight, one load generator for all (`load`): rpcwire's `McpServer`, rmcp 3.11 (the
-//! Rust SDK) and the official TypeScript SDK, each a child process (`servers`, `run`); and
-//! the memory each HTTP server holds per idle session.
+//! Rust SDK), the official TypeScript SDK, and a floor (the least any server must do: read
+//! the request, copy its id into a fixed answer, write it), each a child process (`servers`,
+//! `run`); and the memory each HTTP server holds per idle session.
 
 #[cfg(all(feature = "mcp", feature = "http"))]
 mod load;
@@ -66,12 +67,23 @@ pub(crate) fn mcp_targets(runs: &[McpRun]) -> Vec<crate::targets::Target> {
     };
     for r in runs.iter().filter(|r| r.server == "rpcwire") {
         let place = format!("MCP {} at {} in flight", r.transport, r.in_flight);
+        let floor = cpu_of("floor", r.transport, r.in_flight);
         for (peer, factor) in [("rmcp", 0.5), ("typescript", 0.05)] {
             if let Some(theirs) = cpu_of(peer, r.transport, r.in_flight) {
+                // Where the aim asks for less than the floor (reading the request and writing a
+                // fixed answer) costs, no server can meet it: said beside the figures.
+                let below_floor = match floor {
+                    Some(floor) if factor * theirs < floor => format!(
+                        "; the aim, {:.2} µs, is below the floor's {floor:.2} µs",
+                        factor * theirs
+                    ),
+                    Some(floor) => format!("; floor {floor:.2} µs"),
+                    None => String::new(),
+                };
                 out.push(crate::targets::Target {
                     target: format!("{place}: CPU per call ≤ {factor}× {peer}'s"),
                     measured: format!(
-                        "{:.2} µs vs {peer} {:.2} µs ({:.3}×)",
+                        "{:.2} µs vs {peer} {:.2} µs ({:.3}×){below_floor}",
                         r.server_cpu_us_per_call,
                         theirs,
                         r.server_cpu_us_per_call / theirs

@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use super::load;
-use super::servers::{RMCP_HTTP, RMCP_STDIO, RPCWIRE_HTTP, RPCWIRE_STDIO};
+use super::servers::{FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_HTTP, RPCWIRE_STDIO};
 use super::{McpRun, SessionMemory};
 use crate::config::Config;
 use crate::render_json::round;
@@ -38,12 +38,14 @@ enum Start {
     Node(&'static str),
 }
 
-const SUBJECTS: [Subject; 6] = [
+const SUBJECTS: [Subject; 8] = [
     Subject { server: "rpcwire", transport: "stdio", implementation: "rpcwire McpServer::serve_stdio, 1 tokio thread", start: Start::Bench(RPCWIRE_STDIO) },
     Subject { server: "rmcp", transport: "stdio", implementation: "rmcp 3.11 #[tool_router] over rmcp::transport::stdio, 1 tokio thread", start: Start::Bench(RMCP_STDIO) },
     Subject { server: "typescript", transport: "stdio", implementation: "@modelcontextprotocol/sdk 1.32.2 McpServer + StdioServerTransport, Node 22", start: Start::Node("stdio") },
+    Subject { server: "floor", transport: "stdio", implementation: "blocking line reads, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_STDIO) },
     Subject { server: "rpcwire", transport: "http", implementation: "rpcwire StreamableHttpService::serve, 1 tokio thread", start: Start::Bench(RPCWIRE_HTTP) },
     Subject { server: "rmcp", transport: "http", implementation: "rmcp 3.11 StreamableHttpService (defaults: sessions, SSE) on hyper-util, 1 tokio thread", start: Start::Bench(RMCP_HTTP) },
+    Subject { server: "floor", transport: "http", implementation: "hyper 1 http1, body read, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_HTTP) },
     Subject { server: "typescript", transport: "http", implementation: "@modelcontextprotocol/sdk 1.32.2 StreamableHTTPServerTransport (sessions, SSE) on node:http, Node 22", start: Start::Node("http") },
 ];
 
@@ -52,13 +54,28 @@ struct Process {
     child: Child,
     stdio: Option<(ChildStdin, BufReader<ChildStdout>)>,
     address: Option<SocketAddr>,
+    /// An HTTP server's stdin: it exits when this closes.
+    keep: Option<(ChildStdin, BufReader<ChildStdout>)>,
 }
 
 impl Process {
     fn start(subject: &Subject, node: Option<&(PathBuf, PathBuf)>) -> Option<Process> {
         let mut command = match subject.start {
             Start::Bench(kind) => {
-                let mut command = Command::new(std::env::current_exe().expect("the bench binary"));
+                // For profiling: `MCP_SERVER_WRAPPER="perf record -g -o /tmp/mcp.data --"` starts
+                // the bench's servers under that command (the CPU figures are then the
+                // wrapper's: read the profile, not the table).
+                let wrapper = std::env::var("MCP_SERVER_WRAPPER").unwrap_or_default();
+                let mut words = wrapper.split_whitespace();
+                let exe = std::env::current_exe().expect("the bench binary");
+                let mut command = match words.next() {
+                    Some(program) => {
+                        let mut command = Command::new(program);
+                        command.args(words).arg(exe);
+                        command
+                    }
+                    None => Command::new(exe),
+                };
                 command.args(["--mcp-server", kind]);
                 command
             }
@@ -90,6 +107,7 @@ impl Process {
                 child,
                 stdio: Some((stdin, stdout)),
                 address: None,
+                keep: None,
             });
         }
         let mut line = String::new();
@@ -104,13 +122,11 @@ impl Process {
                     subject.implementation
                 )
             });
-        // Kept open: the server exits when it closes.
-        std::mem::forget(stdin);
-        std::mem::forget(stdout);
         Some(Process {
             child,
             stdio: None,
             address: Some(address),
+            keep: Some((stdin, stdout)),
         })
     }
 
@@ -130,6 +146,15 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
+        // Its stdin closed, a server exits by itself (and a profiler around it writes its data).
+        drop(self.stdio.take());
+        drop(self.keep.take());
+        for _ in 0..300 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -161,8 +186,16 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
         (Duration::from_millis(500), Duration::from_millis(2000), ROUNDS)
     };
     let node = node();
+    // For a look at some only: `MCP_SERVERS=rpcwire-http,rmcp-stdio` (server-transport).
+    let chosen = std::env::var("MCP_SERVERS").ok();
     let mut processes: Vec<(Subject, Process)> = SUBJECTS
         .iter()
+        .filter(|subject| {
+            let name = format!("{}-{}", subject.server, subject.transport);
+            chosen
+                .as_deref()
+                .map_or(true, |list| list.split(',').any(|n| n == name))
+        })
         .filter_map(|subject| Some((*subject, Process::start(subject, node.as_ref())?)))
         .collect();
     let plan: Vec<(usize, usize)> = (0..processes.len())

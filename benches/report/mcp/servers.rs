@@ -13,6 +13,39 @@ pub(crate) const RPCWIRE_STDIO: &str = "rpcwire-stdio";
 pub(crate) const RPCWIRE_HTTP: &str = "rpcwire-http";
 pub(crate) const RMCP_STDIO: &str = "rmcp-stdio";
 pub(crate) const RMCP_HTTP: &str = "rmcp-http";
+pub(crate) const FLOOR_STDIO: &str = "floor-stdio";
+pub(crate) const FLOOR_HTTP: &str = "floor-http";
+
+/// The floors' answer, around the request's id.
+const FLOOR_ANSWER: (&str, &str) = (
+    r#"{"jsonrpc":"2.0","id":"#,
+    r#","result":{"content":[{"type":"text","text":"3"}]}}"#,
+);
+const FLOOR_INITIALIZED: &str = r#"{"jsonrpc":"2.0","id":"init","result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"floor","version":"1"}}}"#;
+
+/// The id's JSON text in a request (what follows `"id":` up to the next `,` or `}`).
+fn id_of(request: &[u8]) -> &[u8] {
+    let Some(at) = memchr::memmem::find(request, br#""id":"#).map(|at| at + 5) else {
+        return b"null";
+    };
+    let end = request[at..]
+        .iter()
+        .position(|&b| b == b',' || b == b'}')
+        .map_or(request.len(), |n| at + n);
+    &request[at..end]
+}
+
+/// The floors' answer to one request line: what a server must at least do — read the
+/// request, find its id, write an answer — and nothing else (no JSON parsed, no MCP).
+fn floor_answer(request: &[u8], out: &mut Vec<u8>) {
+    if memchr::memmem::find(request, br#""method":"initialize""#).is_some() {
+        out.extend_from_slice(FLOOR_INITIALIZED.as_bytes());
+    } else {
+        out.extend_from_slice(FLOOR_ANSWER.0.as_bytes());
+        out.extend_from_slice(id_of(request));
+        out.extend_from_slice(FLOOR_ANSWER.1.as_bytes());
+    }
+}
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Add {
@@ -55,6 +88,10 @@ mod rmcp_add {
 
 /// Runs the server `kind` until its stdin closes.
 pub(crate) fn serve(kind: &str) {
+    if kind == FLOOR_STDIO {
+        floor_stdio();
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -72,17 +109,18 @@ pub(crate) fn serve(kind: &str) {
                     .expect("rmcp serves");
                 let _ = running.waiting().await;
             }
-            RPCWIRE_HTTP | RMCP_HTTP => {
+            RPCWIRE_HTTP | RMCP_HTTP | FLOOR_HTTP => {
                 exit_when_stdin_closes();
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
                 println!("listening on {}", listener.local_addr().expect("address"));
                 let _ = std::io::stdout().flush();
-                if kind == RPCWIRE_HTTP {
-                    let _ = rpcwire::mcp::http::StreamableHttpService::new(rpcwire_server())
-                        .serve(listener)
-                        .await;
-                } else {
-                    rmcp_http(listener).await;
+                match kind {
+                    RPCWIRE_HTTP => {
+                        let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire_server());
+                        let _ = service.serve(listener).await;
+                    }
+                    RMCP_HTTP => rmcp_http(listener).await,
+                    _ => floor_http(listener).await,
                 }
             }
             other => panic!("unknown MCP server {other:?}"),
@@ -106,6 +144,73 @@ async fn rmcp_http(listener: tokio::net::TcpListener) {
         let service = service.clone();
         tokio::spawn(async move {
             let _ = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// The stdio floor: blocking reads of lines, an answer for each request (notifications get
+/// none), written when no more input is buffered.
+fn floor_stdio() {
+    use std::io::BufRead;
+    let mut input = std::io::BufReader::with_capacity(64 << 10, std::io::stdin().lock());
+    let mut output = std::io::stdout().lock();
+    let mut line = Vec::with_capacity(512);
+    let mut out = Vec::with_capacity(4096);
+    loop {
+        line.clear();
+        if input.read_until(b'\n', &mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        if memchr::memmem::find(&line, br#""id":"#).is_some() {
+            floor_answer(&line, &mut out);
+            out.push(b'\n');
+        }
+        if input.buffer().is_empty() && !out.is_empty() {
+            if output.write_all(&out).and_then(|()| output.flush()).is_err() {
+                return;
+            }
+            out.clear();
+        }
+    }
+}
+
+/// The HTTP floor: hyper's HTTP/1 connection, each body read whole and answered with JSON by
+/// [`floor_answer`] (a session id header on `initialize`, 202 for notifications).
+async fn floor_http(listener: tokio::net::TcpListener) {
+    use http_body_util::{BodyExt, Full};
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            return;
+        };
+        let _ = stream.set_nodelay(true);
+        tokio::spawn(async move {
+            let service =
+                hyper::service::service_fn(|request: hyper::Request<hyper::body::Incoming>| async move {
+                    let body = request
+                        .into_body()
+                        .collect()
+                        .await
+                        .map(|b| b.to_bytes())
+                        .unwrap_or_default();
+                    let mut out = Vec::with_capacity(160);
+                    let mut response = hyper::Response::builder().header("content-type", "application/json");
+                    if memchr::memmem::find(&body, br#""id":"#).is_none() {
+                        response = response.status(202);
+                    } else {
+                        floor_answer(&body, &mut out);
+                        if memchr::memmem::find(&body, br#""method":"initialize""#).is_some() {
+                            response = response.header("mcp-session-id", "floor");
+                        }
+                    }
+                    Ok::<_, std::convert::Infallible>(
+                        response
+                            .body(Full::new(bytes::Bytes::from(out)))
+                            .expect("a response"),
+                    )
+                });
+            let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                 .await;
         });
