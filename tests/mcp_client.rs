@@ -550,3 +550,51 @@ async fn the_official_everything_server_over_streamable_http() {
 fn child_take(child: &mut std::process::Child) -> std::process::Child {
     std::mem::replace(child, std::process::Command::new("true").spawn().unwrap())
 }
+
+#[tokio::test]
+async fn an_expired_http_session_fails_the_next_call_and_a_bad_url_fails_to_connect() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let service = rpcwire::mcp::http::StreamableHttpService::with_sessions(
+        server(Arc::default()),
+        4,
+        Duration::from_millis(1),
+    );
+    let sweeper = service.clone();
+    tokio::spawn(service.serve(listener));
+    let url: http::Uri = format!("http://{address}/mcp").parse().unwrap();
+    let client = McpClient::builder("t", "1")
+        .connect_http(url.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .call_tool("add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap()
+            .content[0]
+            .as_text(),
+        Some("2")
+    );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(sweeper.sweep(), 1, "the idle session ended");
+    let gone = client
+        .call_tool("add", json!({"a": 1, "b": 1}))
+        .await
+        .unwrap_err();
+    assert!(gone.to_string().contains("404"), "{gone}");
+    // The client starts over with a new session.
+    let again = McpClient::builder("t", "1").connect_http(url).await.unwrap();
+    again.ping().await.unwrap();
+    again.close().await;
+    let refused = McpClient::builder("t", "1")
+        .connect_http("https://127.0.0.1:1/mcp".parse().unwrap())
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, ConnectError::Initialize(_)), "{refused}");
+    let nobody = McpClient::builder("t", "1")
+        .connect_http("http://127.0.0.1:1/mcp".parse().unwrap())
+        .await
+        .unwrap_err();
+    assert!(matches!(nobody, ConnectError::Initialize(_)), "{nobody}");
+}

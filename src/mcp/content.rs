@@ -285,4 +285,17 @@ mod tests {
         assert!(serde_json::from_str::<Content>(r#"{"type":"video","data":""}"#).is_err());
         assert_eq!(Content::audio("A", "audio/wav"), Content::Audio { data: "A".into(), mime_type: "audio/wav".into(), annotations: None });
     }
+
+    #[test]
+    fn the_constructors_make_what_they_name() {
+        assert_eq!(Content::text("t").as_text(), Some("t"));
+        assert!(matches!(Content::image("AA==", "image/png"), Content::Image { ref mime_type, .. } if mime_type == "image/png"));
+        let text = ResourceContents::text("a://t", "text/plain", "T");
+        let blob = ResourceContents::blob("a://b", "image/png", "AA==");
+        assert_eq!((text.uri(), blob.uri()), ("a://t", "a://b"));
+        let embedded = Content::resource(blob.clone());
+        assert_eq!(embedded, Content::Resource { resource: blob, annotations: None });
+        assert!(embedded.as_text().is_none());
+        assert_eq!(serde_json::to_string(&Role::User).unwrap(), r#""user""#);
+    }
 }
