@@ -279,10 +279,10 @@ impl Report<'_> {
                  body (HTTP), the request's id copied into a fixed answer, no JSON parsed and no MCP \
                  — the least any server must do. One \
                  load generator for all, in this process: over stdio it writes `tools/call` lines to the \
-                 child's stdin, N in flight (one more for each answer read); over Streamable HTTP it \
-                 opens one session (`initialize`, `notifications/initialized`) and sends calls on N \
-                 keep-alive connections, each reading its whole answer (JSON or an SSE stream) before \
-                 the next. Each answer is checked for the sum. Server CPU per call: {CPU_METHOD}, over \
+                 child's stdin, N in flight (one more for each answer read); over Streamable HTTP each of \
+                 N keep-alive connections is a client with its own session (`initialize`, \
+                 `notifications/initialized`) that sends a call and reads its whole answer (JSON or an \
+                 SSE stream, resumed with `Last-Event-ID` if it ends early) before the next. Each answer is checked for the sum. Server CPU per call: {CPU_METHOD}, over \
                  the measured run, ÷ calls answered in it; the median of {} interleaved rounds, every \
                  round in the last column. The second table is each HTTP server's resident memory \
                  before and after {} sessions were opened and left idle.\n",
