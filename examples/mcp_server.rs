@@ -16,7 +16,6 @@
 //! (with port 0 the one the system chose). Over stdio nothing but JSON-RPC is written to
 //! stdout, and it exits when stdin closes.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -521,7 +520,7 @@ async fn serve_http(address: &str) -> ExitCode {
         .local_addr()
         .map_or_else(|_| address.to_owned(), |a| a.to_string());
     println!("listening on http://{bound}/mcp");
-    let _ = std::io::stdout().flush();
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     let service = rpcwire::mcp::http::StreamableHttpService::new(server());
     match service.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,
