@@ -170,14 +170,7 @@ impl Sessions {
     pub(crate) fn insert(&self, session: Arc<HttpSession>) -> bool {
         let mut table = lock_unpoisoned(&self.table);
         if table.len() >= self.max {
-            let now = Instant::now();
-            table.retain(|_, kept| {
-                let idle = kept.is_idle(now, self.idle);
-                if idle {
-                    kept.end();
-                }
-                !idle
-            });
+            self.end_idle(&mut table);
         }
         if table.len() >= self.max {
             return false;
@@ -200,17 +193,21 @@ impl Sessions {
 
     /// Ends the sessions idle for longer than the idle timeout; how many.
     pub(crate) fn sweep(&self) -> usize {
+        self.end_idle(&mut lock_unpoisoned(&self.table))
+    }
+
+    /// Ends and drops the idle sessions of `table`; how many.
+    fn end_idle(&self, table: &mut HashMap<Box<str>, Arc<HttpSession>>) -> usize {
         let now = Instant::now();
-        let mut ended = 0;
-        lock_unpoisoned(&self.table).retain(|_, kept| {
+        let before = table.len();
+        table.retain(|_, kept| {
             let idle = kept.is_idle(now, self.idle);
             if idle {
                 kept.end();
-                ended += 1;
             }
             !idle
         });
-        ended
+        before - table.len()
     }
 
     pub(crate) fn len(&self) -> usize {
