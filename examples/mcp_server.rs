@@ -22,9 +22,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rpcwire::mcp::{
-    CallToolResult, Completion, Content, GetPromptResult, LogLevel, McpContext, McpServer, Prompt,
-    PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, Tool,
+    CallToolResult, Completion, Content, GetPromptResult, InputRequired, ListChanged, LogLevel, McpContext, McpServer,
+    Prompt, PromptMessage, ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    Tool,
 };
+use serde_json::{json, Value};
 use rpcwire::ErrorObject;
 use serde::Deserialize;
 
@@ -241,13 +243,177 @@ fn conformance_tools(server: McpServer) -> McpServer {
             Tool::new(
                 "json_schema_2020_12_tool",
                 "A tool whose input schema uses JSON Schema 2020-12 features",
-                r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},"additionalProperties":false}"##,
+                r##"{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},"additionalProperties":false}"##,
             )
             .expect("a JSON schema"),
             |arguments, _| async move {
                 Ok(CallToolResult::text(format!("received {}", arguments.as_deref().map_or("{}", |a| a.get()))))
             },
         )
+}
+
+/// The content of an accepted elicitation answer under `key`, if the client sent one.
+fn accepted<'a>(cx: &'a McpContext, key: &str) -> Option<&'a Value> {
+    let answer = cx.input_response(key)?;
+    (answer["action"] == "accept").then(|| &answer["content"])
+}
+
+fn ask_name(needed: InputRequired) -> InputRequired {
+    needed.elicit(
+        "user_name",
+        "What is your name?",
+        &json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+    )
+}
+
+fn ask_greeting(needed: InputRequired) -> InputRequired {
+    needed.sample(
+        "greeting",
+        &json!({"messages": [{"role": "user", "content": {"type": "text", "text": "Generate a greeting"}}], "maxTokens": 50}),
+    )
+}
+
+fn ask_confirmation(needed: InputRequired) -> InputRequired {
+    needed.elicit(
+        "confirm",
+        "Please confirm",
+        &json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}),
+    )
+}
+
+/// The conformance suite's fixtures of the stateless revision (2026-07-28): input-required
+/// results, capability checks, per-request logging, change notifications, header-mirrored
+/// arguments.
+fn conformance_2026_tools(server: McpServer) -> McpServer {
+    server
+        .raw_tool(
+            Tool::new(
+                "test_custom_header",
+                "Returns its value, which clients also send in the Mcp-Param-Value header",
+                r#"{"type":"object","properties":{"value":{"type":"string","x-mcp-header":"Value"}},"required":["value"]}"#,
+            )
+            .expect("a JSON schema"),
+            |arguments, _| async move {
+                #[derive(Deserialize)]
+                struct Value {
+                    value: String,
+                }
+                let text = arguments
+                    .and_then(|arguments| serde_json::from_str::<Value>(arguments.get()).ok())
+                    .map_or_else(String::new, |arguments| arguments.value);
+                Ok(CallToolResult::text(text))
+            },
+        )
+        .tool("test_missing_capability", "Needs the client's sampling capability", |_: Nothing, cx: McpContext| async move {
+            cx.require_capability("sampling")?;
+            Ok(CallToolResult::text("the client can sample"))
+        })
+        .tool("test_streaming_elicitation", "Asks the user for a value", |_: Nothing, cx: McpContext| async move {
+            match accepted(&cx, "streaming_elicitation") {
+                Some(content) => Ok(CallToolResult::text(format!("received {}", content["value"]))),
+                None => Err(cx.input_required(InputRequired::new().elicit(
+                    "streaming_elicitation",
+                    "Provide a value",
+                    &json!({"type": "object", "properties": {"value": {"type": "string"}}}),
+                ))),
+            }
+        })
+        .tool("test_logging_tool", "Logs when the request asks for a log level", |_: Nothing, cx: McpContext| async move {
+            cx.log(LogLevel::Info, Some("conformance"), "logLevel was requested").await.map_err(failed)?;
+            Ok(CallToolResult::text("logging tool done"))
+        })
+        .tool("test_trigger_tool_change", "Tells listeners that the tool list changed", |_: Nothing, cx: McpContext| async move {
+            let listeners = cx.list_changed(ListChanged::Tools);
+            Ok(CallToolResult::text(format!("told {listeners} listeners")))
+        })
+        .tool("test_trigger_prompt_change", "Tells listeners that the prompt list changed", |_: Nothing, cx: McpContext| async move {
+            let listeners = cx.list_changed(ListChanged::Prompts);
+            Ok(CallToolResult::text(format!("told {listeners} listeners")))
+        })
+        .tool("test_input_required_result_elicitation", "Asks the user's name", |_: Nothing, cx: McpContext| async move {
+            match accepted(&cx, "user_name").and_then(|content| content["name"].as_str()) {
+                Some(name) => Ok(CallToolResult::text(format!("Hello, {name}!"))),
+                None => Err(cx.input_required(ask_name(InputRequired::new()))),
+            }
+        })
+        .tool("test_input_required_result_sampling", "Asks the client's model", |_: Nothing, cx: McpContext| async move {
+            match cx.input_response("capital_question") {
+                Some(answer) => Ok(CallToolResult::text(format!("The model said: {}", answer["content"]["text"]))),
+                None => Err(cx.input_required(InputRequired::new().sample(
+                    "capital_question",
+                    &json!({"messages": [{"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}], "maxTokens": 100}),
+                ))),
+            }
+        })
+        .tool("test_input_required_result_list_roots", "Asks the client's roots", |_: Nothing, cx: McpContext| async move {
+            match cx.input_response("client_roots") {
+                Some(answer) => Ok(CallToolResult::text(format!("roots: {}", answer["roots"]))),
+                None => Err(cx.input_required(InputRequired::new().list_roots("client_roots"))),
+            }
+        })
+        .tool("test_input_required_result_request_state", "Keeps a state across its rounds", |_: Nothing, cx: McpContext| async move {
+            match (cx.request_state(), accepted(&cx, "confirm")) {
+                (Some("awaiting-confirmation"), Some(content)) => Ok(CallToolResult::text(format!("state-ok, confirmed: {}", content["ok"]))),
+                _ => Err(cx.input_required(ask_confirmation(InputRequired::new()).with_state("awaiting-confirmation"))),
+            }
+        })
+        .tool("test_input_required_result_multiple_inputs", "Asks for three inputs at once", |_: Nothing, cx: McpContext| async move {
+            let name = accepted(&cx, "user_name").and_then(|content| content["name"].as_str());
+            match (cx.request_state(), name, cx.input_response("greeting"), cx.input_response("client_roots")) {
+                (Some("three-inputs"), Some(name), Some(greeting), Some(_)) => {
+                    Ok(CallToolResult::text(format!("{name}: {}", greeting["content"]["text"])))
+                }
+                _ => Err(cx.input_required(
+                    ask_greeting(ask_name(InputRequired::new())).list_roots("client_roots").with_state("three-inputs"),
+                )),
+            }
+        })
+        .tool("test_input_required_result_multi_round", "Asks in two rounds", |_: Nothing, cx: McpContext| async move {
+            let state = cx.request_state().unwrap_or_default();
+            if let (Some(name), Some(color)) = (state.strip_prefix("round-2:"), accepted(&cx, "step2").and_then(|c| c["color"].as_str())) {
+                return Ok(CallToolResult::text(format!("{name} likes {color}")));
+            }
+            if let (true, Some(name)) = (state == "round-1", accepted(&cx, "step1").and_then(|c| c["name"].as_str())) {
+                let needed = InputRequired::new()
+                    .elicit("step2", "What is your favourite colour?", &json!({"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}))
+                    .with_state(format!("round-2:{name}"));
+                return Err(cx.input_required(needed));
+            }
+            let needed = InputRequired::new()
+                .elicit("step1", "What is your name?", &json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}))
+                .with_state("round-1");
+            Err(cx.input_required(needed))
+        })
+        .tool("test_input_required_result_tampered_state", "Rejects a state that was altered", |_: Nothing, cx: McpContext| async move {
+            match (cx.request_state(), accepted(&cx, "confirm")) {
+                (Some("sealed"), Some(_)) => Ok(CallToolResult::text("the state came back unaltered")),
+                _ => Err(cx.input_required(ask_confirmation(InputRequired::new()).with_state("sealed"))),
+            }
+        })
+        .tool("test_input_required_result_capabilities", "Asks only what the client declared it can answer", |_: Nothing, cx: McpContext| async move {
+            let capabilities = cx.client_capabilities();
+            let mut needed = InputRequired::new();
+            let mut answered = true;
+            if capabilities.get("sampling").is_some() {
+                needed = ask_greeting(needed);
+                answered &= cx.input_response("greeting").is_some();
+            }
+            if capabilities.get("elicitation").is_some() {
+                needed = ask_name(needed);
+                answered &= cx.input_response("user_name").is_some();
+            }
+            if capabilities.get("roots").is_some() {
+                needed = needed.list_roots("client_roots");
+                answered &= cx.input_response("client_roots").is_some();
+            }
+            if needed.is_empty() {
+                return Ok(CallToolResult::text("the client declared nothing to ask"));
+            }
+            if answered {
+                return Ok(CallToolResult::text(format!("{} inputs received", needed.len())));
+            }
+            Err(cx.input_required(needed))
+        })
 }
 
 fn conformance_resources(server: McpServer) -> McpServer {
@@ -356,6 +522,19 @@ fn conformance_prompts(server: McpServer) -> McpServer {
                 ]))
             },
         )
+        .prompt(
+            Prompt::new("test_input_required_result_prompt", "A prompt that asks the user for its context first"),
+            |_, cx: McpContext| async move {
+                match accepted(&cx, "user_context").and_then(|content| content["context"].as_str()) {
+                    Some(context) => Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!("Use this context: {context}"))])),
+                    None => Err(cx.input_required(InputRequired::new().elicit(
+                        "user_context",
+                        "What context should the prompt use?",
+                        &json!({"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}),
+                    ))),
+                }
+            },
+        )
         .completion(|request, _| async move {
             let candidates: &[&str] = match request.argument.name.as_str() {
                 "arg1" | "arg2" => &["test", "testValue1", "testValue2"],
@@ -461,10 +640,9 @@ fn demo(server: McpServer) -> McpServer {
 
 fn server() -> McpServer {
     let server = McpServer::new("rpcwire-mcp-server", env!("CARGO_PKG_VERSION"))
-        .with_instructions("Conformance and demo tools of rpcwire's MCP server.");
-    demo(conformance_prompts(conformance_resources(conformance_tools(
-        server,
-    ))))
+        .with_instructions("Conformance and demo tools of rpcwire's MCP server.")
+        .with_versions(&ProtocolVersion::ALL);
+    demo(conformance_prompts(conformance_resources(conformance_2026_tools(conformance_tools(server)))))
 }
 
 fn main() -> ExitCode {

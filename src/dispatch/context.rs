@@ -82,6 +82,18 @@ impl RequestContext {
         }
     }
 
+    /// A context for a request served outside a router (MCP's stateless revision): its
+    /// token and its way back to the client given.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn serving(id: Id<'static>, method: &str, token: CancellationToken, remote: RemoteLink) -> RequestContext {
+        RequestContext {
+            id: Some(id),
+            method: method.into(),
+            token,
+            remote: Some(remote),
+        }
+    }
+
     /// The other side of the connection, for calls and notifications back, when the
     /// transport serving the request gives one (a [`Peer`](crate::transport::Peer) does;
     /// `None` over HTTP and in [`Router::handle_async`](super::Router::handle_async)).

@@ -10,11 +10,14 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::changes::{ChangeNotifier, ListChanged};
+use super::input::{InputRequired, RequestInput};
 use super::logging::LogLevel;
 use super::session::SessionState;
+use super::stateless::MISSING_CAPABILITY;
 use super::version::ProtocolVersion;
 use crate::dispatch::{Remote, RemoteError, RequestContext};
-use crate::message::{Id, JsonBytes, RawJson};
+use crate::message::{ErrorObject, Id, JsonBytes, RawJson};
 
 /// The request a handler serves, and the way back to the client that sent it.
 ///
@@ -32,6 +35,8 @@ pub struct McpContext {
     request: RequestContext,
     session: Arc<SessionState>,
     progress_token: Option<Arc<RawValue>>,
+    /// A stateless request's answers and state (2026-07-28); `None` on a session.
+    input: Option<Arc<RequestInput>>,
 }
 
 impl std::fmt::Debug for McpContext {
@@ -53,7 +58,14 @@ impl McpContext {
             request,
             session,
             progress_token: progress_token.map(Arc::from),
+            input: None,
         }
+    }
+
+    /// The context of a stateless request, with what its retry brought.
+    pub(crate) fn with_input(mut self, input: Arc<RequestInput>) -> McpContext {
+        self.input = Some(input);
+        self
     }
 
     /// A context with no client behind it, for calling handlers in tests: notifications and
@@ -63,7 +75,7 @@ impl McpContext {
     /// assert_eq!(rpcwire::mcp::McpContext::detached("tools/call").method(), "tools/call");
     /// ```
     pub fn detached(method: &str) -> McpContext {
-        McpContext::new(RequestContext::new(None, method), Arc::new(SessionState::new()), None)
+        McpContext::new(RequestContext::new(None, method), Arc::new(SessionState::new(ChangeNotifier::new())), None)
     }
 
     /// The method of the request.
@@ -165,7 +177,9 @@ impl McpContext {
     }
 
     /// Sends a log message (`notifications/message`) when `level` passes the level the
-    /// client set with `logging/setLevel` (every level passes until it sets one).
+    /// client set with `logging/setLevel` (every level passes until it sets one), or, in a
+    /// stateless request (2026-07-28), the request's `_meta` `logLevel` (none passes without
+    /// one).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
@@ -174,7 +188,7 @@ impl McpContext {
     /// # });
     /// ```
     pub async fn log<T: Serialize>(&self, level: LogLevel, logger: Option<&str>, data: T) -> Result<(), RemoteError> {
-        if level < self.session.log_level() {
+        if !self.session.logs(level) {
             return Ok(());
         }
         #[derive(Serialize)]
@@ -277,6 +291,81 @@ impl McpContext {
         self.request.remote().is_some_and(|remote| remote.detach())
     }
 
+    /// Tells the clients listening for changes (`subscriptions/listen`, 2026-07-28) that
+    /// `list` changed; how many listen. [`McpServer::notifier`](super::McpServer::notifier)
+    /// does the same from outside a handler.
+    ///
+    /// ```
+    /// let cx = rpcwire::mcp::McpContext::detached("tools/call");
+    /// assert_eq!(cx.list_changed(rpcwire::mcp::ListChanged::Tools), 0);
+    /// ```
+    pub fn list_changed(&self, list: ListChanged) -> usize {
+        self.session.changes.list_changed(list)
+    }
+
+    /// Whether the client declared `capability` (`"sampling"`, `"elicitation"`, `"roots"`,
+    /// …): in `initialize`, or in a stateless request's `_meta`. When it did not, the error
+    /// to return: -32021 with `data.requiredCapabilities` naming it.
+    ///
+    /// ```
+    /// let refused = rpcwire::mcp::McpContext::detached("tools/call").require_capability("sampling").unwrap_err();
+    /// assert_eq!(refused.code(), rpcwire::mcp::MISSING_CAPABILITY);
+    /// ```
+    pub fn require_capability(&self, capability: &str) -> Result<(), ErrorObject<'static>> {
+        if self.session.has_capability(capability) {
+            return Ok(());
+        }
+        let mut required = serde_json::Map::new();
+        required.insert(capability.to_owned(), Value::Object(serde_json::Map::new()));
+        let message = format!("Missing required client capability: {capability}");
+        Err(ErrorObject::new(MISSING_CAPABILITY, message.clone())
+            .with_data(&serde_json::json!({ "requiredCapabilities": required }))
+            .unwrap_or_else(|_| ErrorObject::new(MISSING_CAPABILITY, message)))
+    }
+
+    /// Ends the request with an input-required result (2026-07-28): the client asks what
+    /// `needed` says and sends the request again with the answers, which
+    /// [`input_response`](McpContext::input_response) gives then. Return the error this
+    /// gives from the handler: the server answers with `needed` instead. Where the revision
+    /// has no input-required results (a session of an earlier one), the error is what the
+    /// client gets; ask with [`elicit`](McpContext::elicit), [`create_message`](McpContext::create_message)
+    /// or [`list_roots`](McpContext::list_roots) there.
+    ///
+    /// ```
+    /// use rpcwire::mcp::{InputRequired, McpContext};
+    /// let cx = McpContext::detached("tools/call");
+    /// let refused = cx.input_required(InputRequired::new().list_roots("roots"));
+    /// assert_eq!(refused.code(), -32603, "no stateless request here");
+    /// ```
+    pub fn input_required(&self, needed: InputRequired) -> ErrorObject<'static> {
+        if let Some(input) = &self.input {
+            *crate::sync::lock_unpoisoned(&input.required) = Some(needed);
+        }
+        ErrorObject::internal_error("this request needs input from the client (an input-required result), which only protocol revision 2026-07-28 carries")
+    }
+
+    /// The client's answer under `key` to an earlier input-required result (an object such
+    /// as `{"action":"accept","content":{…}}` or a sampling or roots result); `None` when it
+    /// sent none, or sent something other than an object.
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("tools/call").input_response("user_name").is_none());
+    /// ```
+    pub fn input_response(&self, key: &str) -> Option<&Value> {
+        self.input.as_ref()?.responses.get(key).filter(|answer| answer.is_object())
+    }
+
+    /// The state of an earlier input-required result, as the handler gave it
+    /// ([`InputRequired::with_state`]), verified unaltered; `None` when the request brought
+    /// none.
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("tools/call").request_state().is_none());
+    /// ```
+    pub fn request_state(&self) -> Option<&str> {
+        self.input.as_ref()?.state.as_deref()
+    }
+
     fn remote(&self) -> Result<&dyn Remote, RemoteError> {
         self.request
             .remote()
@@ -307,7 +396,7 @@ mod tests {
         assert!(!cx.resource_updated("a://b").await.unwrap());
         assert!(!cx.close_stream());
         let token = RawValue::from_string("7".to_owned()).unwrap();
-        let with_token = McpContext::new(RequestContext::new(None, "m"), Arc::new(SessionState::new()), Some(token));
+        let with_token = McpContext::new(RequestContext::new(None, "m"), Arc::new(SessionState::new(ChangeNotifier::new())), Some(token));
         assert_eq!(with_token.progress_token(), Some("7"));
         assert!(with_token.progress(1.0, Some(2.0), Some("x")).await.unwrap_err().is_closed());
         cx.cancellation().cancel();

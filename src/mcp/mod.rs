@@ -15,14 +15,17 @@
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
+mod changes;
 mod client;
 mod content;
 mod context;
+mod input;
 mod logging;
 mod prompt;
 mod resource;
 mod server;
 mod session;
+mod stateless;
 mod tool;
 mod version;
 
@@ -30,13 +33,16 @@ mod version;
 /// tool's argument type).
 pub use schemars;
 
+pub use changes::{ChangeNotifier, ListChanged};
 pub use client::{elicitation_defaults, ConnectError, McpClient, McpClientBuilder, Progress};
 pub use content::{Annotations, Content, ResourceContents, Role};
 pub use context::McpContext;
+pub use input::InputRequired;
 pub use logging::LogLevel;
 pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
-pub use server::{McpServer, RESOURCE_NOT_FOUND};
+pub use server::{CacheScope, McpServer, RESOURCE_NOT_FOUND};
+pub use stateless::{HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION};
 pub use session::{CompleteArgument, CompleteRequest, Completion};
 pub use tool::{CallToolResult, Tool};
 pub use version::{ProtocolVersion, UnknownVersion};

@@ -12,7 +12,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::changes::ChangeNotifier;
 use super::context::McpContext;
+use super::input::Sealer;
 use super::prompt::{GetPromptResult, Prompt};
 use super::resource::{ReadResourceResult, Resource, ResourceTemplate};
 use super::session::{self, CompleteRequest, Completion, SessionState};
@@ -93,11 +95,84 @@ pub(crate) struct Registry {
     pub(crate) resource_list: Listing,
     pub(crate) template_list: Listing,
     pub(crate) prompt_list: Listing,
+    pub(crate) changes: ChangeNotifier,
+    pub(crate) sealer: Sealer,
+    pub(crate) cache: CacheHints,
+}
+
+/// How long clients may keep list results, `resources/read` results and `server/discover`'s
+/// result (2026-07-28 `ttlMs`), and who may share them (`cacheScope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CacheHints {
+    pub(crate) ttl_ms: u64,
+    pub(crate) scope: CacheScope,
+}
+
+/// Who may share a cached result (2026-07-28 `cacheScope`).
+///
+/// ```
+/// assert_eq!(rpcwire::mcp::CacheScope::Public.as_str(), "public");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheScope {
+    /// Any client may be given it (the same for every user).
+    Public,
+    /// Only the client that asked.
+    Private,
+}
+
+impl CacheScope {
+    /// As the wire writes it.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::mcp::CacheScope::Private.as_str(), "private");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CacheScope::Public => "public",
+            CacheScope::Private => "private",
+        }
+    }
+}
+
+impl CacheHints {
+    /// The members a stateless result starts with: its type and these hints.
+    pub(crate) fn members(&self) -> String {
+        format!(r#""resultType":"complete","ttlMs":{},"cacheScope":"{}","#, self.ttl_ms, self.scope.as_str())
+    }
 }
 
 pub(crate) struct ToolEntry {
     tool: Tool,
     pub(crate) handler: Arc<ToolFn>,
+    /// The arguments its schema mirrors in headers (`x-mcp-header`): (argument, header name).
+    pub(crate) headers: Vec<(String, String)>,
+}
+
+impl ToolEntry {
+    fn new(tool: Tool, handler: Arc<ToolFn>) -> ToolEntry {
+        #[derive(serde::Deserialize)]
+        struct Schema {
+            #[serde(default)]
+            properties: HashMap<String, Property>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Property {
+            #[serde(rename = "x-mcp-header")]
+            header: Option<String>,
+        }
+        let mut headers: Vec<(String, String)> = serde_json::from_str::<Schema>(tool.input_schema.get())
+            .map(|schema| {
+                schema
+                    .properties
+                    .into_iter()
+                    .filter_map(|(name, property)| Some((name, format!("mcp-param-{}", property.header?.to_ascii_lowercase()))))
+                    .collect()
+            })
+            .unwrap_or_default();
+        headers.sort();
+        ToolEntry { tool, handler, headers }
+    }
 }
 
 struct ResourceEntry {
@@ -113,6 +188,17 @@ struct TemplateEntry {
 pub(crate) struct PromptEntry {
     pub(crate) prompt: Prompt,
     pub(crate) handler: Arc<PromptFn>,
+}
+
+impl PromptEntry {
+    /// The first required argument `given` lacks.
+    pub(crate) fn missing_argument(&self, given: &HashMap<String, String>) -> Option<&str> {
+        self.prompt
+            .arguments
+            .iter()
+            .find(|argument| argument.required == Some(true) && !given.contains_key(&argument.name))
+            .map(|argument| argument.name.as_str())
+    }
 }
 
 /// A list method's items as JSON text, in registration order, answered a page at a time.
@@ -131,9 +217,14 @@ impl Listing {
         Listing { member, items }
     }
 
+    pub(crate) fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// The page that starts at `cursor` (the index of its first item, as the previous page's
-    /// `nextCursor` said), `size` items long; `None` for a cursor this listing never gave.
-    pub(crate) fn page(&self, cursor: Option<&str>, size: usize) -> Option<String> {
+    /// `nextCursor` said), `size` items long, `members` (JSON members and their commas)
+    /// first; `None` for a cursor this listing never gave.
+    pub(crate) fn page(&self, cursor: Option<&str>, size: usize, members: &str) -> Option<String> {
         let start = match cursor {
             None => 0,
             Some(cursor) => match cursor.parse::<usize>() {
@@ -143,7 +234,9 @@ impl Listing {
         };
         let end = start.saturating_add(size.max(1)).min(self.items.len());
         let mut text = String::with_capacity(64 + self.items[start..end].iter().map(|i| i.get().len() + 1).sum::<usize>());
-        text.push_str("{\"");
+        text.push('{');
+        text.push_str(members);
+        text.push('"');
         text.push_str(self.member);
         text.push_str("\":[");
         for (n, item) in self.items[start..end].iter().enumerate() {
@@ -191,16 +284,29 @@ impl Registry {
     }
 
     /// The capabilities this server declares.
-    fn capabilities(&self) -> serde_json::Value {
+    /// `stateless`: as `server/discover` declares them, list changes told to
+    /// `subscriptions/listen` streams.
+    fn capabilities(&self, stateless: bool) -> serde_json::Value {
         let mut capabilities = serde_json::Map::new();
+        let list = |more: serde_json::Value| {
+            let mut capability = serde_json::json!({});
+            if stateless {
+                capability["listChanged"] = true.into();
+            }
+            if let (Some(capability), serde_json::Value::Object(more)) = (capability.as_object_mut(), more) {
+                capability.extend(more);
+            }
+            capability
+        };
         if !self.tools.is_empty() {
-            capabilities.insert("tools".into(), serde_json::json!({}));
+            capabilities.insert("tools".into(), list(serde_json::json!({})));
         }
         if !self.resources.is_empty() || !self.templates.is_empty() {
-            capabilities.insert("resources".into(), serde_json::json!({ "subscribe": true }));
+            let subscribe = if stateless { serde_json::json!({}) } else { serde_json::json!({ "subscribe": true }) };
+            capabilities.insert("resources".into(), list(subscribe));
         }
         if !self.prompts.is_empty() {
-            capabilities.insert("prompts".into(), serde_json::json!({}));
+            capabilities.insert("prompts".into(), list(serde_json::json!({})));
         }
         capabilities.insert("logging".into(), serde_json::json!({}));
         if self.completion.is_some() {
@@ -217,7 +323,7 @@ impl Registry {
     pub(crate) fn initialize_result(&self, version: ProtocolVersion) -> RawJson<'static> {
         let mut result = serde_json::json!({
             "protocolVersion": version.as_str(),
-            "capabilities": self.capabilities(),
+            "capabilities": self.capabilities(false),
             "serverInfo": self.server_info(),
         });
         if let Some(instructions) = &self.instructions {
@@ -226,13 +332,20 @@ impl Registry {
         RawJson::from_value(&result).expect("a JSON value serializes")
     }
 
-    /// `server/discover`'s result: every enabled revision, the capabilities, who this is.
+    /// `server/discover`'s result: every enabled revision, the capabilities (as the
+    /// stateless revision serves them when it is enabled), who this is (as `serverInfo` and,
+    /// for 2026-07-28, in `_meta`), with the cache hints.
     pub(crate) fn discover_result(&self) -> RawJson<'static> {
         let versions: Vec<&str> = self.versions.iter().map(|v| v.as_str()).collect();
+        let stateless = self.versions.iter().any(|version| version.is_stateless());
         let mut result = serde_json::json!({
+            "resultType": "complete",
+            "ttlMs": self.cache.ttl_ms,
+            "cacheScope": self.cache.scope.as_str(),
             "supportedVersions": versions,
-            "capabilities": self.capabilities(),
+            "capabilities": self.capabilities(stateless),
             "serverInfo": self.server_info(),
+            "_meta": { "io.modelcontextprotocol/serverInfo": self.server_info() },
         });
         if let Some(instructions) = &self.instructions {
             result["instructions"] = instructions.as_str().into();
@@ -280,6 +393,12 @@ impl McpServer {
             resource_list: Listing::default(),
             template_list: Listing::default(),
             prompt_list: Listing::default(),
+            changes: ChangeNotifier::new(),
+            sealer: Sealer::new(),
+            cache: CacheHints {
+                ttl_ms: 0,
+                scope: CacheScope::Private,
+            },
         };
         registry.relist();
         McpServer { registry }
@@ -296,7 +415,9 @@ impl McpServer {
         self
     }
 
-    /// The protocol revisions this server speaks (by default the four with `initialize`).
+    /// The protocol revisions this server speaks (by default the four with `initialize`;
+    /// add [`ProtocolVersion::V2026_07_28`] to serve the stateless revision too, over
+    /// Streamable HTTP, on the same endpoint).
     ///
     /// ```
     /// use rpcwire::mcp::{McpServer, ProtocolVersion};
@@ -309,6 +430,35 @@ impl McpServer {
         versions.dedup();
         self.registry.versions = versions;
         self
+    }
+
+    /// The cache hints of 2026-07-28 results (`ttlMs`, `cacheScope`) on the lists,
+    /// `resources/read` and `server/discover`: by default 0 ms and private (clients ask
+    /// again each time).
+    ///
+    /// ```
+    /// use rpcwire::mcp::{CacheScope, McpServer};
+    /// let server = McpServer::new("demo", "1").with_cache_hints(std::time::Duration::from_secs(60), CacheScope::Public);
+    /// # let _ = server;
+    /// ```
+    pub fn with_cache_hints(mut self, ttl: Duration, scope: CacheScope) -> McpServer {
+        self.registry.cache = CacheHints {
+            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            scope,
+        };
+        self
+    }
+
+    /// The way to tell listening clients that a list or a resource changed, from anywhere
+    /// in the program.
+    ///
+    /// ```
+    /// let server = rpcwire::mcp::McpServer::new("demo", "1");
+    /// let notifier = server.notifier();
+    /// assert_eq!(notifier.list_changed(rpcwire::mcp::ListChanged::Tools), 0);
+    /// ```
+    pub fn notifier(&self) -> ChangeNotifier {
+        self.registry.changes.clone()
     }
 
     /// How many items a list method answers per page (100 by default).
@@ -432,7 +582,7 @@ impl McpServer {
         let handler: Arc<ToolFn> = Arc::new(move |args, cx| Box::pin(f(args, cx)));
         let tools = &mut self.registry.tools;
         tools.retain(|entry| entry.tool.name != tool.name);
-        tools.push(ToolEntry { tool, handler });
+        tools.push(ToolEntry::new(tool, handler));
         self.registry.relist();
         self
     }
@@ -574,7 +724,7 @@ impl Registry {
     /// Serves one session over `transport` through a peer (MCP cancellation, the in-flight
     /// limit, the handler timeout).
     pub(crate) async fn serve<T: Transport>(self: Arc<Self>, transport: T) -> CloseReason {
-        let session = Arc::new(SessionState::new());
+        let session = Arc::new(SessionState::new(self.changes.clone()));
         let router = session::router(&self, &session);
         let limits = self.limits;
         let mut builder = Peer::builder()

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::changes::ChangeNotifier;
 use super::context::McpContext;
 use super::logging::LogLevel;
 use super::server::Registry;
@@ -20,6 +21,8 @@ use crate::sync::lock_unpoisoned;
 
 /// No revision agreed on yet.
 const NO_VERSION: u8 = u8::MAX;
+/// No log message wanted (a stateless request without `logLevel`).
+const NO_LOGGING: u8 = u8::MAX;
 
 /// What one session remembers between requests.
 #[derive(Debug)]
@@ -32,17 +35,31 @@ pub(crate) struct SessionState {
     batches: Arc<AtomicBool>,
     client_capabilities: Mutex<Value>,
     subscriptions: Mutex<HashSet<String>>,
+    pub(crate) changes: ChangeNotifier,
 }
 
 impl SessionState {
-    pub(crate) fn new() -> SessionState {
+    pub(crate) fn new(changes: ChangeNotifier) -> SessionState {
         SessionState {
             version: AtomicU8::new(NO_VERSION),
             log_level: AtomicU8::new(0),
             batches: Arc::new(AtomicBool::new(false)),
             client_capabilities: Mutex::new(Value::Null),
             subscriptions: Mutex::new(HashSet::new()),
+            changes,
         }
+    }
+
+    /// The state of one stateless request (2026-07-28): what its `_meta` says.
+    pub(crate) fn stateless(changes: ChangeNotifier, capabilities: Value, log_level: Option<LogLevel>) -> SessionState {
+        let state = SessionState::new(changes);
+        state.set_version(ProtocolVersion::V2026_07_28);
+        *lock_unpoisoned(&state.client_capabilities) = capabilities;
+        match log_level {
+            Some(level) => state.set_log_level(level),
+            None => state.log_level.store(NO_LOGGING, Ordering::Relaxed),
+        }
+        state
     }
 
     pub(crate) fn version(&self) -> Option<ProtocolVersion> {
@@ -57,8 +74,11 @@ impl SessionState {
         self.batches.store(version.allows_batches(), Ordering::Release);
     }
 
-    pub(crate) fn log_level(&self) -> LogLevel {
-        LogLevel::ALL[usize::from(self.log_level.load(Ordering::Relaxed)).min(LogLevel::ALL.len() - 1)]
+    /// Whether a log message at `level` goes to the client.
+    pub(crate) fn logs(&self, level: LogLevel) -> bool {
+        LogLevel::ALL
+            .get(usize::from(self.log_level.load(Ordering::Relaxed)))
+            .is_some_and(|least| level >= *least)
     }
 
     fn set_log_level(&self, level: LogLevel) {
@@ -68,6 +88,11 @@ impl SessionState {
 
     pub(crate) fn client_capabilities(&self) -> Value {
         lock_unpoisoned(&self.client_capabilities).clone()
+    }
+
+    /// Whether the client declared `capability`.
+    pub(crate) fn has_capability(&self, capability: &str) -> bool {
+        lock_unpoisoned(&self.client_capabilities).get(capability).is_some_and(|declared| !declared.is_null())
     }
 
     /// Whether the client subscribed to updates of `uri`.
@@ -269,16 +294,8 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
                 let Some(prompt) = registry.prompt(&params.name) else {
                     return Err(ErrorObject::invalid_params(format_args!("Unknown prompt: {}", params.name)));
                 };
-                if let Some(missing) = prompt
-                    .prompt
-                    .arguments
-                    .iter()
-                    .find(|argument| argument.required == Some(true) && !params.arguments.contains_key(&argument.name))
-                {
-                    return Err(ErrorObject::invalid_params(format_args!(
-                        "missing required argument: {}",
-                        missing.name
-                    )));
+                if let Some(missing) = prompt.missing_argument(&params.arguments) {
+                    return Err(ErrorObject::invalid_params(format_args!("missing required argument: {missing}")));
                 }
                 let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
                 (prompt.handler)(params.arguments, cx).await
@@ -325,7 +342,7 @@ fn list(
         };
         let listing = page(&registry);
         let text = listing
-            .page(cursor.as_deref(), registry.limits.page_size)
+            .page(cursor.as_deref(), registry.limits.page_size, "")
             .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?;
         Ok(reply.raw(&RawJson::new(text).map_err(ErrorObject::internal_error)?))
     });

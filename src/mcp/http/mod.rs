@@ -16,6 +16,7 @@ mod output;
 mod remote;
 mod service;
 mod session;
+mod stateless;
 mod stream;
 
 pub use body::McpBody;

@@ -19,6 +19,7 @@ use super::origin::{self, LOOPBACK_HOSTS};
 use super::output::{Outcome, PostOutput};
 use super::remote::StreamRemote;
 use super::session::{HttpSession, Sessions};
+use super::stateless::Stateless;
 use super::stream::parse_event_id;
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
 use crate::encode;
@@ -82,6 +83,8 @@ pub const TOO_MANY_REQUESTS: i64 = -32000;
 pub struct StreamableHttpService {
     registry: Arc<Registry>,
     sessions: Arc<Sessions>,
+    /// The stateless revision's side, when the server enables it.
+    stateless: Option<Arc<Stateless>>,
     config: Arc<Config>,
 }
 
@@ -128,6 +131,7 @@ impl StreamableHttpService {
         let registry = server.into_shared();
         let max_body = registry.limits.parser.max_size();
         StreamableHttpService {
+            stateless: Stateless::new(&registry).map(Arc::new),
             registry,
             sessions: Arc::new(Sessions::new(max_sessions, idle_timeout)),
             config: Arc::new(Config {
@@ -271,6 +275,24 @@ impl StreamableHttpService {
                 return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
             }
         }
+        let sessionless = !request.headers().contains_key(SESSION_HEADER);
+        if self.stateless.is_some() && sessionless {
+            // The stateless revision checks the header itself (with the body), and has
+            // nothing but POST.
+            let stateless = request
+                .headers()
+                .get(VERSION_HEADER)
+                .and_then(|version| version.to_str().ok())
+                .is_some_and(|version| crate::mcp::stateless::stateless_version(&self.registry, version));
+            if *request.method() == Method::POST {
+                return self.post(request).await;
+            }
+            if stateless {
+                let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: protocol revision 2026-07-28 has POST only");
+                answer.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+                return answer;
+            }
+        }
         if let Some(version) = request.headers().get(VERSION_HEADER) {
             let known = version
                 .to_str()
@@ -301,7 +323,8 @@ impl StreamableHttpService {
         B::Data: Send,
         B::Error: std::fmt::Display,
     {
-        let headers = request.headers();
+        let (parts, body) = request.into_parts();
+        let headers = &parts.headers;
         if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
             return refusal(
                 StatusCode::NOT_ACCEPTABLE,
@@ -323,11 +346,11 @@ impl StreamableHttpService {
             },
             Err(invalid) => return invalid.answer(),
         };
-        let declared = http_body::Body::size_hint(request.body()).lower();
+        let declared = http_body::Body::size_hint(&body).lower();
         if declared > self.config.max_body as u64 {
             return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
         }
-        let body = std::pin::pin!(request.into_body());
+        let body = std::pin::pin!(body);
         let body = match tokio::time::timeout(self.config.body_timeout, read_limited(body, self.config.max_body)).await {
             Ok(Ok(body)) => body,
             Ok(Err(ReadError::TooLarge)) => return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"),
@@ -345,7 +368,10 @@ impl StreamableHttpService {
         }
         match session {
             Some(session) => self.serve_frame(session, body, false).await,
-            None => self.serve_without_session(body).await,
+            None => match &self.stateless {
+                Some(stateless) if stateless.claims(&parts.headers, &body) => stateless.post(&parts.headers, body).await,
+                _ => self.serve_without_session(body).await,
+            },
         }
     }
 
@@ -592,7 +618,7 @@ fn json_answer(body: Bytes) -> Response<McpBody> {
     json_status(StatusCode::OK, body)
 }
 
-fn json_status(status: StatusCode, body: Bytes) -> Response<McpBody> {
+pub(crate) fn json_status(status: StatusCode, body: Bytes) -> Response<McpBody> {
     let mut response = Response::new(McpBody::whole(body));
     *response.status_mut() = status;
     response
@@ -601,15 +627,16 @@ fn json_status(status: StatusCode, body: Bytes) -> Response<McpBody> {
     response
 }
 
-fn event_stream(events: tokio::sync::mpsc::Receiver<Bytes>) -> Response<McpBody> {
+pub(crate) fn event_stream(events: tokio::sync::mpsc::Receiver<Bytes>) -> Response<McpBody> {
     let mut response = Response::new(McpBody::events(events));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response
 }
 
-fn accepted() -> Response<McpBody> {
+pub(crate) fn accepted() -> Response<McpBody> {
     let mut response = Response::new(McpBody::empty());
     *response.status_mut() = StatusCode::ACCEPTED;
     response

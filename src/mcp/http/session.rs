@@ -46,7 +46,7 @@ pub(crate) struct HttpSession {
 
 impl HttpSession {
     pub(crate) fn new(registry: &Arc<Registry>, call_timeout: Duration) -> HttpSession {
-        let state = Arc::new(SessionState::new());
+        let state = Arc::new(SessionState::new(registry.changes.clone()));
         let router = session::router(registry, &state);
         HttpSession {
             id: new_session_id().into(),

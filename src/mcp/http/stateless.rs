@@ -1,0 +1,393 @@
+//! The stateless revision (2026-07-28) over Streamable HTTP: a POST without a session that
+//! names that revision is checked (headers against the body), served by
+//! [`stateless::serve`](crate::mcp::stateless), and answered with JSON — or with an SSE
+//! stream once the handler sends something first (progress, log messages) — with the HTTP
+//! status the revision gives each error. `subscriptions/listen` is an SSE stream of the
+//! changes the client asked for, until it goes away.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::header::HeaderMap;
+use http::{Response, StatusCode};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio::sync::{broadcast, mpsc, Notify, Semaphore};
+use tokio_util::sync::CancellationToken;
+
+use super::body::McpBody;
+use super::service::{event_stream, json_status, VERSION_HEADER};
+use crate::dispatch::{Remote, RemoteError, RemoteFuture};
+use crate::encode;
+use crate::mcp::changes::{Change, ListChanged};
+use crate::mcp::input::header_text;
+use crate::mcp::server::Registry;
+use crate::mcp::stateless::{self, HEADER_MISMATCH};
+use crate::mcp::version::ProtocolVersion;
+use crate::message::{ErrorObject, Id, JsonBytes, Message, RawJson};
+use crate::parse::{Parsed, Parser};
+
+/// How many stateless requests may run at once, over all clients.
+const MAX_IN_FLIGHT: usize = 1024;
+/// How many `subscriptions/listen` streams may be open at once.
+const MAX_LISTENERS: usize = 256;
+/// Events a stream holds for a client that does not read.
+const STREAM_BUFFER: usize = 32;
+
+/// The stateless side of a [`StreamableHttpService`](super::StreamableHttpService).
+pub(crate) struct Stateless {
+    registry: Arc<Registry>,
+    in_flight: Arc<Semaphore>,
+    listeners: Arc<Semaphore>,
+}
+
+impl Stateless {
+    /// `None` when `registry` does not enable the stateless revision.
+    pub(crate) fn new(registry: &Arc<Registry>) -> Option<Stateless> {
+        registry.versions.iter().any(|version| version.is_stateless()).then(|| Stateless {
+            registry: registry.clone(),
+            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            listeners: Arc::new(Semaphore::new(MAX_LISTENERS)),
+        })
+    }
+
+    /// Whether a request without a session belongs to the stateless revision: its
+    /// `MCP-Protocol-Version` names none of the enabled revisions with sessions, or, without
+    /// that header, its body carries the revision in `_meta`.
+    pub(crate) fn claims(&self, headers: &HeaderMap, body: &[u8]) -> bool {
+        match headers.get(VERSION_HEADER) {
+            Some(version) => !version
+                .to_str()
+                .ok()
+                .and_then(|version| version.parse::<ProtocolVersion>().ok())
+                .is_some_and(|version| !version.is_stateless() && self.registry.versions.contains(&version)),
+            None => memchr::memmem::find(body, b"io.modelcontextprotocol/protocolVersion").is_some(),
+        }
+    }
+
+    /// Answers a POST of the stateless revision.
+    pub(crate) async fn post(&self, headers: &HeaderMap, body: Bytes) -> Response<McpBody> {
+        let parsed = Parser::new(self.registry.limits.parser).parse(&body);
+        let request = match parsed {
+            Err(error) => {
+                let id = error.id().cloned().unwrap_or_else(Id::null);
+                return error_answer(&id, &ErrorObject::new(error.code(), error.to_string()));
+            }
+            Ok(Parsed::Batch(_)) => {
+                let refused = ErrorObject::new(-32600, "Invalid Request: no batches in this protocol revision");
+                return error_answer(&Id::null(), &refused);
+            }
+            Ok(Parsed::Single(Message::Request(request))) => request,
+            Ok(Parsed::Single(_)) => return super::service::accepted(),
+        };
+        let id = request.id().clone().into_owned();
+        let method = request.method().to_owned();
+        let params = request.raw_params().map(|params| params.get());
+        let checked = self.check(headers, &method, params);
+        let meta = match checked {
+            Ok(meta) => meta,
+            Err(error) => return error_answer(&id, &error),
+        };
+        if method == "subscriptions/listen" {
+            return self.listen(id, params);
+        }
+        let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
+            let busy = ErrorObject::new(super::TOO_MANY_REQUESTS, "too many requests under way");
+            return error_answer(&id, &busy);
+        };
+        let request = stateless::Request {
+            id: id.clone(),
+            method,
+            params: params.and_then(|params| RawValue::from_string(params.to_owned()).ok()),
+            meta,
+        };
+        let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
+        let remote = Arc::new(EventRemote {
+            sender,
+            started: AtomicBool::new(false),
+            first: Notify::new(),
+        });
+        let token = CancellationToken::new();
+        let mut work = Box::pin(stateless::serve(self.registry.clone(), request, remote.clone(), token.clone()));
+        let done = tokio::select! {
+            biased;
+            outcome = &mut work => Some(outcome),
+            () = remote.first.notified() => None,
+        };
+        match done {
+            Some(outcome) if !remote.started.load(Ordering::Acquire) => match outcome {
+                Ok(result) => json_status(StatusCode::OK, success(&id, &result)),
+                Err(error) => error_answer(&id, &error),
+            },
+            done => {
+                // The answer is a stream: the rest (the result at least) follows on it, and
+                // a client that goes away cancels the handler.
+                tokio::spawn(async move {
+                    let _permit = permit;
+                    let outcome = match done {
+                        Some(outcome) => outcome,
+                        None => tokio::select! {
+                            outcome = work => outcome,
+                            () = remote.sender.closed() => {
+                                token.cancel();
+                                return;
+                            }
+                        },
+                    };
+                    let frame = match outcome {
+                        Ok(result) => success(&id, &result),
+                        Err(error) => error_frame(&id, &error),
+                    };
+                    let _ = remote.sender.send(event(&frame)).await;
+                });
+                event_stream(receiver)
+            }
+        }
+    }
+
+    /// The checks before a request is served, in the revision's order: the revision header
+    /// (-32020), `_meta` (-32602), header and `_meta` agreeing (-32020), a revision served
+    /// (-32022), `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` matching the body (-32020), a
+    /// method the revision has (-32601).
+    fn check(&self, headers: &HeaderMap, method: &str, params: Option<&str>) -> Result<stateless::RequestMeta, ErrorObject<'static>> {
+        let Some(version) = headers.get(VERSION_HEADER) else {
+            return Err(ErrorObject::new(HEADER_MISMATCH, "Missing MCP-Protocol-Version header"));
+        };
+        let meta = stateless::read_meta(params)?;
+        if version.as_bytes() != meta.version.as_bytes() {
+            return Err(ErrorObject::new(
+                HEADER_MISMATCH,
+                "MCP-Protocol-Version header does not match _meta io.modelcontextprotocol/protocolVersion",
+            ));
+        }
+        stateless::check_version(&self.registry, &meta.version)?;
+        let mismatch = |what: &str| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {what}"));
+        if header(headers, "mcp-method") != Some(method) {
+            return Err(mismatch("Mcp-Method must name the body's method"));
+        }
+        if let Some(target) = stateless::target(method, params) {
+            if header(headers, "mcp-name") != Some(target.as_str()) {
+                return Err(mismatch("Mcp-Name must name the body's name or uri"));
+            }
+            if method == "tools/call" {
+                self.check_params(headers, &target, params)?;
+            }
+        }
+        if !stateless::serves(method) {
+            return Err(ErrorObject::method_not_found(method));
+        }
+        Ok(meta)
+    }
+
+    /// Each argument the tool's schema mirrors in a header (`x-mcp-header`) must be there
+    /// and say what the body says (base64 in `=?base64?…?=`, strict).
+    fn check_params(&self, headers: &HeaderMap, tool: &str, params: Option<&str>) -> Result<(), ErrorObject<'static>> {
+        let Some(entry) = self.registry.tool(tool) else {
+            return Ok(());
+        };
+        if entry.headers.is_empty() {
+            return Ok(());
+        }
+        #[derive(Deserialize)]
+        struct Call {
+            arguments: Option<Map<String, Value>>,
+        }
+        let arguments = params
+            .and_then(|params| serde_json::from_str::<Call>(params).ok())
+            .and_then(|call| call.arguments)
+            .unwrap_or_default();
+        for (argument, name) in &entry.headers {
+            let value = match arguments.get(argument) {
+                None | Some(Value::Null) => continue,
+                Some(value) => value,
+            };
+            let given = headers
+                .get(name.as_str())
+                .and_then(|given| given.to_str().ok())
+                .ok_or_else(|| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} is missing")))?;
+            let text = header_text(given)
+                .ok_or_else(|| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} is not valid base64")))?;
+            let same = match value {
+                Value::String(value) => *value == text,
+                Value::Number(number) => text.parse::<f64>().ok() == number.as_f64(),
+                Value::Bool(flag) => text == if *flag { "true" } else { "false" },
+                other => text == other.to_string(),
+            };
+            if !same {
+                return Err(ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} differs from the argument {argument}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// `subscriptions/listen`: an SSE stream that acknowledges the filter the server accepts
+    /// of the one asked for, then carries those changes, each tagged with the listen
+    /// request's id, until the client goes away.
+    fn listen(&self, id: Id<'static>, params: Option<&str>) -> Response<McpBody> {
+        #[derive(Deserialize, Default)]
+        #[serde(rename_all = "camelCase")]
+        struct Filter {
+            #[serde(default)]
+            tools_list_changed: bool,
+            #[serde(default)]
+            prompts_list_changed: bool,
+            #[serde(default)]
+            resources_list_changed: bool,
+            #[serde(default)]
+            resource_subscriptions: Vec<String>,
+        }
+        #[derive(Deserialize)]
+        struct Listen {
+            #[serde(default)]
+            notifications: Filter,
+        }
+        let asked = match serde_json::from_str::<Listen>(params.unwrap_or("{}")) {
+            Ok(listen) => listen.notifications,
+            Err(error) => return error_answer(&id, &ErrorObject::invalid_params(error)),
+        };
+        let Ok(permit) = self.listeners.clone().try_acquire_owned() else {
+            return error_answer(&id, &ErrorObject::new(super::TOO_MANY_REQUESTS, "too many listening streams"));
+        };
+        let registry = &self.registry;
+        let has_resources = !registry.resource_list.is_empty() || !registry.template_list.is_empty();
+        let mut lists = Vec::new();
+        if asked.tools_list_changed && !registry.tool_list.is_empty() {
+            lists.push(ListChanged::Tools);
+        }
+        if asked.prompts_list_changed && !registry.prompt_list.is_empty() {
+            lists.push(ListChanged::Prompts);
+        }
+        if asked.resources_list_changed && has_resources {
+            lists.push(ListChanged::Resources);
+        }
+        let uris = if has_resources { asked.resource_subscriptions } else { Vec::new() };
+        let mut accepted = Map::new();
+        for list in &lists {
+            accepted.insert(list.filter_key().into(), Value::Bool(true));
+        }
+        if !uris.is_empty() {
+            accepted.insert("resourceSubscriptions".into(), Value::from(uris.clone()));
+        }
+        let tag = serde_json::json!({ "io.modelcontextprotocol/subscriptionId": id });
+        let ack = serde_json::json!({ "notifications": accepted, "_meta": tag });
+        let mut changes = registry.changes.subscribe();
+        let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
+        tokio::spawn(async move {
+            let _permit = permit;
+            if sender.send(notification("notifications/subscriptions/acknowledged", &ack)).await.is_err() {
+                return;
+            }
+            loop {
+                let change = tokio::select! {
+                    change = changes.recv() => change,
+                    () = sender.closed() => return,
+                };
+                let frame = match change {
+                    Ok(Change::List(list)) if lists.contains(&list) => notification(list.method(), &serde_json::json!({ "_meta": tag })),
+                    Ok(Change::ResourceUpdated(uri)) if uris.iter().any(|wanted| **wanted == *uri) => notification(
+                        "notifications/resources/updated",
+                        &serde_json::json!({ "uri": &*uri, "_meta": tag }),
+                    ),
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                };
+                if sender.send(frame).await.is_err() {
+                    return;
+                }
+            }
+        });
+        event_stream(receiver)
+    }
+}
+
+/// The way back to the client of one stateless request: notifications become events of
+/// the POST's SSE stream; requests are refused (the revision has input-required results
+/// instead).
+struct EventRemote {
+    sender: mpsc::Sender<Bytes>,
+    started: AtomicBool,
+    first: Notify,
+}
+
+impl Remote for EventRemote {
+    fn call_raw<'a>(&'a self, method: &'a str, _: Option<&'a RawJson<'a>>) -> RemoteFuture<'a, JsonBytes> {
+        Box::pin(async move {
+            let refused = ErrorObject::internal_error(format_args!(
+                "no request ({method}) to the client in protocol revision 2026-07-28: return an input-required result"
+            ));
+            Err(RemoteError::new(refused.message().to_owned(), refused, false))
+        })
+    }
+
+    fn notify_raw<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> RemoteFuture<'a, ()> {
+        Box::pin(async move {
+            let mut frame = BytesMut::with_capacity(64 + params.map_or(0, |p| p.get().len()));
+            encode::write_call_raw(&mut frame, None, method, params)
+                .map_err(|error| RemoteError::new(error, ErrorObject::invalid_params("params must be an array or an object"), false))?;
+            if !self.started.swap(true, Ordering::AcqRel) {
+                self.first.notify_one();
+            }
+            self.sender
+                .send(event(&frame))
+                .await
+                .map_err(|_| RemoteError::closed("the client went away"))
+        })
+    }
+
+    fn is_open(&self) -> bool {
+        !self.sender.is_closed()
+    }
+
+    fn closed(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
+        Box::pin(self.sender.closed())
+    }
+}
+
+/// A header's value without surrounding spaces and tabs.
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(|value| value.trim_matches([' ', '\t']))
+}
+
+/// One SSE event carrying `frame`.
+fn event(frame: &[u8]) -> Bytes {
+    let mut event = BytesMut::with_capacity(frame.len() + 24);
+    event.put_slice(b"event: message\ndata: ");
+    event.put_slice(frame);
+    event.put_slice(b"\n\n");
+    event.freeze()
+}
+
+fn notification(method: &str, params: &Value) -> Bytes {
+    let mut frame = BytesMut::new();
+    let params = RawJson::from_value(params).ok();
+    let _ = encode::write_call_raw(&mut frame, None, method, params.as_ref());
+    event(&frame)
+}
+
+fn success(id: &Id<'_>, result: &str) -> Bytes {
+    let mut frame = BytesMut::with_capacity(result.len() + 40);
+    encode::write_success_bytes(&mut frame, id, result.as_bytes());
+    frame.freeze()
+}
+
+fn error_frame(id: &Id<'_>, error: &ErrorObject<'_>) -> Bytes {
+    let mut frame = BytesMut::new();
+    encode::write_error(&mut frame, id, error);
+    frame.freeze()
+}
+
+/// An error as JSON with the revision's status: 404 for a method it lacks, 400 for a
+/// request it refuses, 200 for a handler's error.
+fn error_answer(id: &Id<'_>, error: &ErrorObject<'_>) -> Response<McpBody> {
+    let status = match error.code().code() {
+        -32601 => StatusCode::NOT_FOUND,
+        -32700 | -32600 | -32602 | -32020 | -32021 | -32022 => StatusCode::BAD_REQUEST,
+        _ => StatusCode::OK,
+    };
+    json_status(status, error_frame(id, error))
+}
