@@ -22,13 +22,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rpcwire::mcp::{
-    CallToolResult, Completion, Content, GetPromptResult, InputRequired, ListChanged, LogLevel, McpContext, McpServer,
-    Prompt, PromptMessage, ProtocolVersion, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
-    Tool,
+    CallToolResult, Completion, Content, GetPromptResult, InputRequired, ListChanged, LogLevel, McpContext,
+    McpServer, Prompt, PromptMessage, ProtocolVersion, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, Role, Tool,
 };
-use serde_json::{json, Value};
 use rpcwire::ErrorObject;
 use serde::Deserialize;
+use serde_json::{json, Value};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -600,7 +600,16 @@ fn demo(server: McpServer) -> McpServer {
                     "messages": [{"role": "user", "content": {"type": "text", "text": args.prompt}}],
                     "maxTokens": 100,
                 });
-                let result = cx.create_message(&params).await.map_err(failed)?;
+                // The stateless revision asks through an input-required result; the others
+                // ask the client mid-call.
+                let result = if cx.protocol_version().is_some_and(ProtocolVersion::is_stateless) {
+                    match cx.input_response("sample") {
+                        Some(answer) => answer.clone(),
+                        None => return Err(cx.input_required(InputRequired::new().sample("sample", &params))),
+                    }
+                } else {
+                    cx.create_message(&params).await.map_err(failed)?
+                };
                 Ok(CallToolResult::text(
                     result["content"]["text"].as_str().unwrap_or_default(),
                 ))
@@ -642,7 +651,9 @@ fn server() -> McpServer {
     let server = McpServer::new("rpcwire-mcp-server", env!("CARGO_PKG_VERSION"))
         .with_instructions("Conformance and demo tools of rpcwire's MCP server.")
         .with_versions(&ProtocolVersion::ALL);
-    demo(conformance_prompts(conformance_resources(conformance_2026_tools(conformance_tools(server)))))
+    demo(conformance_prompts(conformance_resources(
+        conformance_2026_tools(conformance_tools(server)),
+    )))
 }
 
 fn main() -> ExitCode {

@@ -1,7 +1,8 @@
 //! The official MCP conformance suite (npm `@modelcontextprotocol/conformance`, an MCP
 //! client built on the TypeScript SDK) against `examples/mcp_server --http`, started as a
 //! user starts it: every server scenario of 0.1.16 (`--suite all`, the pending ones
-//! included), and of 0.2.0-alpha.12 for revision 2025-11-25. Each scenario opens its own
+//! included), and of 0.2.0-alpha.12 for revisions 2025-11-25 and 2026-07-28 (the stateless
+//! one, served on the same endpoint). Each scenario of the earlier revisions opens its own
 //! session; the DNS-rebinding scenario sends a foreign Host and Origin.
 #![cfg(all(unix, feature = "mcp", feature = "http"))]
 
@@ -24,6 +25,8 @@ use python_peer::run;
 /// What one run of the suite said: each scenario with its passed and failed checks.
 struct Summary {
     scenarios: Vec<(String, u32, u32)>,
+    /// Every check's status, from the suite's `checks.json` files.
+    statuses: Vec<String>,
     output: String,
 }
 
@@ -37,7 +40,14 @@ fn run_suite(package: &str, extra: &[&str]) -> Option<Summary> {
         url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"),
         "{url}"
     );
-    let results = std::env::temp_dir().join(format!("rpcwire-conformance-{}-{package}", std::process::id()));
+    // Each run its own directory: runs of one package go on at once in this process.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run_number = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let results = std::env::temp_dir().join(format!(
+        "rpcwire-conformance-{}-{run_number}-{}",
+        std::process::id(),
+        package.replace('/', "_")
+    ));
     let finished = run(
         Command::new(mcp_peers::node(&modules))
             .arg(modules.join(package).join("dist/index.js"))
@@ -47,6 +57,16 @@ fn run_suite(package: &str, extra: &[&str]) -> Option<Summary> {
         Duration::from_secs(600),
     )
     .expect("run the conformance suite");
+    let mut statuses = Vec::new();
+    for scenario in std::fs::read_dir(&results).into_iter().flatten().flatten() {
+        let Ok(text) = std::fs::read_to_string(scenario.path().join("checks.json")) else {
+            continue;
+        };
+        let checks: serde_json::Value = serde_json::from_str(&text).expect("checks.json is JSON");
+        for check in checks.as_array().into_iter().flatten() {
+            statuses.push(check["status"].as_str().unwrap_or("?").to_owned());
+        }
+    }
     let _ = std::fs::remove_dir_all(&results);
     let output = format!("{}\n{}", finished.stdout, finished.stderr);
     let mut scenarios = Vec::new();
@@ -68,7 +88,11 @@ fn run_suite(package: &str, extra: &[&str]) -> Option<Summary> {
         scenarios.push((name.to_owned(), numbers[0], numbers[1]));
     }
     drop(server);
-    Some(Summary { scenarios, output })
+    Some(Summary {
+        scenarios,
+        statuses,
+        output,
+    })
 }
 
 fn assert_all_pass(summary: &Summary, expected_scenarios: usize) {
@@ -121,6 +145,38 @@ fn every_2025_11_25_scenario_of_the_next_suite_passes() {
         .any(|(name, _, _)| name == "server-session-lifecycle"));
 }
 
+#[test]
+fn every_2026_07_28_scenario_of_the_next_suite_passes() {
+    let Some(summary) = run_suite("conformance-next", &["--spec-version", "2026-07-28"]) else {
+        return;
+    };
+    assert_all_pass(&summary, 40);
+    for needed in [
+        "server-stateless",
+        "caching",
+        "http-header-validation",
+        "http-custom-header-server-validation",
+        "input-required-result-tampered-state",
+        "input-required-result-non-tool-request",
+    ] {
+        assert!(
+            summary.scenarios.iter().any(|(name, _, _)| name == needed),
+            "{needed} ran"
+        );
+    }
+    assert!(!summary.statuses.is_empty(), "checks.json read");
+    let doubtful: Vec<&String> = summary
+        .statuses
+        .iter()
+        .filter(|status| !matches!(status.as_str(), "SUCCESS" | "INFO"))
+        .collect();
+    assert!(
+        doubtful.is_empty(),
+        "no warning, failure or skip: {doubtful:?}\n{}",
+        summary.output
+    );
+}
+
 /// Runs one client scenario of the suite with `examples/mcp_client` as the client; the
 /// suite's output, which must say every check passed.
 fn client_scenario(scenario: &str) -> Option<String> {
@@ -140,6 +196,16 @@ fn client_scenario(scenario: &str) -> Option<String> {
         Duration::from_secs(120),
     )
     .expect("run the conformance suite");
+    let mut statuses = Vec::new();
+    for scenario in std::fs::read_dir(&results).into_iter().flatten().flatten() {
+        let Ok(text) = std::fs::read_to_string(scenario.path().join("checks.json")) else {
+            continue;
+        };
+        let checks: serde_json::Value = serde_json::from_str(&text).expect("checks.json is JSON");
+        for check in checks.as_array().into_iter().flatten() {
+            statuses.push(check["status"].as_str().unwrap_or("?").to_owned());
+        }
+    }
     let _ = std::fs::remove_dir_all(&results);
     let output = format!("{}\n{}", finished.stdout, finished.stderr);
     assert!(finished.success(), "{output}");

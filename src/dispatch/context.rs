@@ -85,12 +85,12 @@ impl RequestContext {
     /// A context for a request served outside a router (MCP's stateless revision): its
     /// token and its way back to the client given.
     #[cfg(feature = "mcp")]
-    pub(crate) fn serving(id: Id<'static>, method: &str, token: CancellationToken, remote: RemoteLink) -> RequestContext {
+    pub(crate) fn serving(id: Id<'static>, method: &str, token: CancellationToken, remote: Option<RemoteLink>) -> RequestContext {
         RequestContext {
             id: Some(id),
             method: method.into(),
             token,
-            remote: Some(remote),
+            remote,
         }
     }
 

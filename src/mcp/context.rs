@@ -309,7 +309,7 @@ impl McpContext {
     ///
     /// ```
     /// let refused = rpcwire::mcp::McpContext::detached("tools/call").require_capability("sampling").unwrap_err();
-    /// assert_eq!(refused.code(), rpcwire::mcp::MISSING_CAPABILITY);
+    /// assert_eq!(refused.code().code(), rpcwire::mcp::MISSING_CAPABILITY);
     /// ```
     pub fn require_capability(&self, capability: &str) -> Result<(), ErrorObject<'static>> {
         if self.session.has_capability(capability) {
@@ -335,7 +335,7 @@ impl McpContext {
     /// use rpcwire::mcp::{InputRequired, McpContext};
     /// let cx = McpContext::detached("tools/call");
     /// let refused = cx.input_required(InputRequired::new().list_roots("roots"));
-    /// assert_eq!(refused.code(), -32603, "no stateless request here");
+    /// assert_eq!(refused.code().code(), -32603, "no stateless request here");
     /// ```
     pub fn input_required(&self, needed: InputRequired) -> ErrorObject<'static> {
         if let Some(input) = &self.input {

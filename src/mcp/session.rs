@@ -14,6 +14,7 @@ use super::changes::ChangeNotifier;
 use super::context::McpContext;
 use super::logging::LogLevel;
 use super::server::Registry;
+use super::stateless;
 use super::version::ProtocolVersion;
 use crate::dispatch::{Reply, RequestContext, Router};
 use crate::message::{ErrorObject, Params, RawJson};
@@ -216,6 +217,7 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
         let registry = registry.clone();
         let session = session.clone();
         router.raw_method("initialize", move |params: Option<Params<'_>>, reply: Reply<'_>| {
+            removed_in_stateless("initialize", &params)?;
             let params: InitializeParams = decode(params)?;
             let Some(version) = ProtocolVersion::negotiate(&params.protocol_version, &registry.versions) else {
                 return Err(ErrorObject::invalid_params("no protocol revision with initialize is enabled"));
@@ -225,7 +227,10 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
             Ok(reply.raw(&registry.initialize_result(version)))
         });
     }
-    router.raw_method("ping", |_: Option<Params<'_>>, reply: Reply<'_>| Ok(reply.raw(&empty())));
+    router.raw_method("ping", |params: Option<Params<'_>>, reply: Reply<'_>| {
+        removed_in_stateless("ping", &params)?;
+        Ok(reply.raw(&empty()))
+    });
     {
         let registry = registry.clone();
         router.raw_method("server/discover", move |_: Option<Params<'_>>, reply: Reply<'_>| {
@@ -235,6 +240,7 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
     {
         let session = session.clone();
         router.raw_method("logging/setLevel", move |params: Option<Params<'_>>, reply: Reply<'_>| {
+            removed_in_stateless("logging/setLevel", &params)?;
             let params: SetLevelParams = decode(params)?;
             session.set_log_level(params.level);
             Ok(reply.raw(&empty()))
@@ -244,36 +250,21 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
     list(&mut router, "resources/list", registry, |registry| &registry.resource_list);
     list(&mut router, "resources/templates/list", registry, |registry| &registry.template_list);
     list(&mut router, "prompts/list", registry, |registry| &registry.prompt_list);
-    {
-        let registry = registry.clone();
-        let session = session.clone();
-        router.method_async_with_context("tools/call", move |params: CallToolParams, cx: RequestContext| {
-            let registry = registry.clone();
-            let session = session.clone();
-            async move {
-                let Some(tool) = registry.tool(&params.name) else {
-                    return Err(ErrorObject::invalid_params(format_args!("Unknown tool: {}", params.name)));
-                };
-                let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
-                (tool.handler)(params.arguments, cx).await
-            }
-        });
-    }
-    {
-        let registry = registry.clone();
-        let session = session.clone();
-        router.method_async_with_context("resources/read", move |params: UriParams, cx: RequestContext| {
-            let registry = registry.clone();
-            let session = session.clone();
-            async move {
-                let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
-                registry.read(params.uri, cx).await
-            }
-        });
-    }
+    call(&mut router, "tools/call", registry, session, |registry, session, params: CallToolParams, cx| async move {
+        let Some(tool) = registry.tool(&params.name) else {
+            return Err(ErrorObject::invalid_params(format_args!("Unknown tool: {}", params.name)));
+        };
+        let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
+        (tool.handler)(params.arguments, cx).await
+    });
+    call(&mut router, "resources/read", registry, session, |registry, session, params: UriParams, cx| async move {
+        let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
+        registry.read(params.uri, cx).await
+    });
     for (method, subscribe) in [("resources/subscribe", true), ("resources/unsubscribe", false)] {
         let session = session.clone();
         router.raw_method(method, move |params: Option<Params<'_>>, reply: Reply<'_>| {
+            removed_in_stateless(method, &params)?;
             let params: UriParams = decode(params)?;
             let mut subscriptions = lock_unpoisoned(&session.subscriptions);
             if subscribe {
@@ -284,40 +275,66 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
             Ok(reply.raw(&empty()))
         });
     }
-    {
-        let registry = registry.clone();
-        let session = session.clone();
-        router.method_async_with_context("prompts/get", move |params: GetPromptParams, cx: RequestContext| {
-            let registry = registry.clone();
-            let session = session.clone();
-            async move {
-                let Some(prompt) = registry.prompt(&params.name) else {
-                    return Err(ErrorObject::invalid_params(format_args!("Unknown prompt: {}", params.name)));
-                };
-                if let Some(missing) = prompt.missing_argument(&params.arguments) {
-                    return Err(ErrorObject::invalid_params(format_args!("missing required argument: {missing}")));
-                }
-                let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
-                (prompt.handler)(params.arguments, cx).await
-            }
-        });
-    }
-    {
-        let registry = registry.clone();
-        let session = session.clone();
-        router.method_async_with_context("completion/complete", move |params: CompleteRequest, cx: RequestContext| {
-            let registry = registry.clone();
-            let session = session.clone();
-            async move {
-                let completion = match &registry.completion {
-                    Some(complete) => complete(params, McpContext::new(cx, session, None)).await?,
-                    None => Completion::default(),
-                };
-                Ok(CompleteResult { completion })
-            }
-        });
-    }
+    call(&mut router, "prompts/get", registry, session, |registry, session, params: GetPromptParams, cx| async move {
+        let Some(prompt) = registry.prompt(&params.name) else {
+            return Err(ErrorObject::invalid_params(format_args!("Unknown prompt: {}", params.name)));
+        };
+        if let Some(missing) = prompt.missing_argument(&params.arguments) {
+            return Err(ErrorObject::invalid_params(format_args!("missing required argument: {missing}")));
+        }
+        let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
+        (prompt.handler)(params.arguments, cx).await
+    });
+    call(&mut router, "completion/complete", registry, session, |registry, session, params: CompleteRequest, cx| async move {
+        let completion = match &registry.completion {
+            Some(complete) => complete(params, McpContext::new(cx, session, None)).await?,
+            None => Completion::default(),
+        };
+        Ok(CompleteResult { completion })
+    });
     router
+}
+
+/// A call's result: as the session serves it, or as the stateless revision does.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Answer<R> {
+    Session(R),
+    Stateless(Box<RawValue>),
+}
+
+/// Registers a method that runs a handler: a request of the stateless revision (its
+/// `_meta` names one; over stdio, where there are no headers) is served as that revision
+/// serves it; any other has its params decoded into `P` for `f`, with the session.
+fn call<P, R, F, Fut>(router: &mut Router, method: &'static str, registry: &Arc<Registry>, session: &Arc<SessionState>, f: F)
+where
+    P: for<'de> Deserialize<'de> + Send + 'static,
+    R: Serialize + Send + 'static,
+    F: Fn(Arc<Registry>, Arc<SessionState>, P, RequestContext) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
+{
+    let registry = registry.clone();
+    let session = session.clone();
+    router.method_async_with_context(method, move |params: Option<Box<RawValue>>, cx: RequestContext| {
+        let registry = registry.clone();
+        let stateless = stateless::carries_meta(params.as_deref().map(RawValue::get));
+        let (session_call, stateless_cx) = if stateless {
+            (Ok(None), Some(cx))
+        } else {
+            let decoded = serde_json::from_str::<P>(params.as_deref().map_or("{}", RawValue::get));
+            let work = decoded
+                .map_err(ErrorObject::invalid_params)
+                .map(|decoded| Some(f(registry.clone(), session.clone(), decoded, cx)));
+            (work, None)
+        };
+        async move {
+            match (session_call?, stateless_cx) {
+                (Some(work), _) => work.await.map(Answer::Session),
+                (None, Some(cx)) => stateless::serve_routed(registry, cx, params).await.map(Answer::Stateless),
+                (None, None) => Err(ErrorObject::internal_error("no request to serve")),
+            }
+        }
+    });
 }
 
 /// Registers a paginated list method: `page` gives the registry's items, each as JSON text.
@@ -329,6 +346,13 @@ fn list(
 ) {
     let registry = registry.clone();
     router.raw_method(method, move |params: Option<Params<'_>>, reply: Reply<'_>| {
+        let raw = params.as_ref().map(Params::as_str);
+        if stateless::carries_meta(raw) {
+            let meta = stateless::read_meta(raw)?;
+            stateless::check_version(&registry, &meta.version)?;
+            let listed = stateless::list(&registry, method, raw).unwrap_or_else(|| Err(ErrorObject::method_not_found(method)))?;
+            return Ok(reply.raw(&RawJson::new(&listed).map_err(ErrorObject::internal_error)?));
+        }
         #[derive(Deserialize, Default)]
         struct Cursor {
             cursor: Option<String>,
@@ -346,6 +370,15 @@ fn list(
             .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?;
         Ok(reply.raw(&RawJson::new(text).map_err(ErrorObject::internal_error)?))
     });
+}
+
+/// -32601 for a request of the stateless revision (its `_meta` names one) to a method that
+/// revision no longer has.
+fn removed_in_stateless(method: &str, params: &Option<Params<'_>>) -> Result<(), ErrorObject<'static>> {
+    match stateless::carries_meta(params.as_ref().map(Params::as_str)) {
+        true => Err(ErrorObject::method_not_found(method)),
+        false => Ok(()),
+    }
 }
 
 /// The empty object that `ping`, `logging/setLevel` and the subscriptions answer.

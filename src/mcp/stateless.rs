@@ -140,35 +140,68 @@ pub(crate) struct Request {
     pub(crate) meta: RequestMeta,
 }
 
+/// The result of a list method (or `server/discover`), with the cache hints; `None` for
+/// another method.
+pub(crate) fn list(registry: &Registry, method: &str, params: Option<&str>) -> Option<Result<String, ErrorObject<'static>>> {
+    let listing = match method {
+        "server/discover" => return Some(Ok(registry.discover_result().get().to_owned())),
+        "tools/list" => &registry.tool_list,
+        "prompts/list" => &registry.prompt_list,
+        "resources/list" => &registry.resource_list,
+        "resources/templates/list" => &registry.template_list,
+        _ => return None,
+    };
+    #[derive(Deserialize, Default)]
+    struct Cursor {
+        cursor: Option<String>,
+    }
+    let page = decode::<Cursor>(params).and_then(|cursor| {
+        listing
+            .page(cursor.cursor.as_deref(), registry.limits.page_size, &registry.cache.members())
+            .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))
+    });
+    Some(page)
+}
+
+/// Whether a request's params carry the stateless revision's `_meta` (how a request of
+/// 2026-07-28 shows itself where there are no headers: over stdio).
+pub(crate) fn carries_meta(params: Option<&str>) -> bool {
+    params.is_some_and(|params| memchr::memmem::find(params.as_bytes(), b"io.modelcontextprotocol/protocolVersion").is_some())
+}
+
+/// Serves a stateless request that came through a session's router (over stdio): its
+/// `_meta` checked, then served as [`serve`] does, the result as raw JSON.
+pub(crate) async fn serve_routed(
+    registry: Arc<Registry>,
+    cx: RequestContext,
+    params: Option<Box<RawValue>>,
+) -> Result<Box<RawValue>, ErrorObject<'static>> {
+    let meta = read_meta(params.as_deref().map(RawValue::get))?;
+    check_version(&registry, &meta.version)?;
+    let request = Request {
+        id: cx.id().cloned().unwrap_or_else(Id::null),
+        method: cx.method().to_owned(),
+        params,
+        meta,
+    };
+    let text = serve(registry, request, cx.remote().cloned(), cx.cancellation().clone()).await?;
+    RawValue::from_string(text).map_err(ErrorObject::internal_error)
+}
+
 /// Serves `request` from `registry`: the result's JSON text, or the error. What the handler
 /// sends before (progress, log messages) goes to `remote`; `token` cancels it.
 pub(crate) async fn serve(
     registry: Arc<Registry>,
     request: Request,
-    remote: Arc<dyn Remote>,
+    remote: Option<Arc<dyn Remote>>,
     token: CancellationToken,
 ) -> Result<String, ErrorObject<'static>> {
     let Request { id, method, params, meta } = request;
     let params = params.as_deref().map(RawValue::get);
-    let hints = registry.cache.members();
-    let list = |listing: &super::server::Listing| {
-        #[derive(Deserialize, Default)]
-        struct Cursor {
-            cursor: Option<String>,
-        }
-        let cursor: Cursor = serde_json::from_str(params.unwrap_or("{}")).map_err(ErrorObject::invalid_params)?;
-        listing
-            .page(cursor.cursor.as_deref(), registry.limits.page_size, &hints)
-            .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))
-    };
-    match method.as_str() {
-        "server/discover" => return Ok(registry.discover_result().get().to_owned()),
-        "tools/list" => return list(&registry.tool_list),
-        "prompts/list" => return list(&registry.prompt_list),
-        "resources/list" => return list(&registry.resource_list),
-        "resources/templates/list" => return list(&registry.template_list),
-        _ => {}
+    if let Some(listed) = list(&registry, &method, params) {
+        return listed;
     }
+    let hints = registry.cache.members();
     let state = Arc::new(SessionState::stateless(
         registry.changes.clone(),
         meta.capabilities,
@@ -348,15 +381,15 @@ mod tests {
 
     #[test]
     fn meta_needs_the_revision_and_an_object_of_capabilities() {
-        assert_eq!(read_meta(None).unwrap_err().code(), -32602);
-        assert_eq!(read_meta(Some("{}")).unwrap_err().code(), -32602);
-        assert_eq!(read_meta(Some("[1]")).unwrap_err().code(), -32602);
+        assert_eq!(read_meta(None).unwrap_err().code().code(), -32602);
+        assert_eq!(read_meta(Some("{}")).unwrap_err().code().code(), -32602);
+        assert_eq!(read_meta(Some("[1]")).unwrap_err().code().code(), -32602);
         let no_caps = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#;
-        assert_eq!(read_meta(Some(no_caps)).unwrap_err().code(), -32602);
+        assert_eq!(read_meta(Some(no_caps)).unwrap_err().code().code(), -32602);
         let no_version = r#"{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}"#;
-        assert_eq!(read_meta(Some(no_version)).unwrap_err().code(), -32602);
+        assert_eq!(read_meta(Some(no_version)).unwrap_err().code().code(), -32602);
         let caps_not_object = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"x","io.modelcontextprotocol/clientCapabilities":[]}}"#;
-        assert_eq!(read_meta(Some(caps_not_object)).unwrap_err().code(), -32602);
+        assert_eq!(read_meta(Some(caps_not_object)).unwrap_err().code().code(), -32602);
         let full = r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/logLevel":"info","progressToken":7}}"#;
         let meta = read_meta(Some(full)).unwrap();
         assert_eq!(meta.version, "2026-07-28");

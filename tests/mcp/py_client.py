@@ -43,9 +43,15 @@ async def scenario(target, mode):
         mode=mode,
         sampling_callback=sampling,
         logging_callback=logging_callback,
+        # The stateless revision's opt-in to log messages, per request in _meta; the
+        # handshake revisions use logging/setLevel instead (below).
+        log_level="warning",
         read_timeout_seconds=20,
     ) as client:
-        check("protocol version agreed", client.protocol_version in ("2025-11-25", "2025-06-18"), client.protocol_version)
+        # The server enables every revision: the default mode picks the stateless one
+        # (server/discover, no initialize), the legacy mode the newest with initialize.
+        expected = ("2026-07-28",) if mode == "auto" else ("2025-11-25", "2025-06-18")
+        check("protocol version agreed", client.protocol_version in expected, (mode, client.protocol_version))
         tools = await client.list_tools()
         names = {tool.name for tool in tools.tools}
         check("tools listed", {"add", "sleep", "progress", "log", "sample", "stats"} <= names, sorted(names))
@@ -68,7 +74,8 @@ async def scenario(target, mode):
         await anyio.sleep(0.2)
         check("progress notifications", [p[0] for p in progress] == [1, 2, 3, 4, 5] and all(p[1] == 5 for p in progress), progress)
 
-        await client.set_logging_level("warning")
+        if mode == "legacy":
+            await client.set_logging_level("warning")
         await client.call_tool("log", {"level": "info", "message": "quiet"})
         await client.call_tool("log", {"level": "error", "message": "loud"})
         await anyio.sleep(0.2)

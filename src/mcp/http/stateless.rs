@@ -110,7 +110,7 @@ impl Stateless {
             first: Notify::new(),
         });
         let token = CancellationToken::new();
-        let mut work = Box::pin(stateless::serve(self.registry.clone(), request, remote.clone(), token.clone()));
+        let mut work = Box::pin(stateless::serve(self.registry.clone(), request, Some(remote.clone()), token.clone()));
         let done = tokio::select! {
             biased;
             outcome = &mut work => Some(outcome),
@@ -213,7 +213,8 @@ impl Stateless {
                 Value::String(value) => *value == text,
                 Value::Number(number) => text.parse::<f64>().ok() == number.as_f64(),
                 Value::Bool(flag) => text == if *flag { "true" } else { "false" },
-                other => text == other.to_string(),
+                // Only strings, numbers and booleans can be mirrored in a header.
+                _ => false,
             };
             if !same {
                 return Err(ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} differs from the argument {argument}")));
