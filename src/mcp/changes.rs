@@ -33,15 +33,6 @@ impl ListChanged {
             ListChanged::Resources => "notifications/resources/list_changed",
         }
     }
-
-    /// Its member in a `subscriptions/listen` filter.
-    pub(crate) fn filter_key(self) -> &'static str {
-        match self {
-            ListChanged::Tools => "toolsListChanged",
-            ListChanged::Prompts => "promptsListChanged",
-            ListChanged::Resources => "resourcesListChanged",
-        }
-    }
 }
 
 /// One change, as listeners receive it.

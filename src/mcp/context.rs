@@ -229,7 +229,7 @@ impl McpContext {
     /// # });
     /// ```
     pub async fn request(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, RemoteError> {
-        self.remote()?.call_raw(method, params).await
+        self.requester()?.call_raw(method, params).await
     }
 
     /// Asks the client to sample its model (`sampling/createMessage`) with `params` (the
@@ -242,7 +242,7 @@ impl McpContext {
     /// # });
     /// ```
     pub async fn create_message<P: Serialize>(&self, params: &P) -> Result<Value, RemoteError> {
-        self.remote()?.call("sampling/createMessage", params).await
+        self.requester()?.call("sampling/createMessage", params).await
     }
 
     /// Asks the user for input (`elicitation/create`): `message` and the JSON Schema of
@@ -265,7 +265,7 @@ impl McpContext {
             message,
             requested_schema,
         };
-        self.remote()?.call("elicitation/create", params).await
+        self.requester()?.call("elicitation/create", params).await
     }
 
     /// Asks the client for its roots (`roots/list`).
@@ -276,7 +276,7 @@ impl McpContext {
     /// # });
     /// ```
     pub async fn list_roots(&self) -> Result<Value, RemoteError> {
-        self.remote()?.call("roots/list", ()).await
+        self.requester()?.call("roots/list", ()).await
     }
 
     /// Closes the SSE connection this request's answer travels on, over Streamable HTTP
@@ -364,6 +364,16 @@ impl McpContext {
     /// ```
     pub fn request_state(&self) -> Option<&str> {
         self.input.as_ref()?.state.as_deref()
+    }
+
+    /// The way to send requests to the client: none in the stateless revision, which asks
+    /// through input-required results instead.
+    fn requester(&self) -> Result<&dyn Remote, RemoteError> {
+        if self.session.version().is_some_and(ProtocolVersion::is_stateless) {
+            let reason = "no request to the client in protocol revision 2026-07-28: return an input-required result (McpContext::input_required)";
+            return Err(RemoteError::new(reason, ErrorObject::new(-32603, reason), false));
+        }
+        self.remote()
     }
 
     fn remote(&self) -> Result<&dyn Remote, RemoteError> {

@@ -4,7 +4,7 @@
 //! (`inputResponses`) and the server's `requestState`, sealed here with HMAC-SHA-256 so that
 //! a client can neither forge nor alter it.
 
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use hmac::{Hmac, Mac};
 use serde::Serialize;
@@ -191,16 +191,6 @@ impl Sealer {
     }
 }
 
-/// A header value in the `=?base64?…?=` form decoded (strict standard base64 with padding,
-/// UTF-8), any other value as it is (trimmed); `None` for a malformed encoded value.
-pub(crate) fn header_text(value: &str) -> Option<String> {
-    let value = value.trim_matches([' ', '\t']);
-    match value.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
-        Some(encoded) => String::from_utf8(STANDARD.decode(encoded).ok()?).ok(),
-        None => Some(value.to_owned()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,17 +206,6 @@ mod tests {
         assert!(sealer.open("tools/call\0t", "!!.!!").is_none());
         assert!(Sealer::new().open("tools/call\0t", &sealed).is_none(), "another server's key");
         assert_eq!(format!("{sealer:?}"), "Sealer", "the key is not shown");
-    }
-
-    #[test]
-    fn header_values_decode_only_in_the_exact_base64_form() {
-        assert_eq!(header_text("=?base64?SGVsbG8=?=").as_deref(), Some("Hello"));
-        assert_eq!(header_text("  plain\t").as_deref(), Some("plain"));
-        assert_eq!(header_text("SGVsbG8=").as_deref(), Some("SGVsbG8="), "no prefix: literal");
-        assert_eq!(header_text("=?base64?SGVsbG8=").as_deref(), Some("=?base64?SGVsbG8="), "no suffix: literal");
-        assert!(header_text("=?base64?SGVsbG8?=").is_none(), "padding missing");
-        assert!(header_text("=?base64?SGVs!!!bG8=?=").is_none(), "not the alphabet");
-        assert!(header_text("=?base64?/w==?=").is_none(), "not UTF-8");
     }
 
     #[test]

@@ -146,6 +146,7 @@ pub(crate) struct ToolEntry {
     tool: Tool,
     pub(crate) handler: Arc<ToolFn>,
     /// The arguments its schema mirrors in headers (`x-mcp-header`): (argument, header name).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) headers: Vec<(String, String)>,
 }
 
@@ -217,6 +218,7 @@ impl Listing {
         Listing { member, items }
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn is_empty(&self) -> bool {
         self.items.is_empty()
     }
@@ -284,15 +286,14 @@ impl Registry {
     }
 
     /// The capabilities this server declares.
-    /// `stateless`: as `server/discover` declares them, list changes told to
-    /// `subscriptions/listen` streams.
+    /// `stateless`: as the stateless revision declares them (no resource subscriptions:
+    /// `subscriptions/listen` instead). List changes reach every client: sessions as
+    /// notifications (over Streamable HTTP on their GET stream), stateless clients on their
+    /// listen streams.
     fn capabilities(&self, stateless: bool) -> serde_json::Value {
         let mut capabilities = serde_json::Map::new();
         let list = |more: serde_json::Value| {
-            let mut capability = serde_json::json!({});
-            if stateless {
-                capability["listChanged"] = true.into();
-            }
+            let mut capability = serde_json::json!({ "listChanged": true });
             if let (Some(capability), serde_json::Value::Object(more)) = (capability.as_object_mut(), more) {
                 capability.extend(more);
             }
@@ -734,6 +735,33 @@ impl Registry {
         if let Some(timeout) = limits.handler_timeout {
             builder = builder.handler_timeout(timeout);
         }
-        builder.start(transport, router).closed().await
+        let peer = builder.start(transport, router);
+        // The program's changes (list changes, resource updates) reach this client as
+        // notifications while it is connected.
+        let forward = {
+            let link = peer.link();
+            let mut changes = self.changes.subscribe();
+            tokio::spawn(async move {
+                loop {
+                    let change = tokio::select! {
+                        change = changes.recv() => change,
+                        _ = link.closed() => return,
+                    };
+                    let change = match change {
+                        Ok(change) => change,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    };
+                    if let Some((method, params)) = session.notification_of(&change) {
+                        if link.notify_raw(method, params.as_ref()).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            })
+        };
+        let closed = peer.closed().await;
+        forward.abort();
+        closed
     }
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::changes::ChangeNotifier;
+use super::changes::{Change, ChangeNotifier};
 use super::context::McpContext;
 use super::logging::LogLevel;
 use super::server::Registry;
@@ -94,6 +94,19 @@ impl SessionState {
     /// Whether the client declared `capability`.
     pub(crate) fn has_capability(&self, capability: &str) -> bool {
         lock_unpoisoned(&self.client_capabilities).get(capability).is_some_and(|declared| !declared.is_null())
+    }
+
+    /// The notification (method and params) a change is to this session: list changes
+    /// always, a resource's update when the client subscribed to it.
+    pub(crate) fn notification_of(&self, change: &Change) -> Option<(&'static str, Option<RawJson<'static>>)> {
+        match change {
+            Change::List(list) => Some((list.method(), None)),
+            Change::ResourceUpdated(uri) if self.is_subscribed(uri) => {
+                let params = RawJson::from_value(&serde_json::json!({ "uri": &**uri })).ok();
+                Some(("notifications/resources/updated", params))
+            }
+            Change::ResourceUpdated(_) => None,
+        }
     }
 
     /// Whether the client subscribed to updates of `uri`.

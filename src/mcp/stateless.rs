@@ -16,7 +16,6 @@ use super::input::RequestInput;
 use super::logging::LogLevel;
 use super::server::{Registry, RESOURCE_NOT_FOUND};
 use super::session::{CompleteRequest, Completion, SessionState};
-use super::version::ProtocolVersion;
 use crate::dispatch::{RequestContext, Remote};
 use crate::message::{ErrorObject, Id};
 use crate::sync::lock_unpoisoned;
@@ -30,27 +29,6 @@ pub const MISSING_CAPABILITY: i64 = -32021;
 /// The error code of a request in a revision the server does not speak (2026-07-28
 /// `UnsupportedProtocolVersionError`; `data` has `supported` and `requested`).
 pub const UNSUPPORTED_VERSION: i64 = -32022;
-
-/// The methods the stateless revision serves (besides `subscriptions/listen`, which is the
-/// transport's).
-const METHODS: [&str; 10] = [
-    "server/discover",
-    "tools/list",
-    "tools/call",
-    "prompts/list",
-    "prompts/get",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "completion/complete",
-    "subscriptions/listen",
-];
-
-/// Whether the stateless revision has `method` (`initialize`, `ping`, `logging/setLevel` and
-/// the resource subscriptions are gone from it).
-pub(crate) fn serves(method: &str) -> bool {
-    METHODS.contains(&method)
-}
 
 /// What every 2026-07-28 request's `_meta` says.
 #[derive(Debug)]
@@ -114,22 +92,6 @@ pub(crate) fn check_version(registry: &Registry, requested: &str) -> Result<(), 
     Err(error
         .with_data(&serde_json::json!({ "supported": supported, "requested": requested }))
         .unwrap_or_else(|_| ErrorObject::new(UNSUPPORTED_VERSION, "Unsupported protocol version")))
-}
-
-/// The request's target as headers must name it: `params.name` of `tools/call` and
-/// `prompts/get`, `params.uri` of `resources/read`.
-pub(crate) fn target(method: &str, params: Option<&str>) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Target {
-        name: Option<String>,
-        uri: Option<String>,
-    }
-    let target: Target = serde_json::from_str(params?).ok()?;
-    match method {
-        "tools/call" | "prompts/get" => target.name,
-        "resources/read" => target.uri,
-        _ => None,
-    }
 }
 
 /// A stateless request, ready to serve.
@@ -368,13 +330,6 @@ fn decode<T: for<'de> Deserialize<'de>>(params: Option<&str>) -> Result<T, Error
     serde_json::from_str(params.unwrap_or("{}")).map_err(ErrorObject::invalid_params)
 }
 
-/// The revision a request names, when the server serves it statelessly.
-pub(crate) fn stateless_version(registry: &Registry, version: &str) -> bool {
-    version
-        .parse::<ProtocolVersion>()
-        .is_ok_and(|version| version.is_stateless() && registry.versions.contains(&version))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,14 +358,5 @@ mod tests {
         assert_eq!(complete("{}", ""), r#"{"resultType":"complete"}"#);
         assert_eq!(complete(r#"{"a":1}"#, ""), r#"{"resultType":"complete","a":1}"#);
         assert_eq!(complete(r#"{"a":1}"#, r#""x":2,"#), r#"{"x":2,"a":1}"#);
-    }
-
-    #[test]
-    fn targets_come_from_name_or_uri() {
-        assert_eq!(target("tools/call", Some(r#"{"name":"t"}"#)).as_deref(), Some("t"));
-        assert_eq!(target("resources/read", Some(r#"{"uri":"a://b"}"#)).as_deref(), Some("a://b"));
-        assert_eq!(target("tools/list", Some(r#"{"name":"t"}"#)), None);
-        assert_eq!(target("tools/call", None), None);
-        assert!(serves("tools/call") && !serves("initialize") && !serves("ping"));
     }
 }

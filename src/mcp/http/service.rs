@@ -283,7 +283,7 @@ impl StreamableHttpService {
                 .headers()
                 .get(VERSION_HEADER)
                 .and_then(|version| version.to_str().ok())
-                .is_some_and(|version| crate::mcp::stateless::stateless_version(&self.registry, version));
+                .is_some_and(|version| super::stateless::stateless_version(&self.registry, version));
             if *request.method() == Method::POST {
                 return self.post(request).await;
             }

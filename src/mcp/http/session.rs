@@ -97,9 +97,37 @@ impl HttpSession {
             None => {
                 let stream = self.new_stream();
                 *standalone = Some(stream.clone());
+                self.forward_changes(stream.clone());
                 Some(stream)
             }
         }
+    }
+
+    /// The program's changes (list changes, updates of subscribed resources) go on the GET
+    /// stream from its opening to the session's end (kept for resumption while no one reads).
+    fn forward_changes(&self, stream: Arc<EventStream>) {
+        let mut changes = self.state.changes.subscribe();
+        let state = self.state.clone();
+        let ended = self.ended.clone();
+        tokio::spawn(async move {
+            loop {
+                let change = tokio::select! {
+                    change = changes.recv() => change,
+                    () = ended.cancelled() => return,
+                };
+                let change = match change {
+                    Ok(change) => change,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                if let Some((method, params)) = state.notification_of(&change) {
+                    let mut frame = bytes::BytesMut::new();
+                    if crate::encode::write_call_raw(&mut frame, None, method, params.as_ref()).is_ok() {
+                        stream.push(&frame);
+                    }
+                }
+            }
+        });
     }
 
     pub(crate) fn touch(&self) {

@@ -8,6 +8,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
 use bytes::{BufMut, Bytes, BytesMut};
 use http::header::HeaderMap;
 use http::{Response, StatusCode};
@@ -22,7 +24,6 @@ use super::service::{event_stream, json_status, VERSION_HEADER};
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
 use crate::encode;
 use crate::mcp::changes::{Change, ListChanged};
-use crate::mcp::input::header_text;
 use crate::mcp::server::Registry;
 use crate::mcp::stateless::{self, HEADER_MISMATCH};
 use crate::mcp::version::ProtocolVersion;
@@ -167,7 +168,7 @@ impl Stateless {
         if header(headers, "mcp-method") != Some(method) {
             return Err(mismatch("Mcp-Method must name the body's method"));
         }
-        if let Some(target) = stateless::target(method, params) {
+        if let Some(target) = target(method, params) {
             if header(headers, "mcp-name") != Some(target.as_str()) {
                 return Err(mismatch("Mcp-Name must name the body's name or uri"));
             }
@@ -175,7 +176,7 @@ impl Stateless {
                 self.check_params(headers, &target, params)?;
             }
         }
-        if !stateless::serves(method) {
+        if !serves(method) {
             return Err(ErrorObject::method_not_found(method));
         }
         Ok(meta)
@@ -266,7 +267,7 @@ impl Stateless {
         let uris = if has_resources { asked.resource_subscriptions } else { Vec::new() };
         let mut accepted = Map::new();
         for list in &lists {
-            accepted.insert(list.filter_key().into(), Value::Bool(true));
+            accepted.insert(filter_key(*list).into(), Value::Bool(true));
         }
         if !uris.is_empty() {
             accepted.insert("resourceSubscriptions".into(), Value::from(uris.clone()));
@@ -315,10 +316,8 @@ struct EventRemote {
 impl Remote for EventRemote {
     fn call_raw<'a>(&'a self, method: &'a str, _: Option<&'a RawJson<'a>>) -> RemoteFuture<'a, JsonBytes> {
         Box::pin(async move {
-            let refused = ErrorObject::internal_error(format_args!(
-                "no request ({method}) to the client in protocol revision 2026-07-28: return an input-required result"
-            ));
-            Err(RemoteError::new(refused.message().to_owned(), refused, false))
+            let reason = format!("no request ({method}) to the client in protocol revision 2026-07-28: return an input-required result");
+            Err(RemoteError::new(reason.clone(), ErrorObject::new(-32603, reason), false))
         })
     }
 
@@ -346,12 +345,75 @@ impl Remote for EventRemote {
     }
 }
 
+/// The methods the stateless revision serves (besides `subscriptions/listen`, which is the
+/// transport's).
+const METHODS: [&str; 10] = [
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+    "subscriptions/listen",
+];
+
+/// Whether the stateless revision has `method` (`initialize`, `ping`, `logging/setLevel` and
+/// the resource subscriptions are gone from it).
+fn serves(method: &str) -> bool {
+    METHODS.contains(&method)
+}
+
+/// The request's target as headers must name it: `params.name` of `tools/call` and
+/// `prompts/get`, `params.uri` of `resources/read`.
+fn target(method: &str, params: Option<&str>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Target {
+        name: Option<String>,
+        uri: Option<String>,
+    }
+    let target: Target = serde_json::from_str(params?).ok()?;
+    match method {
+        "tools/call" | "prompts/get" => target.name,
+        "resources/read" => target.uri,
+        _ => None,
+    }
+}
+
+/// The revision a request names, when the server serves it statelessly.
+pub(crate) fn stateless_version(registry: &Registry, version: &str) -> bool {
+    version
+        .parse::<ProtocolVersion>()
+        .is_ok_and(|version| version.is_stateless() && registry.versions.contains(&version))
+}
+
 /// A header's value without surrounding spaces and tabs.
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get(name)
         .and_then(|value| value.to_str().ok())
         .map(|value| value.trim_matches([' ', '\t']))
+}
+
+/// A header value in the `=?base64?…?=` form decoded (strict standard base64 with padding,
+/// UTF-8), any other value as it is (trimmed); `None` for a malformed encoded value.
+fn header_text(value: &str) -> Option<String> {
+    let value = value.trim_matches([' ', '\t']);
+    match value.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
+        Some(encoded) => String::from_utf8(STANDARD.decode(encoded).ok()?).ok(),
+        None => Some(value.to_owned()),
+    }
+}
+
+/// A list's member in a `subscriptions/listen` filter.
+fn filter_key(list: ListChanged) -> &'static str {
+    match list {
+        ListChanged::Tools => "toolsListChanged",
+        ListChanged::Prompts => "promptsListChanged",
+        ListChanged::Resources => "resourcesListChanged",
+    }
 }
 
 /// One SSE event carrying `frame`.
@@ -391,4 +453,29 @@ fn error_answer(id: &Id<'_>, error: &ErrorObject<'_>) -> Response<McpBody> {
         _ => StatusCode::OK,
     };
     json_status(status, error_frame(id, error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_decode_only_in_the_exact_base64_form() {
+        assert_eq!(header_text("=?base64?SGVsbG8=?=").as_deref(), Some("Hello"));
+        assert_eq!(header_text("  plain\t").as_deref(), Some("plain"));
+        assert_eq!(header_text("SGVsbG8=").as_deref(), Some("SGVsbG8="), "no prefix: literal");
+        assert_eq!(header_text("=?base64?SGVsbG8=").as_deref(), Some("=?base64?SGVsbG8="), "no suffix: literal");
+        assert!(header_text("=?base64?SGVsbG8?=").is_none(), "padding missing");
+        assert!(header_text("=?base64?SGVs!!!bG8=?=").is_none(), "not the alphabet");
+        assert!(header_text("=?base64?/w==?=").is_none(), "not UTF-8");
+    }
+
+    #[test]
+    fn targets_come_from_name_or_uri() {
+        assert_eq!(target("tools/call", Some(r#"{"name":"t"}"#)).as_deref(), Some("t"));
+        assert_eq!(target("resources/read", Some(r#"{"uri":"a://b"}"#)).as_deref(), Some("a://b"));
+        assert_eq!(target("tools/list", Some(r#"{"name":"t"}"#)), None);
+        assert_eq!(target("tools/call", None), None);
+        assert!(serves("tools/call") && !serves("initialize") && !serves("ping"));
+    }
 }
