@@ -114,7 +114,10 @@ async fn lists_calls_and_reads_with_every_page_followed() {
         client.protocol_version(),
         rpcwire::mcp::ProtocolVersion::V2025_11_25
     );
-    assert_eq!(client.initialize_result()["capabilities"]["tools"], json!({}));
+    assert_eq!(
+        client.initialize_result()["capabilities"]["tools"],
+        json!({"listChanged": true})
+    );
     let tools = client.list_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
     assert_eq!(

@@ -1,6 +1,8 @@
-//! Any bytes as a run of requests to `StreamableHttpService` (MCP over Streamable HTTP), in
-//! one session opened first with a valid `initialize`: never a panic, every request answered
-//! in time, every answer body ends (but a GET stream's, which stays open by design), and
+//! Any bytes as a run of requests to `StreamableHttpService` (MCP over Streamable HTTP, every
+//! revision enabled: sessions and the stateless 2026-07-28), in one session opened first with
+//! a valid `initialize` (or none): never a panic, every request answered in time, every
+//! answer body ends (but a GET stream's and a `subscriptions/listen` stream's, which stay
+//! open by design once acknowledged), and
 //! what comes back is what the specification allows — a `200` JSON body is JSON-RPC
 //! responses, each SSE `data:` a JSON-RPC message, a refusal (4xx/5xx) a JSON-RPC error.
 //!
@@ -14,7 +16,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use libfuzzer_sys::fuzz_target;
 use rpcwire::mcp::http::StreamableHttpService;
-use rpcwire::mcp::{CallToolResult, LogLevel, McpServer, Tool};
+use rpcwire::mcp::{CallToolResult, InputRequired, LogLevel, McpServer, ProtocolVersion, Tool};
 use tower_service::Service;
 
 const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}"#;
@@ -22,8 +24,25 @@ const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","par
 fn service() -> StreamableHttpService {
     let echo = Tool::new("echo", "Says its arguments back", r#"{"type":"object"}"#).expect("JSON");
     let noisy = Tool::new("noisy", "Logs and reports progress first", r#"{"type":"object"}"#).expect("JSON");
+    let mirrored = Tool::new(
+        "mirrored",
+        "Arguments mirrored in headers",
+        r#"{"type":"object","properties":{"v":{"type":"string","x-mcp-header":"V"},"n":{"type":"number","x-mcp-header":"N"}}}"#,
+    )
+    .expect("JSON");
+    let asks = Tool::new("asks", "Asks the client, with a state", r#"{"type":"object"}"#).expect("JSON");
     let server = McpServer::new("fuzz", "1")
+        .with_versions(&ProtocolVersion::ALL)
         .with_max_message(4096)
+        .raw_tool(mirrored, |arguments, _| async move {
+            Ok(CallToolResult::text(arguments.map_or_else(String::new, |a| a.get().to_owned())))
+        })
+        .raw_tool(asks, |_, cx| async move {
+            match (cx.request_state(), cx.input_response("a")) {
+                (Some(state), Some(_)) => Ok(CallToolResult::text(state.to_owned())),
+                _ => Err(cx.input_required(InputRequired::new().list_roots("a").with_state("s"))),
+            }
+        })
         .raw_tool(echo, |arguments, _| async move {
             Ok(CallToolResult::text(arguments.map_or_else(String::new, |a| a.get().to_owned())))
         })
@@ -37,7 +56,10 @@ fn service() -> StreamableHttpService {
 
 /// The request a piece stands for. Bits of the first byte: 0–1 the method (POST, GET,
 /// DELETE, PUT), 2–3 the session id (the real one, none, a bogus one, empty), 4–5 Accept
-/// (both, JSON only, SSE only, none), 6 a foreign Origin, 7 an unknown protocol version.
+/// (both, JSON only, SSE only, none), 6 a foreign Origin, 7 a protocol version header: the
+/// stateless revision's, with `Mcp-Method` and `Mcp-Name` as the body says (when it is JSON)
+/// and `Mcp-Param-V: =?base64?eA==?=`, when the body's length is even; an unknown one when
+/// odd.
 fn request(piece: &[u8], session: &str) -> http::Request<Full<Bytes>> {
     let (flags, body) = piece.split_first().map_or((0, &[][..]), |(f, b)| (*f, b));
     let method = ["POST", "GET", "DELETE", "PUT"][usize::from(flags & 3)];
@@ -61,7 +83,21 @@ fn request(piece: &[u8], session: &str) -> http::Request<Full<Bytes>> {
     if flags & 0x40 != 0 {
         builder = builder.header("origin", "http://evil.example.com");
     }
-    if flags & 0x80 != 0 {
+    if flags & 0x80 != 0 && body.len() % 2 == 0 {
+        // The headers the body calls for, as a well-behaved client of the revision sends them.
+        let message: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+        let method = message["method"].as_str().unwrap_or("tools/call");
+        let target = message["params"]["name"].as_str().or(message["params"]["uri"].as_str());
+        builder = builder
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-param-v", "=?base64?eA==?=");
+        if let Ok(method) = http::HeaderValue::from_str(method) {
+            builder = builder.header("mcp-method", method);
+        }
+        if let Some(Ok(target)) = target.map(http::HeaderValue::from_str) {
+            builder = builder.header("mcp-name", target);
+        }
+    } else if flags & 0x80 != 0 {
         builder = builder.header("mcp-protocol-version", "1999-01-01");
     }
     builder.body(Full::new(Bytes::copy_from_slice(body))).expect("a request")
@@ -105,11 +141,27 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(content_type, "text/event-stream");
                 continue; // the session's own stream stays open
             }
-            let body = tokio::time::timeout(Duration::from_secs(30), answer.into_body().collect())
-                .await
-                .expect("the body ends")
-                .expect("infallible")
-                .to_bytes();
+            let mut body = Vec::new();
+            let mut frames = answer.into_body();
+            loop {
+                match tokio::time::timeout(Duration::from_secs(30), frames.frame()).await {
+                    Ok(Some(frame)) => {
+                        if let Some(data) = frame.expect("infallible").data_ref() {
+                            body.extend_from_slice(data);
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(_) => {
+                        // Open on purpose only when it is a listen stream, acknowledged first.
+                        let text = String::from_utf8_lossy(&body);
+                        assert!(
+                            content_type == "text/event-stream" && text.contains("notifications/subscriptions/acknowledged"),
+                            "the body ends: {status} {content_type} {text:?}"
+                        );
+                        break;
+                    }
+                }
+            }
             match (status.as_u16(), content_type.as_str()) {
                 (200, "text/event-stream") => {
                     for line in body.split(|&b| b == b'\n') {

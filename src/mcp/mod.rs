@@ -2,7 +2,11 @@
 //! revisions and their negotiation, the content model, and [`McpServer`] — tools (typed
 //! arguments with schemars schemas, or raw JSON schemas passed through byte for byte),
 //! resources and templates, prompts, completion, logging, progress, cancellation, and
-//! requests to the client — served over stdio through a [`Peer`](crate::transport::Peer).
+//! requests to the client — served over stdio through a [`Peer`](crate::transport::Peer),
+//! and over Streamable HTTP (`http` feature). The stateless revision, 2026-07-28, is served
+//! beside the handshake ones when enabled: each request carries its revision and the client's
+//! capabilities in `_meta`; handlers ask the client through [`InputRequired`] results; clients
+//! listen for changes announced through a [`ChangeNotifier`].
 //!
 //! ```
 //! use rpcwire::mcp::ProtocolVersion;

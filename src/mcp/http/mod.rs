@@ -5,6 +5,8 @@
 //! Inside, one way: `stream` (an SSE stream and its replay log) and `origin` (the
 //! DNS-rebinding check) are leaves; `session` keeps streams; `output` answers a POST with JSON
 //! or, once the handler sends something first, a stream; `remote` sends on it;
+//! `stateless` serves the stateless revision (2026-07-28: no session; headers checked against
+//! the body; JSON or an SSE stream per request; `subscriptions/listen`);
 //! `service` answers requests through all of these. On the client side, `events` reads SSE
 //! streams and `client` posts frames and reads their answers.
 
