@@ -2,14 +2,15 @@
 //! `Service` that serves an [`McpServer`](super::McpServer) with sessions, SSE streams and
 //! resumption; and [`StreamableHttpClient`], the client side as a transport for a `Peer`.
 //!
-//! Inside, one way: `stream` (an SSE stream and its replay log) and `origin` (the
-//! DNS-rebinding check) are leaves; `session` keeps streams; `output` answers a POST with JSON
+//! Inside, one way: `stream` (an SSE stream and its replay log), `origin` (the
+//! DNS-rebinding check) and `answer` (the shapes of an answer) are leaves; `session` keeps streams; `output` answers a POST with JSON
 //! or, once the handler sends something first, a stream; `remote` sends on it;
 //! `stateless` serves the stateless revision (2026-07-28: no session; headers checked against
 //! the body; JSON or an SSE stream per request; `subscriptions/listen`);
 //! `service` answers requests through all of these. On the client side, `events` reads SSE
 //! streams and `client` posts frames and reads their answers.
 
+mod answer;
 mod body;
 mod client;
 mod events;

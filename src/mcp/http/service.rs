@@ -10,10 +10,11 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{HeaderMap, HeaderValue, ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_TYPE};
+use http::header::{HeaderMap, HeaderValue, ACCEPT, ALLOW, CONTENT_TYPE};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 
+use super::answer::{accepted, event_stream, json_answer, json_status, refusal, rpc_refusal};
 use super::body::McpBody;
 use super::origin::{self, LOOPBACK_HOSTS};
 use super::output::{Outcome, PostOutput};
@@ -22,10 +23,9 @@ use super::session::{HttpSession, Sessions};
 use super::stateless::Stateless;
 use super::stream::parse_event_id;
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
-use crate::encode;
 use crate::mcp::server::{McpServer, Registry};
 use crate::mcp::version::ProtocolVersion;
-use crate::message::{ErrorObject, Id, JsonBytes, Message, Response as RpcResponse};
+use crate::message::{ErrorObject, JsonBytes, Message, Response as RpcResponse};
 use crate::transport::http::body::{read_limited, ReadError};
 use crate::transport::CancelProtocol;
 
@@ -612,43 +612,4 @@ fn accepts(headers: &HeaderMap, media: &str) -> bool {
                     .is_some_and(|kind| kind.eq_ignore_ascii_case(main))
         })
     })
-}
-
-fn json_answer(body: Bytes) -> Response<McpBody> {
-    json_status(StatusCode::OK, body)
-}
-
-pub(crate) fn json_status(status: StatusCode, body: Bytes) -> Response<McpBody> {
-    let mut response = Response::new(McpBody::whole(body));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-}
-
-pub(crate) fn event_stream(events: tokio::sync::mpsc::Receiver<Bytes>) -> Response<McpBody> {
-    let mut response = Response::new(McpBody::events(events));
-    let headers = response.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    response
-}
-
-pub(crate) fn accepted() -> Response<McpBody> {
-    let mut response = Response::new(McpBody::empty());
-    *response.status_mut() = StatusCode::ACCEPTED;
-    response
-}
-
-/// An HTTP refusal with a JSON-RPC error body (id null), as the SDKs answer.
-fn refusal(status: StatusCode, message: &str) -> Response<McpBody> {
-    rpc_refusal(status, -32000, message)
-}
-
-fn rpc_refusal(status: StatusCode, code: i64, message: &str) -> Response<McpBody> {
-    let mut body = BytesMut::new();
-    encode::write_error(&mut body, &Id::null(), &ErrorObject::new(code, message));
-    json_status(status, body.freeze())
 }

@@ -20,7 +20,8 @@ use tokio::sync::{broadcast, mpsc, Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::body::McpBody;
-use super::service::{event_stream, json_status, VERSION_HEADER};
+use super::answer::{accepted, event_stream, json_status};
+use super::service::VERSION_HEADER;
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
 use crate::encode;
 use crate::mcp::changes::{Change, ListChanged};
@@ -81,7 +82,7 @@ impl Stateless {
                 return error_answer(&Id::null(), &refused);
             }
             Ok(Parsed::Single(Message::Request(request))) => request,
-            Ok(Parsed::Single(_)) => return super::service::accepted(),
+            Ok(Parsed::Single(_)) => return accepted(),
         };
         let id = request.id().clone().into_owned();
         let method = request.method().to_owned();
