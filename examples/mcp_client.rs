@@ -10,11 +10,13 @@
 //! Prints each tool's name and description, then the call's result as JSON. With
 //! `MCP_CONFORMANCE_SCENARIO` set (the official conformance suite starts it that way, the
 //! server URL as its last argument) it plays that client scenario: `initialize`,
-//! `tools_call`, `elicitation-sep1034-client-defaults`, `sse-retry`.
+//! `tools_call`, `elicitation-sep1034-client-defaults`, `sse-retry`, `http-standard-headers`,
+//! and as a stateless client (revision 2026-07-28) `request-metadata` and
+//! `sep-2322-client-request-state`.
 
 use std::process::ExitCode;
 
-use rpcwire::mcp::{ConnectError, McpClient, McpClientBuilder};
+use rpcwire::mcp::{ConnectError, McpClient, McpClientBuilder, ProtocolVersion};
 use serde_json::{json, Value};
 
 #[global_allocator]
@@ -98,6 +100,44 @@ async fn scenario(name: &str, target: &Target) -> Result<(), String> {
                 .await
                 .map_err(|e| fail(&e))?;
             println!("{}", serde_json::to_string(&result).unwrap_or_default());
+            client.close().await;
+        }
+        "http-standard-headers" => {
+            // Every kind of request, so that each carries its Mcp-Method (and Mcp-Name).
+            let client = connect(builder(), target).await.map_err(|e| fail(&e))?;
+            for tool in client.list_tools().await.map_err(|e| fail(&e))? {
+                client
+                    .call_tool(&tool.name, json!({}))
+                    .await
+                    .map_err(|e| fail(&e))?;
+            }
+            for resource in client.list_resources().await.map_err(|e| fail(&e))? {
+                client.read_resource(&resource.uri).await.map_err(|e| fail(&e))?;
+            }
+            for prompt in client.list_prompts().await.map_err(|e| fail(&e))? {
+                client
+                    .get_prompt(&prompt.name, &Default::default())
+                    .await
+                    .map_err(|e| fail(&e))?;
+            }
+            client.close().await;
+        }
+        "request-metadata" | "sep-2322-client-request-state" => {
+            // Stateless: every tool called once, the server's input requests answered (an
+            // elicitation accepted with `confirmed`).
+            let stateless = builder()
+                .with_protocol_version(ProtocolVersion::V2026_07_28)
+                .on_elicitation(|_| async {
+                    Ok(json!({"action": "accept", "content": {"confirmed": true}}))
+                });
+            let client = connect(stateless, target).await.map_err(|e| fail(&e))?;
+            for tool in client.list_tools().await.map_err(|e| fail(&e))? {
+                let result = client
+                    .call_tool(&tool.name, json!({}))
+                    .await
+                    .map_err(|e| fail(&e))?;
+                println!("{}", serde_json::to_string(&result).unwrap_or_default());
+            }
             client.close().await;
         }
         other => return Err(format!("scenario {other} is not played by this client")),

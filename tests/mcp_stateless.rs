@@ -906,3 +906,175 @@ async fn a_sessions_get_stream_carries_the_programs_changes() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// A server for the stateless client: it asks through input-required results.
+fn asking_server() -> McpServer {
+    server()
+        .tool(
+            "ask_all",
+            "Asks for everything, then answers with it",
+            |_: Nothing, cx: McpContext| async move {
+                let (Some(sampled), Some(elicited), Some(roots)) = (
+                    cx.input_response("s"),
+                    cx.input_response("e"),
+                    cx.input_response("r"),
+                ) else {
+                    let needed = InputRequired::new()
+                        .sample("s", &json!({"messages": [], "maxTokens": 5}))
+                        .elicit(
+                            "e",
+                            "Name?",
+                            &json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+                        )
+                        .list_roots("r")
+                        .with_state("round-1");
+                    return Err(cx.input_required(needed));
+                };
+                Ok(CallToolResult::text(format!(
+                    "{} {} {} {}",
+                    sampled["content"]["text"].as_str().unwrap_or_default(),
+                    elicited["content"]["name"].as_str().unwrap_or_default(),
+                    roots["roots"][0]["uri"].as_str().unwrap_or_default(),
+                    cx.request_state().unwrap_or_default(),
+                )))
+            },
+        )
+        .tool(
+            "forever",
+            "Asks again and again",
+            |_: Nothing, cx: McpContext| async move {
+                Err::<CallToolResult, _>(cx.input_required(InputRequired::new().list_roots("r")))
+            },
+        )
+        .tool(
+            "logs",
+            "Logs at warning",
+            |_: Nothing, cx: McpContext| async move {
+                cx.log(LogLevel::Warning, Some("t"), "careful")
+                    .await
+                    .map_err(|e| e.to_error_object())?;
+                Ok(CallToolResult::text("logged"))
+            },
+        )
+}
+
+fn stateless_client() -> rpcwire::mcp::McpClientBuilder {
+    rpcwire::mcp::McpClient::builder("stateless-client", "2")
+        .with_protocol_version(ProtocolVersion::V2026_07_28)
+        .on_sampling(|_| async {
+            Ok(json!({"role": "assistant", "content": {"type": "text", "text": "sampled"}, "model": "m"}))
+        })
+        .on_elicitation(|_| async { Ok(json!({"action": "accept", "content": {"name": "Ada"}})) })
+        .with_roots(vec![json!({"uri": "file:///root", "name": "root"})])
+}
+
+async fn exercise(client: &rpcwire::mcp::McpClient, logs: &std::sync::Mutex<Vec<Value>>) {
+    assert_eq!(client.protocol_version(), ProtocolVersion::V2026_07_28);
+    assert_eq!(client.server_info()["name"], "stateless-test");
+    assert!(client.initialize_result()["supportedVersions"]
+        .as_array()
+        .unwrap()
+        .contains(&json!(REVISION)));
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|tool| tool.name)
+        .collect();
+    assert!(names.contains(&"ask_all".to_owned()), "{names:?}");
+    let answer = client.call_tool("ask_all", json!({})).await.unwrap();
+    assert_eq!(
+        answer.content[0].as_text(),
+        Some("sampled Ada file:///root round-1")
+    );
+    let endless = client.call_tool("forever", json!({})).await.unwrap_err();
+    assert!(endless.to_string().contains("more than 8 times"), "{endless}");
+    let progress = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = progress.clone();
+    let stepped = client
+        .call_tool_with_progress("steps", json!({}), move |p| seen.lock().unwrap().push(p.progress))
+        .await
+        .unwrap();
+    assert_eq!(stepped.content[0].as_text(), Some("stepped"));
+    assert_eq!(*progress.lock().unwrap(), [1.0, 2.0]);
+    client.call_tool("logs", json!({})).await.unwrap();
+    assert!(logs.lock().unwrap().is_empty(), "no log level asked for: no log");
+    client.set_logging_level(LogLevel::Warning).await.unwrap();
+    client.call_tool("logs", json!({})).await.unwrap();
+    assert_eq!(logs.lock().unwrap().len(), 1, "asked for in _meta");
+    client.ping().await.unwrap();
+    let read = client.read_resource("mem://a").await.unwrap();
+    assert_eq!(read.contents.len(), 1);
+    let raw = client.request_raw("tools/list", None).await.unwrap();
+    let raw: Value = raw.decode().unwrap();
+    assert_eq!(raw["resultType"], "complete", "{raw}");
+    let refused = client.request::<Value, _>("ping", &json!({})).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("-32601") || refused.to_string().contains("not found"),
+        "{refused}"
+    );
+}
+
+#[tokio::test]
+async fn the_client_speaks_the_stateless_revision_over_http_and_stdio() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url: http::Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+        .parse()
+        .unwrap();
+    let served = tokio::spawn(StreamableHttpService::new(asking_server()).serve(listener));
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let heard = logs.clone();
+    let client = stateless_client()
+        .on_log(move |message| heard.lock().unwrap().push(message))
+        .connect_http(url.clone())
+        .await
+        .unwrap();
+    exercise(&client, &logs).await;
+    client.close().await;
+
+    let handshake_only = StreamableHttpService::new(McpServer::new("old", "1"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let old_url: http::Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+        .parse()
+        .unwrap();
+    let old = tokio::spawn(handshake_only.serve(listener));
+    let refused = stateless_client().connect_http(old_url).await.unwrap_err();
+    assert!(
+        matches!(refused, rpcwire::mcp::ConnectError::Initialize(_)),
+        "the revision's header refused: {refused}"
+    );
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let old_stdio =
+        tokio::spawn(McpServer::new("old", "1").serve(StreamTransport::from_io(theirs, Framing::Ndjson)));
+    let refused = stateless_client()
+        .connect(StreamTransport::from_io(ours, Framing::Ndjson))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, rpcwire::mcp::ConnectError::Version(listed) if listed.contains("2025-11-25")),
+        "{refused}"
+    );
+    tokio::time::timeout(Duration::from_secs(5), old_stdio)
+        .await
+        .unwrap()
+        .unwrap();
+
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let over_stdio = tokio::spawn(asking_server().serve(StreamTransport::from_io(theirs, Framing::Ndjson)));
+    let logs = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let heard = logs.clone();
+    let client = stateless_client()
+        .on_log(move |message| heard.lock().unwrap().push(message))
+        .connect(StreamTransport::from_io(ours, Framing::Ndjson))
+        .await
+        .unwrap();
+    exercise(&client, &logs).await;
+    client.close().await;
+    tokio::time::timeout(Duration::from_secs(5), over_stdio)
+        .await
+        .unwrap()
+        .unwrap();
+    served.abort();
+    old.abort();
+}

@@ -104,6 +104,59 @@ pub struct McpClient {
     version: ProtocolVersion,
     progress: Arc<ProgressHandlers>,
     child: Option<ChildProcess>,
+    /// In the stateless revision: what each request carries, and who answers the server's
+    /// input requests.
+    stateless: Option<Arc<StatelessClient>>,
+}
+
+/// Rounds of input-required results a stateless call goes through at most.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+/// A stateless client's side (2026-07-28): the `_meta` every request carries, and the
+/// handlers that answer the server's input requests.
+struct StatelessClient {
+    meta: Mutex<serde_json::Map<String, Value>>,
+    sampling: Option<Arc<RequestFn>>,
+    elicitation: Option<Arc<RequestFn>>,
+    roots: Option<Vec<Value>>,
+}
+
+impl StatelessClient {
+    /// `params` (an object; anything else counts as none) with this client's `_meta` merged
+    /// into its own.
+    fn with_meta(&self, params: Value) -> Value {
+        let mut params = match params {
+            Value::Object(params) => params,
+            _ => serde_json::Map::new(),
+        };
+        let meta = params.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(meta) = meta {
+            for (key, value) in lock_unpoisoned(&self.meta).iter() {
+                meta.entry(key.clone()).or_insert_with(|| value.clone());
+            }
+        }
+        Value::Object(params)
+    }
+
+    /// The answer to one of the server's input requests, from this client's handlers.
+    async fn answer(&self, request: &Value) -> Result<Value, ErrorObject<'static>> {
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        let handler = match request["method"].as_str() {
+            Some("sampling/createMessage") => &self.sampling,
+            Some("elicitation/create") => &self.elicitation,
+            Some("roots/list") => {
+                return match &self.roots {
+                    Some(roots) => Ok(json!({ "roots": roots })),
+                    None => Err(ErrorObject::method_not_found("roots/list")),
+                }
+            }
+            other => return Err(ErrorObject::method_not_found(other.unwrap_or("(none)"))),
+        };
+        match handler {
+            Some(handler) => handler(params).await,
+            None => Err(ErrorObject::method_not_found(request["method"].as_str().unwrap_or_default())),
+        }
+    }
 }
 
 impl std::fmt::Debug for McpClient {
@@ -145,8 +198,9 @@ pub enum ConnectError {
     /// connection closed).
     #[error("initialize failed: {0}")]
     Initialize(#[source] PeerError),
-    /// The server agreed on a revision this client does not speak.
-    #[error("the server answered initialize with protocol version {0:?}")]
+    /// The server agreed on a revision this client does not speak (or, to a stateless
+    /// client, did not list the one it asked for: the list it gave).
+    #[error("the server answered with protocol version {0:?}")]
     Version(String),
 }
 
@@ -171,7 +225,8 @@ impl McpClient {
         }
     }
 
-    /// `initialize`'s result as the server wrote it.
+    /// `initialize`'s result as the server wrote it (`server/discover`'s in the stateless
+    /// revision).
     ///
     /// (See [`McpClient`] for an example.)
     pub fn initialize_result(&self) -> &Value {
@@ -182,7 +237,10 @@ impl McpClient {
     ///
     /// (See [`McpClient`] for an example.)
     pub fn server_info(&self) -> &Value {
-        &self.initialized["serverInfo"]
+        match &self.initialized["serverInfo"] {
+            Value::Null => &self.initialized["_meta"]["io.modelcontextprotocol/serverInfo"],
+            info => info,
+        }
     }
 
     /// The revision agreed on.
@@ -257,6 +315,12 @@ impl McpClient {
     ///
     /// (See [`McpClient`] for an example.)
     pub async fn set_logging_level(&self, level: LogLevel) -> Result<(), PeerError> {
+        if let Some(stateless) = &self.stateless {
+            // The stateless revision asks per request, in `_meta`.
+            let level = serde_json::to_value(level).map_err(|error| failed("logging/setLevel", PeerErrorKind::Params(error)))?;
+            lock_unpoisoned(&stateless.meta).insert("io.modelcontextprotocol/logLevel".into(), level);
+            return Ok(());
+        }
         self.request::<Value, _>("logging/setLevel", &json!({ "level": level })).await.map(drop)
     }
 
@@ -264,23 +328,77 @@ impl McpClient {
     ///
     /// (See [`McpClient`] for an example.)
     pub async fn ping(&self) -> Result<(), PeerError> {
-        self.request::<Value, _>("ping", &json!({})).await.map(drop)
+        // The stateless revision has no ping: a discovery shows the server answers.
+        let method = if self.stateless.is_some() { "server/discover" } else { "ping" };
+        self.request::<Value, _>(method, &json!({})).await.map(drop)
     }
 
     /// Sends any request, its result decoded into `R`; it ends within the call timeout,
     /// and a call dropped or timed out is cancelled on the server.
     ///
     /// (See [`McpClient`] for an example.)
+    /// In the stateless revision each request carries the client's `_meta`, and an
+    /// input-required result is answered from the client's handlers (sampling, elicitation,
+    /// roots) and the request sent again with the answers and the server's state, until the
+    /// result is complete (at most 8 rounds).
     pub async fn request<R: DeserializeOwned, P: Serialize + ?Sized>(&self, method: &str, params: &P) -> Result<R, PeerError> {
+        if let Some(stateless) = &self.stateless {
+            let params = serde_json::to_value(params).map_err(|error| failed(method, PeerErrorKind::Params(error)))?;
+            let result = self.stateless_request(stateless, method, params).await?;
+            return serde_json::from_value(result).map_err(|error| failed(method, PeerErrorKind::Result(error)));
+        }
         let params = RawJson::from_value(params).map_err(|error| failed(method, PeerErrorKind::Params(error)))?;
         let result = self.peer.call_raw(method, Some(&params)).await?;
         result.decode().map_err(|error| failed(method, PeerErrorKind::Result(error)))
+    }
+
+    async fn stateless_request(&self, stateless: &StatelessClient, method: &str, params: Value) -> Result<Value, PeerError> {
+        let mut params = stateless.with_meta(params);
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let raw = RawJson::from_value(&params).map_err(|error| failed(method, PeerErrorKind::Params(error)))?;
+            let result: Value = self
+                .peer
+                .call_raw(method, Some(&raw))
+                .await?
+                .decode()
+                .map_err(|error| failed(method, PeerErrorKind::Result(error)))?;
+            if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+                return Ok(result);
+            }
+            let mut answers = serde_json::Map::new();
+            for (key, request) in result["inputRequests"].as_object().into_iter().flatten() {
+                let answer = stateless
+                    .answer(request)
+                    .await
+                    .map_err(|error| failed(method, PeerErrorKind::Remote(error)))?;
+                answers.insert(key.clone(), answer);
+            }
+            params["inputResponses"] = Value::Object(answers);
+            match result.get("requestState") {
+                Some(state) => params["requestState"] = state.clone(),
+                None => {
+                    if let Some(params) = params.as_object_mut() {
+                        params.remove("requestState");
+                    }
+                }
+            }
+        }
+        let error = ErrorObject::internal_error(format_args!("the server asked for input more than {MAX_INPUT_ROUNDS} times"));
+        Err(failed(method, PeerErrorKind::Remote(error)))
     }
 
     /// Sends any request; its result as the server wrote it.
     ///
     /// (See [`McpClient`] for an example.)
     pub async fn request_raw(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, PeerError> {
+        if let Some(stateless) = &self.stateless {
+            let params = match params {
+                Some(params) => params.decode::<Value>().map_err(|error| failed(method, PeerErrorKind::Params(error)))?,
+                None => Value::Null,
+            };
+            let params = RawJson::from_value(&stateless.with_meta(params)).map_err(|error| failed(method, PeerErrorKind::Params(error)))?;
+            return self.peer.call_raw(method, Some(&params)).await;
+        }
         self.peer.call_raw(method, params).await
     }
 
@@ -314,6 +432,21 @@ impl McpClient {
         }
         Ok(items)
     }
+}
+
+/// The revisions a server listed when it refused a request's as unsupported (-32022).
+fn refused_version(error: &PeerError) -> Option<Vec<String>> {
+    let PeerErrorKind::Remote(object) = error.kind() else {
+        return None;
+    };
+    if object.code().code() != super::stateless::UNSUPPORTED_VERSION {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Refusal {
+        supported: Vec<String>,
+    }
+    object.data()?.decode::<Refusal>().ok().map(|refusal| refusal.supported)
 }
 
 /// A failure of a call to `method`.
@@ -427,7 +560,10 @@ impl McpClientBuilder {
         self
     }
 
-    /// The revision asked for in `initialize` (2025-11-25 by default).
+    /// The revision asked for in `initialize` (2025-11-25 by default). With
+    /// [`ProtocolVersion::V2026_07_28`] the client is stateless: it sends `server/discover`
+    /// instead (connecting fails when the server does not list the revision), and every
+    /// request carries the revision, the client's capabilities and its name in `_meta`.
     ///
     /// ```
     /// let builder = rpcwire::mcp::McpClient::builder("host", "1").with_protocol_version(rpcwire::mcp::ProtocolVersion::V2025_06_18);
@@ -526,6 +662,9 @@ impl McpClientBuilder {
             .cancel_protocol(CancelProtocol::Mcp)
             .call_timeout(self.call_timeout)
             .start(transport, router);
+        if self.protocol.is_stateless() {
+            return self.discover(peer, capabilities, progress, agreed).await;
+        }
         let params = json!({
             "protocolVersion": self.protocol.as_str(),
             "capabilities": capabilities,
@@ -542,6 +681,59 @@ impl McpClientBuilder {
             version,
             progress,
             child: None,
+            stateless: None,
+        })
+    }
+
+    /// The stateless start: `server/discover`, which must list the revision asked for.
+    async fn discover(
+        self,
+        peer: Peer,
+        capabilities: serde_json::Map<String, Value>,
+        progress: Arc<ProgressHandlers>,
+        agreed: impl FnOnce(ProtocolVersion),
+    ) -> Result<McpClient, ConnectError> {
+        let version = self.protocol;
+        agreed(version);
+        let mut meta = serde_json::Map::new();
+        meta.insert("io.modelcontextprotocol/protocolVersion".into(), json!(version.as_str()));
+        meta.insert("io.modelcontextprotocol/clientCapabilities".into(), Value::Object(capabilities));
+        meta.insert(
+            "io.modelcontextprotocol/clientInfo".into(),
+            json!({ "name": self.name, "version": self.version }),
+        );
+        let stateless = Arc::new(StatelessClient {
+            meta: Mutex::new(meta),
+            sampling: self.sampling,
+            elicitation: self.elicitation,
+            roots: self.roots,
+        });
+        let discover = || async {
+            let params = RawJson::from_value(&stateless.with_meta(json!({})))
+                .map_err(|error| failed("server/discover", PeerErrorKind::Params(error)))?;
+            let result = peer.call_raw("server/discover", Some(&params)).await?;
+            result.decode::<Value>().map_err(|error| failed("server/discover", PeerErrorKind::Result(error)))
+        };
+        let discovered = match discover().await {
+            // Refused as a revision the server does not speak, though it lists this one among
+            // those it does: once more.
+            Err(error) if refused_version(&error).is_some_and(|supported| supported.contains(&version.as_str().to_owned())) => {
+                discover().await
+            }
+            answered => answered,
+        }
+        .map_err(ConnectError::Initialize)?;
+        let supported = discovered["supportedVersions"].as_array().cloned().unwrap_or_default();
+        if !supported.iter().any(|listed| listed.as_str() == Some(version.as_str())) {
+            return Err(ConnectError::Version(Value::Array(supported).to_string()));
+        }
+        Ok(McpClient {
+            peer,
+            initialized: discovered,
+            version,
+            progress,
+            child: None,
+            stateless: Some(stateless),
         })
     }
 

@@ -164,22 +164,66 @@ impl FrameSender for ClientSender {
     }
 }
 
-/// The ids (as JSON text) of the requests in `frame`, and whether one is `initialize`.
-fn requests_in(frame: &[u8]) -> (HashSet<String>, bool) {
-    let mut ids = HashSet::new();
-    let mut initialize = false;
+/// What a POST's headers say of its frame.
+#[derive(Default)]
+struct Posted {
+    /// The ids (as JSON text) of the requests in it.
+    ids: HashSet<String>,
+    /// Whether one is `initialize`.
+    initialize: bool,
+    /// A single message's method (`Mcp-Method`).
+    method: Option<String>,
+    /// A single request's tool or prompt name, or resource URI (`Mcp-Name`).
+    name: Option<String>,
+}
+
+/// What `frame` holds, as far as the POST carrying it needs to know.
+fn requests_in(frame: &[u8]) -> Posted {
+    let mut posted = Posted::default();
     let mut one = |message: &Message<'_>| {
         if let Message::Request(request) = message {
-            ids.insert(request.id().json_parts().concat());
-            initialize |= request.method() == "initialize";
+            posted.ids.insert(request.id().json_parts().concat());
+            posted.initialize |= request.method() == "initialize";
         }
     };
     match crate::parse(frame) {
-        Ok(Parsed::Single(message)) => one(&message),
+        Ok(Parsed::Single(message)) => {
+            one(&message);
+            let (method, params) = match &message {
+                Message::Request(request) => (Some(request.method()), request.params()),
+                Message::Notification(notification) => (Some(notification.method()), notification.params()),
+                _ => (None, None),
+            };
+            posted.method = method.map(str::to_owned);
+            let target = match method {
+                Some("tools/call" | "prompts/get") => "name",
+                Some("resources/read") => "uri",
+                _ => "",
+            };
+            posted.name = params
+                .filter(|_| !target.is_empty())
+                .and_then(|params| params.get(target))
+                .and_then(|value| value.decode::<String>().ok());
+        }
         Ok(Parsed::Batch(batch)) => batch.iter().flatten().for_each(|message| one(&message)),
         Err(_) => {}
     }
-    (ids, initialize)
+    posted
+}
+
+/// A header value for `text`: as it is when it is visible ASCII without spaces at its ends,
+/// else `=?base64?…?=`.
+fn header_value(text: &str) -> Option<HeaderValue> {
+    let plain = !text.is_empty()
+        && text.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !text.starts_with(' ')
+        && !text.ends_with(' ')
+        && !text.starts_with("=?base64?");
+    if plain {
+        return HeaderValue::from_str(text).ok();
+    }
+    use base64::Engine;
+    HeaderValue::from_str(&format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(text))).ok()
 }
 
 /// The id (as JSON text) of the response `message` is, if it is one.
@@ -207,11 +251,19 @@ impl Shared {
     /// POSTs one frame and hands what comes back to the receiver; requests left without an
     /// answer get an error answer, so that every call ends.
     async fn post(self: Arc<Self>, frame: Bytes, frames: mpsc::UnboundedSender<Bytes>) {
-        let (mut owed, initialize) = requests_in(&frame);
+        let posted = requests_in(&frame);
+        let (mut owed, initialize) = (posted.ids, posted.initialize);
         let mut request = self.request(Method::POST, frame.clone());
         let headers = request.headers_mut();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        // What the body says, for servers (and proxies) that route on headers (SEP-2243).
+        if let Some(method) = posted.method.as_deref().and_then(header_value) {
+            headers.insert("mcp-method", method);
+        }
+        if let Some(name) = posted.name.as_deref().and_then(header_value) {
+            headers.insert("mcp-name", name);
+        }
         let failed = |reason: String, reached: bool, status: Option<u16>| ExchangeFailure { reason, reached, status };
         let (response, lease) = match self.connections.send(request).await {
             Ok(sent) => sent,
@@ -257,11 +309,25 @@ impl Shared {
                 lease.give_back();
             }
             status => {
-                if status == StatusCode::NOT_FOUND {
+                if status == StatusCode::NOT_FOUND && lock_unpoisoned(&self.session).take().is_some() {
                     // The session is gone: the next initialize starts another.
-                    lock_unpoisoned(&self.session).take();
+                    self.listening.store(false, Ordering::Release);
                 }
-                let _ = response.into_body().collect().await;
+                let json = response
+                    .headers()
+                    .get(CONTENT_TYPE)
+                    .and_then(|value| value.to_str().ok())
+                    .is_some_and(|value| value.starts_with("application/json"));
+                let mut body = response.into_body();
+                let read = crate::transport::http::body::read_limited(std::pin::Pin::new(&mut body), self.max_message);
+                if let (true, Ok(bytes)) = (json, read.await) {
+                    // A refusal that answers a request (the stateless revision's errors do,
+                    // with the request's id) is that request's answer.
+                    if let Some(id) = response_id(&bytes).filter(|id| owed.contains(id)) {
+                        owed.remove(&id);
+                        let _ = frames.send(bytes);
+                    }
+                }
             }
         }
         if !owed.is_empty() {

@@ -46,7 +46,7 @@ fn allowed_host(authority: &str, allowed: &[String]) -> bool {
         }
     } else {
         match authority.rsplit_once(':') {
-            Some((host, port)) if is_port(&format!(":{port}")) => host,
+            Some((host, port)) if is_port_number(port) => host,
             Some(_) => return false,
             None => authority,
         }
@@ -55,8 +55,11 @@ fn allowed_host(authority: &str, allowed: &[String]) -> bool {
 }
 
 fn is_port(text: &str) -> bool {
-    text.strip_prefix(':')
-        .is_some_and(|digits| !digits.is_empty() && digits.len() <= 5 && digits.bytes().all(|b| b.is_ascii_digit()))
+    text.strip_prefix(':').is_some_and(is_port_number)
+}
+
+fn is_port_number(digits: &str) -> bool {
+    !digits.is_empty() && digits.len() <= 5 && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]

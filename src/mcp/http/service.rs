@@ -601,14 +601,15 @@ fn session_id(headers: &HeaderMap) -> Result<Option<&str>, InvalidSessionId> {
 
 /// Whether `Accept` takes `media` (or `*/*`, or `type/*`).
 fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    let main = media.split('/').next().unwrap_or(media);
-    headers.get_all(ACCEPT).iter().filter_map(|value| value.to_str().ok()).any(|value| {
-        value.split(',').any(|range| {
-            let range = range.split(';').next().unwrap_or("").trim();
+    let media = media.as_bytes();
+    let main = media.split(|&b| b == b'/').next().unwrap_or(media);
+    headers.get_all(ACCEPT).iter().any(|value| {
+        value.as_bytes().split(|&b| b == b',').any(|range| {
+            let range = range.split(|&b| b == b';').next().unwrap_or(range).trim_ascii();
             range.eq_ignore_ascii_case(media)
-                || range == "*/*"
+                || range == b"*/*"
                 || range
-                    .strip_suffix("/*")
+                    .strip_suffix(b"/*")
                     .is_some_and(|kind| kind.eq_ignore_ascii_case(main))
         })
     })

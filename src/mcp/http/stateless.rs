@@ -170,7 +170,7 @@ impl Stateless {
             return Err(mismatch("Mcp-Method must name the body's method"));
         }
         if let Some(target) = target(method, params) {
-            if header(headers, "mcp-name") != Some(target.as_str()) {
+            if header(headers, "mcp-name").and_then(header_text).as_deref() != Some(target.as_str()) {
                 return Err(mismatch("Mcp-Name must name the body's name or uri"));
             }
             if method == "tools/call" {
