@@ -1078,3 +1078,184 @@ async fn the_client_speaks_the_stateless_revision_over_http_and_stdio() {
     served.abort();
     old.abort();
 }
+
+#[tokio::test]
+async fn prompts_resources_completion_and_timeouts_are_served_statelessly() {
+    use rpcwire::mcp::{Completion, GetPromptResult, Prompt, PromptMessage};
+    let gone = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dropped = gone.clone();
+    let server = McpServer::new("more", "1")
+        .with_versions(&ProtocolVersion::ALL)
+        .with_handler_timeout(Duration::from_millis(200))
+        .tool("slow", "Sleeps past the timeout", |_: Nothing, _| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            Ok(CallToolResult::text("late"))
+        })
+        .tool(
+            "streams",
+            "Reports progress, then waits",
+            move |_: Nothing, cx: McpContext| {
+                let dropped = dropped.clone();
+                async move {
+                    struct Flag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+                    impl Drop for Flag {
+                        fn drop(&mut self) {
+                            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                    let _flag = Flag(dropped);
+                    cx.progress(1.0, None, None)
+                        .await
+                        .map_err(|e| e.to_error_object())?;
+                    tokio::time::sleep(Duration::from_millis(150)).await;
+                    Ok(CallToolResult::text("streamed"))
+                }
+            },
+        )
+        .tool(
+            "objects",
+            "An object argument mirrored in a header",
+            |_: Nothing, _| async { Ok(CallToolResult::text("no")) },
+        )
+        .raw_tool(
+            Tool::new(
+                "object_header",
+                "An object mirrored",
+                r#"{"type":"object","properties":{"o":{"type":"object","x-mcp-header":"O"}}}"#,
+            )
+            .unwrap(),
+            |_, _| async { Ok(CallToolResult::text("no")) },
+        )
+        .prompt(
+            Prompt::new("greet", "Greets").with_argument("name", "Who", true),
+            |args, cx: McpContext| async move {
+                match cx.input_response("mood") {
+                    Some(_) => Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+                        "Hello, {}!",
+                        args["name"]
+                    ))])),
+                    None => Err(cx.input_required(InputRequired::new().elicit(
+                        "mood",
+                        "Mood?",
+                        &json!({"type": "object", "properties": {}}),
+                    ))),
+                }
+            },
+        )
+        .resource(Resource::new("mem://broken", "broken"), |_| async {
+            Err(rpcwire::ErrorObject::new(-32099, "the disk is gone"))
+        })
+        .completion(
+            |request, _| async move { Ok(Completion::of(vec![format!("{}!", request.argument.value)])) },
+        );
+    let mut service = StreamableHttpService::new(server);
+
+    let late = json_of(send(&mut service, post(1, "tools/call", json!({"name": "slow"}), &[])).await).await;
+    assert_eq!(late["error"]["code"], -32603);
+    assert!(
+        late["error"]["message"].as_str().unwrap().contains("timeout")
+            || late["error"]["data"].to_string().contains("timeout"),
+        "{late}"
+    );
+
+    let missing = post(2, "prompts/get", json!({"name": "greet"}), &[]);
+    assert_eq!(refused(&mut service, missing).await.1, -32602);
+    let unknown = post(3, "prompts/get", json!({"name": "nope"}), &[]);
+    assert_eq!(refused(&mut service, unknown).await.1, -32602);
+    let asks = json_of(
+        send(
+            &mut service,
+            post(
+                4,
+                "prompts/get",
+                json!({"name": "greet", "arguments": {"name": "Ada"}}),
+                &[],
+            ),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(asks["result"]["resultType"], "input_required");
+    let answered = post(
+        5,
+        "prompts/get",
+        json!({"name": "greet", "arguments": {"name": "Ada"}, "inputResponses": {"mood": {"action": "accept", "content": {}}}}),
+        &[],
+    );
+    let answered = json_of(send(&mut service, answered).await).await;
+    assert_eq!(
+        answered["result"]["messages"][0]["content"]["text"],
+        "Hello, Ada!"
+    );
+    assert_eq!(answered["result"]["resultType"], "complete");
+
+    let broken = json_of(
+        send(
+            &mut service,
+            post(6, "resources/read", json!({"uri": "mem://broken"}), &[]),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(
+        broken["error"]["code"], -32099,
+        "a handler's own error passes as it is: {broken}"
+    );
+    let completed = post(
+        7,
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "Ad"}}),
+        &[],
+    );
+    let completed = json_of(send(&mut service, completed).await).await;
+    assert_eq!(completed["result"]["completion"]["values"], json!(["Ad!"]));
+
+    let object = post(
+        8,
+        "tools/call",
+        json!({"name": "object_header", "arguments": {"o": {"a": 1}}}),
+        &[("mcp-param-o", Some("{}"))],
+    );
+    assert_eq!(
+        refused(&mut service, object).await.1,
+        -32020,
+        "an object cannot be mirrored"
+    );
+
+    let mut with_token = meta();
+    with_token["progressToken"] = json!(9);
+    let streaming = send(
+        &mut service,
+        post(
+            9,
+            "tools/call",
+            json!({"name": "streams", "_meta": with_token}),
+            &[],
+        ),
+    )
+    .await;
+    let mut body = streaming.into_body();
+    assert_eq!(next_message(&mut body).await["method"], "notifications/progress");
+    drop(body);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !gone.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the handler of a client that went away is dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let listen = post(
+        10,
+        "subscriptions/listen",
+        json!({"notifications": {"resourcesListChanged": true, "promptsListChanged": true}}),
+        &[],
+    );
+    let mut listening = send(&mut service, listen).await.into_body();
+    let ack = next_message(&mut listening).await;
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"promptsListChanged": true, "resourcesListChanged": true})
+    );
+}

@@ -95,3 +95,20 @@ impl ChangeNotifier {
         self.sender.subscribe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_reach_those_listening_when_sent() {
+        let notifier = ChangeNotifier::default();
+        let mut listener = notifier.subscribe();
+        assert_eq!(notifier.list_changed(ListChanged::Resources), 1);
+        assert_eq!(notifier.resource_updated("a://b"), 1);
+        assert!(matches!(listener.try_recv(), Ok(Change::List(ListChanged::Resources))));
+        assert!(matches!(listener.try_recv(), Ok(Change::ResourceUpdated(uri)) if &*uri == "a://b"));
+        let methods: Vec<&str> = [ListChanged::Tools, ListChanged::Prompts, ListChanged::Resources].map(ListChanged::method).to_vec();
+        assert_eq!(methods, ["notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed"]);
+    }
+}

@@ -219,6 +219,8 @@ mod tests {
         assert_eq!(result["inputRequests"]["q"]["method"], "sampling/createMessage");
         let sealed = result["requestState"].as_str().unwrap();
         assert_eq!(sealer.open("x", sealed).as_deref(), Some("s"));
+        assert_eq!((needed.len(), needed.is_empty()), (1, false));
+        assert!(InputRequired::new().is_empty());
         let stateless: Value = serde_json::from_str(&InputRequired::new().list_roots("r").to_result(&sealer, "x")).unwrap();
         assert!(stateless.get("requestState").is_none());
     }

@@ -357,6 +357,9 @@ impl StreamableHttpService {
             Ok(Err(ReadError::Broken(_))) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: the body broke off"),
             Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout"),
         };
+        if let Some(stateless) = self.stateless.as_ref().filter(|stateless| session.is_none() && stateless.claims(&parts.headers, &body)) {
+            return stateless.post(&parts.headers, body).await;
+        }
         if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             let allowed = session
                 .as_ref()
@@ -368,10 +371,7 @@ impl StreamableHttpService {
         }
         match session {
             Some(session) => self.serve_frame(session, body, false).await,
-            None => match &self.stateless {
-                Some(stateless) if stateless.claims(&parts.headers, &body) => stateless.post(&parts.headers, body).await,
-                _ => self.serve_without_session(body).await,
-            },
+            None => self.serve_without_session(body).await,
         }
     }
 
