@@ -1259,3 +1259,49 @@ async fn prompts_resources_completion_and_timeouts_are_served_statelessly() {
         json!({"promptsListChanged": true, "resourcesListChanged": true})
     );
 }
+
+#[tokio::test]
+async fn a_stateless_call_given_up_by_the_client_ends_on_the_server() {
+    let ended = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = ended.clone();
+    let server = McpServer::new("cancel", "1")
+        .with_versions(&ProtocolVersion::ALL)
+        .tool("long", "Sleeps ten seconds", move |_: Nothing, _| {
+            let flag = flag.clone();
+            async move {
+                struct Ended(std::sync::Arc<std::sync::atomic::AtomicBool>);
+                impl Drop for Ended {
+                    fn drop(&mut self) {
+                        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
+                }
+                let _ended = Ended(flag);
+                tokio::time::sleep(Duration::from_secs(10)).await;
+                Ok(CallToolResult::text("slept"))
+            }
+        });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url: http::Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+        .parse()
+        .unwrap();
+    let served = tokio::spawn(StreamableHttpService::new(server).serve(listener));
+    let client = rpcwire::mcp::McpClient::builder("t", "1")
+        .with_protocol_version(ProtocolVersion::V2026_07_28)
+        .with_call_timeout(Duration::from_millis(300))
+        .connect_http(url)
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let timed_out = client.call_tool("long", json!({})).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "{timed_out}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !ended.load(std::sync::atomic::Ordering::SeqCst) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server's handler ended when the client gave up"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.close().await;
+    served.abort();
+}

@@ -5,7 +5,7 @@
 //! `retry:` delay, a bounded number of times; the session's own GET stream read for what the
 //! server sends outside requests; the session ended with DELETE when the client closes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,6 +47,9 @@ struct Shared {
     version: Mutex<Option<HeaderValue>>,
     /// The GET stream was asked for (once per session).
     listening: AtomicBool,
+    /// The POSTs under way that carry one request, by its id (JSON text): the client's
+    /// cancellation of that request ends its POST too (how a stateless server learns of it).
+    posts: Mutex<HashMap<String, tokio::task::AbortHandle>>,
     max_message: usize,
     max_resumes: u32,
     default_retry: Duration,
@@ -66,6 +69,7 @@ impl StreamableHttpClient {
                 session: Mutex::new(None),
                 version: Mutex::new(None),
                 listening: AtomicBool::new(false),
+                posts: Mutex::new(HashMap::new()),
                 max_message: 4 << 20,
                 max_resumes: 5,
                 default_retry: Duration::from_secs(1),
@@ -138,8 +142,27 @@ impl FrameSender for ClientSender {
         let Some(frames) = self.frames.clone() else {
             return Err(TransportError::Closed);
         };
+        let posted = requests_in(&body);
+        if let Some(cancelled) = &posted.cancelled {
+            if let Some(post) = lock_unpoisoned(&self.shared.posts).remove(cancelled) {
+                post.abort();
+            }
+        }
+        let single = (posted.ids.len() == 1).then(|| posted.ids.iter().next().cloned()).flatten();
         let shared = self.shared.clone();
-        tokio::spawn(async move { shared.post(body, frames).await });
+        let done = single.clone();
+        // Registered before the POST can end and take itself off (under the same lock).
+        let mut posts = lock_unpoisoned(&self.shared.posts);
+        let post = tokio::spawn(async move {
+            let shared_again = shared.clone();
+            shared.post(body, posted, frames).await;
+            if let Some(id) = done {
+                lock_unpoisoned(&shared_again.posts).remove(&id);
+            }
+        });
+        if let Some(id) = single {
+            posts.insert(id, post.abort_handle());
+        }
         Ok(())
     }
 
@@ -175,6 +198,8 @@ struct Posted {
     method: Option<String>,
     /// A single request's tool or prompt name, or resource URI (`Mcp-Name`).
     name: Option<String>,
+    /// The id (JSON text) a `notifications/cancelled` cancels.
+    cancelled: Option<String>,
 }
 
 /// What `frame` holds, as far as the POST carrying it needs to know.
@@ -194,6 +219,9 @@ fn requests_in(frame: &[u8]) -> Posted {
                 Message::Notification(notification) => (Some(notification.method()), notification.params()),
                 _ => (None, None),
             };
+            if method == Some("notifications/cancelled") {
+                posted.cancelled = crate::transport::CancelProtocol::Mcp.cancelled_id(params);
+            }
             posted.method = method.map(str::to_owned);
             let target = match method {
                 Some("tools/call" | "prompts/get") => "name",
@@ -250,8 +278,7 @@ impl Shared {
 
     /// POSTs one frame and hands what comes back to the receiver; requests left without an
     /// answer get an error answer, so that every call ends.
-    async fn post(self: Arc<Self>, frame: Bytes, frames: mpsc::UnboundedSender<Bytes>) {
-        let posted = requests_in(&frame);
+    async fn post(self: Arc<Self>, frame: Bytes, posted: Posted, frames: mpsc::UnboundedSender<Bytes>) {
         let (mut owed, initialize) = (posted.ids, posted.initialize);
         let mut request = self.request(Method::POST, frame.clone());
         let headers = request.headers_mut();
