@@ -87,6 +87,27 @@ fn serialized<R: Serialize>(result: Result<R, ErrorObject<'static>>) -> Outcome 
     }
 }
 
+/// Wraps an async request handler that reads the params as they came (borrowed) with the
+/// request's context, and decides itself how to decode them: MCP sessions, which also serve
+/// the stateless revision's requests, look before they decode.
+#[cfg(feature = "mcp")]
+pub(crate) fn params_async_with_context<R, F, Fut>(f: F) -> AsyncHandler
+where
+    R: Serialize,
+    F: for<'p> Fn(Option<Params<'p>>, RequestContext) -> Result<Fut, ErrorObject<'static>> + Send + Sync + 'static,
+    Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
+{
+    let f = move |mut input: AsyncInput<'_>| -> Result<BoxOutcome, ErrorObject<'static>> {
+        let context = input.take_context();
+        let future = f(input.params, context)?;
+        Ok(Box::pin(async move { serialized(future.await) }))
+    };
+    AsyncHandler {
+        f: Box::new(f),
+        wants_context: true,
+    }
+}
+
 /// Wraps a typed async request handler that takes the request's context.
 pub(crate) fn typed_async_with_context<P, R, F, Fut>(f: F) -> AsyncHandler
 where

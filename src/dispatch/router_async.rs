@@ -87,6 +87,18 @@ impl Router {
         self.register(name, Handler::Async(handler::typed_async_with_context(f)))
     }
 
+    /// Registers an async method that reads its params as they came, with the request's
+    /// context (crate-internal: MCP sessions).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn params_method_async_with_context<R, F, Fut>(&mut self, name: &str, f: F) -> &mut Router
+    where
+        R: Serialize,
+        F: for<'p> Fn(Option<crate::message::Params<'p>>, RequestContext) -> Result<Fut, ErrorObject<'static>> + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
+    {
+        self.register(name, Handler::Async(handler::params_async_with_context(f)))
+    }
+
     /// Registers a synchronous handler that may block (`tokio` feature): it runs on
     /// tokio's blocking threads (`spawn_blocking`), off the task that reads the connection,
     /// so a slow one holds up neither other requests nor the answers to this side's own

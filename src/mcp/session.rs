@@ -326,27 +326,32 @@ where
     F: Fn(Arc<Registry>, Arc<SessionState>, P, RequestContext) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
 {
+    /// What a call will run: the session's handler, or the stateless revision's serving.
+    enum Prepared<W> {
+        Session(W),
+        Stateless(Arc<Registry>, RequestContext, Option<Box<RawValue>>),
+    }
     let registry = registry.clone();
     let session = session.clone();
-    router.method_async_with_context(method, move |params: Option<Box<RawValue>>, cx: RequestContext| {
-        let registry = registry.clone();
-        let stateless = stateless::carries_meta(params.as_deref().map(RawValue::get));
-        let (session_call, stateless_cx) = if stateless {
-            (Ok(None), Some(cx))
+    router.params_method_async_with_context(method, move |params: Option<Params<'_>>, cx: RequestContext| {
+        let raw = params.as_ref().map(Params::as_str);
+        let prepared = if stateless::carries_meta(raw) {
+            let params = raw
+                .map(|raw| RawValue::from_string(raw.to_owned()))
+                .transpose()
+                .map_err(ErrorObject::invalid_params)?;
+            Prepared::Stateless(registry.clone(), cx, params)
         } else {
-            let decoded = serde_json::from_str::<P>(params.as_deref().map_or("{}", RawValue::get));
-            let work = decoded
-                .map_err(ErrorObject::invalid_params)
-                .map(|decoded| Some(f(registry.clone(), session.clone(), decoded, cx)));
-            (work, None)
+            Prepared::Session(f(registry.clone(), session.clone(), decode::<P>(params)?, cx))
         };
-        async move {
-            match (session_call?, stateless_cx) {
-                (Some(work), _) => work.await.map(Answer::Session),
-                (None, Some(cx)) => stateless::serve_routed(registry, cx, params).await.map(Answer::Stateless),
-                (None, None) => Err(ErrorObject::internal_error("no request to serve")),
+        Ok(async move {
+            match prepared {
+                Prepared::Session(work) => work.await.map(Answer::Session),
+                Prepared::Stateless(registry, cx, params) => {
+                    stateless::serve_routed(registry, cx, params).await.map(Answer::Stateless)
+                }
             }
-        }
+        })
     });
 }
 
