@@ -346,7 +346,9 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         let router = self.router.clone();
         let shared = self.shared.clone();
         let serving = self.serving.clone();
-        tokio::spawn(async move {
+        // Boxed: the task then moves a pointer, not the whole handler's state (measured:
+        // fewer copies per request than the unboxed future moved through `spawn`).
+        tokio::spawn(Box::pin(async move {
             let mut out = BytesMut::new();
             let answered = {
                 // A whole answer from the fallback (a gateway's upstream answer) goes on as
@@ -369,7 +371,7 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
                 let _ = shared.queue_frame(answer).await;
             }
             drop(permit);
-        });
+        }));
     }
 
     /// Writes what the reader wrote into `out`, if anything: itself when nothing is queued
