@@ -1305,3 +1305,53 @@ async fn a_stateless_call_given_up_by_the_client_ends_on_the_server() {
     client.close().await;
     served.abort();
 }
+
+#[tokio::test]
+async fn past_the_stateless_limits_requests_are_answered_at_once() {
+    let server = McpServer::new("limits", "1")
+        .with_versions(&ProtocolVersion::ALL)
+        .tool("hold", "Sleeps a little", |_: Nothing, _| async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok(CallToolResult::text("held"))
+        });
+    let mut service = StreamableHttpService::new(server).with_stateless_limits(1, 1);
+    let mut first = service.clone();
+    let holding = tokio::spawn(async move {
+        json_of(send(&mut first, post(1, "tools/call", json!({"name": "hold"}), &[])).await).await
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let busy = json_of(send(&mut service, post(2, "tools/call", json!({"name": "hold"}), &[])).await).await;
+    assert_eq!(
+        (busy["error"]["code"].as_i64(), &busy["id"]),
+        (Some(-32000), &json!(2)),
+        "{busy}"
+    );
+    assert_eq!(holding.await.unwrap()["result"]["content"][0]["text"], "held");
+    let again = json_of(send(&mut service, post(3, "tools/call", json!({"name": "hold"}), &[])).await).await;
+    assert_eq!(
+        again["result"]["content"][0]["text"], "held",
+        "room again once the first ended"
+    );
+
+    let listening = send(
+        &mut service,
+        post(
+            4,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true}}),
+            &[],
+        ),
+    )
+    .await;
+    assert_eq!(listening.headers()["content-type"], "text/event-stream");
+    let second = json_of(
+        send(
+            &mut service,
+            post(5, "subscriptions/listen", json!({"notifications": {}}), &[]),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(second["error"]["code"], -32000, "{second}");
+    drop(listening);
+}

@@ -20,7 +20,7 @@ use super::origin::{self, LOOPBACK_HOSTS};
 use super::output::{Outcome, PostOutput};
 use super::remote::StreamRemote;
 use super::session::{HttpSession, Sessions};
-use super::stateless::Stateless;
+use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
 use super::stream::parse_event_id;
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
 use crate::mcp::server::{McpServer, Registry};
@@ -131,7 +131,7 @@ impl StreamableHttpService {
         let registry = server.into_shared();
         let max_body = registry.limits.parser.max_size();
         StreamableHttpService {
-            stateless: Stateless::new(&registry).map(Arc::new),
+            stateless: Stateless::new(&registry, MAX_IN_FLIGHT, MAX_LISTENERS).map(Arc::new),
             registry,
             sessions: Arc::new(Sessions::new(max_sessions, idle_timeout)),
             config: Arc::new(Config {
@@ -196,6 +196,21 @@ impl StreamableHttpService {
     /// ```
     pub fn with_client_call_timeout(mut self, timeout: Duration) -> StreamableHttpService {
         Arc::make_mut(&mut self.config).client_call_timeout = timeout;
+        self
+    }
+
+    /// Bounds of the stateless revision (when the server enables it): at most `in_flight`
+    /// requests under way over all its clients (1,024 by default) and `listeners`
+    /// `subscriptions/listen` streams open (256); past them a request is answered -32000 at once.
+    ///
+    /// ```
+    /// use rpcwire::mcp::{McpServer, ProtocolVersion};
+    /// let server = McpServer::new("demo", "1").with_versions(&ProtocolVersion::ALL);
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(server).with_stateless_limits(64, 16);
+    /// # let _ = service;
+    /// ```
+    pub fn with_stateless_limits(mut self, in_flight: usize, listeners: usize) -> StreamableHttpService {
+        self.stateless = Stateless::new(&self.registry, in_flight, listeners).map(Arc::new);
         self
     }
 

@@ -31,10 +31,10 @@ use crate::mcp::version::ProtocolVersion;
 use crate::message::{ErrorObject, Id, JsonBytes, Message, RawJson};
 use crate::parse::{Parsed, Parser};
 
-/// How many stateless requests may run at once, over all clients.
-const MAX_IN_FLIGHT: usize = 1024;
-/// How many `subscriptions/listen` streams may be open at once.
-const MAX_LISTENERS: usize = 256;
+/// How many stateless requests may run at once, over all clients, by default.
+pub(crate) const MAX_IN_FLIGHT: usize = 1024;
+/// How many `subscriptions/listen` streams may be open at once, by default.
+pub(crate) const MAX_LISTENERS: usize = 256;
 /// Events a stream holds for a client that does not read.
 const STREAM_BUFFER: usize = 32;
 
@@ -46,12 +46,13 @@ pub(crate) struct Stateless {
 }
 
 impl Stateless {
-    /// `None` when `registry` does not enable the stateless revision.
-    pub(crate) fn new(registry: &Arc<Registry>) -> Option<Stateless> {
+    /// `None` when `registry` does not enable the stateless revision; at most `in_flight`
+    /// requests under way and `listeners` listen streams open.
+    pub(crate) fn new(registry: &Arc<Registry>, in_flight: usize, listeners: usize) -> Option<Stateless> {
         registry.versions.iter().any(|version| version.is_stateless()).then(|| Stateless {
             registry: registry.clone(),
-            in_flight: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
-            listeners: Arc::new(Semaphore::new(MAX_LISTENERS)),
+            in_flight: Arc::new(Semaphore::new(in_flight)),
+            listeners: Arc::new(Semaphore::new(listeners)),
         })
     }
 
