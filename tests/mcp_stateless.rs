@@ -177,6 +177,24 @@ async fn next_line<R: tokio::io::AsyncBufRead + Unpin>(lines: &mut tokio::io::Li
     serde_json::from_str(&line).unwrap()
 }
 
+/// Waits, at most 5 s, until `done` holds; fails saying `what` otherwise.
+async fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Sets its flag when dropped: whether a handler's future was dropped (ended or cancelled).
+struct DropFlag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// The status and the JSON-RPC error code (with the id) of a refused request.
 async fn refused(
     service: &mut StreamableHttpService,
@@ -750,14 +768,10 @@ async fn listeners_that_go_away_are_let_go() {
     );
     let response = send(&mut service, listen).await;
     drop(response);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while notifier.list_changed(ListChanged::Tools) > 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the listener's task ended"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the listener's task ended", || {
+        notifier.list_changed(ListChanged::Tools) == 0
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -879,11 +893,10 @@ async fn a_sessions_get_stream_carries_the_programs_changes() {
     let stream = service.call(get).await.unwrap();
     assert_eq!(stream.status(), StatusCode::OK);
     let mut body = stream.into_body();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while notifier.list_changed(ListChanged::Resources) == 0 {
-        assert!(tokio::time::Instant::now() < deadline, "the session listens");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the session listens", || {
+        notifier.list_changed(ListChanged::Resources) > 0
+    })
+    .await;
     let frame = tokio::time::timeout(Duration::from_secs(5), body.frame())
         .await
         .unwrap()
@@ -897,14 +910,10 @@ async fn a_sessions_get_stream_carries_the_programs_changes() {
         .body(Full::<Bytes>::default())
         .unwrap();
     assert_eq!(service.call(delete).await.unwrap().status(), StatusCode::OK);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while notifier.list_changed(ListChanged::Resources) > 0 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "an ended session stops listening"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("an ended session stops listening", || {
+        notifier.list_changed(ListChanged::Resources) == 0
+    })
+    .await;
 }
 
 /// A server for the stateless client: it asks through input-required results.
@@ -1097,13 +1106,7 @@ async fn prompts_resources_completion_and_timeouts_are_served_statelessly() {
             move |_: Nothing, cx: McpContext| {
                 let dropped = dropped.clone();
                 async move {
-                    struct Flag(std::sync::Arc<std::sync::atomic::AtomicBool>);
-                    impl Drop for Flag {
-                        fn drop(&mut self) {
-                            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
-                        }
-                    }
-                    let _flag = Flag(dropped);
+                    let _flag = DropFlag(dropped);
                     cx.progress(1.0, None, None)
                         .await
                         .map_err(|e| e.to_error_object())?;
@@ -1237,14 +1240,10 @@ async fn prompts_resources_completion_and_timeouts_are_served_statelessly() {
     let mut body = streaming.into_body();
     assert_eq!(next_message(&mut body).await["method"], "notifications/progress");
     drop(body);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !gone.load(std::sync::atomic::Ordering::SeqCst) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the handler of a client that went away is dropped"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the handler of a client that went away is dropped", || {
+        gone.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
 
     let listen = post(
         10,
@@ -1269,13 +1268,7 @@ async fn a_stateless_call_given_up_by_the_client_ends_on_the_server() {
         .tool("long", "Sleeps ten seconds", move |_: Nothing, _| {
             let flag = flag.clone();
             async move {
-                struct Ended(std::sync::Arc<std::sync::atomic::AtomicBool>);
-                impl Drop for Ended {
-                    fn drop(&mut self) {
-                        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
-                    }
-                }
-                let _ended = Ended(flag);
+                let _ended = DropFlag(flag);
                 tokio::time::sleep(Duration::from_secs(10)).await;
                 Ok(CallToolResult::text("slept"))
             }
@@ -1294,14 +1287,10 @@ async fn a_stateless_call_given_up_by_the_client_ends_on_the_server() {
     let started = std::time::Instant::now();
     let timed_out = client.call_tool("long", json!({})).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(5), "{timed_out}");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !ended.load(std::sync::atomic::Ordering::SeqCst) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the server's handler ended when the client gave up"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually("the server's handler ended when the client gave up", || {
+        ended.load(std::sync::atomic::Ordering::SeqCst)
+    })
+    .await;
     client.close().await;
     served.abort();
 }
