@@ -102,10 +102,12 @@ pub(crate) struct Registry {
 
 /// How long clients may keep list results, `resources/read` results and `server/discover`'s
 /// result (2026-07-28 `ttlMs`), and who may share them (`cacheScope`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CacheHints {
     pub(crate) ttl_ms: u64,
     pub(crate) scope: CacheScope,
+    /// The members a stateless result starts with: its type and these hints (written once).
+    pub(crate) members: String,
 }
 
 /// Who may share a cached result (2026-07-28 `cacheScope`).
@@ -136,9 +138,9 @@ impl CacheScope {
 }
 
 impl CacheHints {
-    /// The members a stateless result starts with: its type and these hints.
-    pub(crate) fn members(&self) -> String {
-        format!(r#""resultType":"complete","ttlMs":{},"cacheScope":"{}","#, self.ttl_ms, self.scope.as_str())
+    pub(crate) fn new(ttl_ms: u64, scope: CacheScope) -> CacheHints {
+        let members = format!(r#""resultType":"complete","ttlMs":{ttl_ms},"cacheScope":"{}","#, scope.as_str());
+        CacheHints { ttl_ms, scope, members }
     }
 }
 
@@ -396,10 +398,7 @@ impl McpServer {
             prompt_list: Listing::default(),
             changes: ChangeNotifier::new(),
             sealer: Sealer::new(),
-            cache: CacheHints {
-                ttl_ms: 0,
-                scope: CacheScope::Private,
-            },
+            cache: CacheHints::new(0, CacheScope::Private),
         };
         registry.relist();
         McpServer { registry }
@@ -443,10 +442,7 @@ impl McpServer {
     /// # let _ = server;
     /// ```
     pub fn with_cache_hints(mut self, ttl: Duration, scope: CacheScope) -> McpServer {
-        self.registry.cache = CacheHints {
-            ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
-            scope,
-        };
+        self.registry.cache = CacheHints::new(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX), scope);
         self
     }
 

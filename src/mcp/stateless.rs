@@ -119,7 +119,7 @@ pub(crate) fn list(registry: &Registry, method: &str, params: Option<&str>) -> O
     }
     let page = decode::<Cursor>(params).and_then(|cursor| {
         listing
-            .page(cursor.cursor.as_deref(), registry.limits.page_size, &registry.cache.members())
+            .page(cursor.cursor.as_deref(), registry.limits.page_size, &registry.cache.members)
             .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))
     });
     Some(page)
@@ -163,7 +163,6 @@ pub(crate) async fn serve(
     if let Some(listed) = list(&registry, &method, params) {
         return listed;
     }
-    let hints = registry.cache.members();
     let state = Arc::new(SessionState::stateless(
         registry.changes.clone(),
         meta.capabilities,
@@ -178,16 +177,12 @@ pub(crate) async fn serve(
                 struct Call {
                     name: String,
                     arguments: Option<Box<RawValue>>,
-                    #[serde(rename = "inputResponses")]
-                    responses: Option<Value>,
-                    #[serde(rename = "requestState")]
-                    state: Option<String>,
                 }
                 let call: Call = decode(params)?;
                 let Some(tool) = registry.tool(&call.name) else {
                     return Err(ErrorObject::invalid_params(format_args!("Unknown tool: {}", call.name)));
                 };
-                let (cx, input) = with_input(&registry, cx, &method, &call.name, call.responses, call.state)?;
+                let (cx, input) = with_input(&registry, cx, &method, &call.name, params)?;
                 let outcome = (tool.handler)(call.arguments, cx).await;
                 finish(&registry, outcome, &input, &method, &call.name, "")
             }
@@ -197,10 +192,6 @@ pub(crate) async fn serve(
                     name: String,
                     #[serde(default)]
                     arguments: std::collections::HashMap<String, String>,
-                    #[serde(rename = "inputResponses")]
-                    responses: Option<Value>,
-                    #[serde(rename = "requestState")]
-                    state: Option<String>,
                 }
                 let get: Get = decode(params)?;
                 let Some(prompt) = registry.prompt(&get.name) else {
@@ -209,7 +200,7 @@ pub(crate) async fn serve(
                 if let Some(missing) = prompt.missing_argument(&get.arguments) {
                     return Err(ErrorObject::invalid_params(format_args!("missing required argument: {missing}")));
                 }
-                let (cx, input) = with_input(&registry, cx, &method, &get.name, get.responses, get.state)?;
+                let (cx, input) = with_input(&registry, cx, &method, &get.name, params)?;
                 let outcome = (prompt.handler)(get.arguments, cx).await;
                 finish(&registry, outcome, &input, &method, &get.name, "")
             }
@@ -217,13 +208,9 @@ pub(crate) async fn serve(
                 #[derive(Deserialize)]
                 struct Read {
                     uri: String,
-                    #[serde(rename = "inputResponses")]
-                    responses: Option<Value>,
-                    #[serde(rename = "requestState")]
-                    state: Option<String>,
                 }
                 let read: Read = decode(params)?;
-                let (cx, input) = with_input(&registry, cx, &method, &read.uri, read.responses, read.state)?;
+                let (cx, input) = with_input(&registry, cx, &method, &read.uri, params)?;
                 let outcome = registry.read(read.uri.clone(), cx).await.map_err(|error| {
                     if error.code().code() != RESOURCE_NOT_FOUND {
                         return error;
@@ -233,7 +220,7 @@ pub(crate) async fn serve(
                         .with_data(&serde_json::json!({ "uri": read.uri }))
                         .unwrap_or_else(|_| ErrorObject::invalid_params("Resource not found"))
                 });
-                finish(&registry, outcome, &input, &method, &read.uri, &hints)
+                finish(&registry, outcome, &input, &method, &read.uri, &registry.cache.members)
             }
             "completion/complete" => {
                 let request: CompleteRequest = decode(params)?;
@@ -256,17 +243,25 @@ pub(crate) async fn serve(
     }
 }
 
-/// The context with what a retry brought: the answers (an object, else none), the state
-/// (verified: -32602 when it was altered or sealed for another target).
+/// The context with what a retry brought in `params` (beside the call's own members): the
+/// answers (`inputResponses`, an object, else none) and the state (`requestState`, verified:
+/// -32602 when it was altered or sealed for another target).
 fn with_input(
     registry: &Registry,
     cx: McpContext,
     method: &str,
     target: &str,
-    responses: Option<Value>,
-    state: Option<String>,
+    params: Option<&str>,
 ) -> Result<(McpContext, Arc<RequestInput>), ErrorObject<'static>> {
-    let state = match state {
+    #[derive(Deserialize)]
+    struct Retry {
+        #[serde(rename = "inputResponses")]
+        responses: Option<Value>,
+        #[serde(rename = "requestState")]
+        state: Option<String>,
+    }
+    let retry: Retry = decode(params)?;
+    let state = match retry.state {
         Some(sealed) => Some(
             registry
                 .sealer
@@ -275,7 +270,7 @@ fn with_input(
         ),
         None => None,
     };
-    let responses = match responses {
+    let responses = match retry.responses {
         Some(Value::Object(responses)) => responses,
         _ => Map::new(),
     };

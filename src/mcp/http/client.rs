@@ -239,6 +239,15 @@ fn requests_in(frame: &[u8]) -> Posted {
     posted
 }
 
+/// Whether `response` says its body is of `media` type.
+fn has_content_type<B>(response: &http::Response<B>, media: &str) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with(media))
+}
+
 /// A header value for `text`: as it is when it is visible ASCII without spaces at its ends,
 /// else `=?base64?…?=`.
 fn header_value(text: &str) -> Option<HeaderValue> {
@@ -308,11 +317,7 @@ impl Shared {
                 self.listening.store(false, Ordering::Release);
             }
         }
-        let is_sse = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.starts_with("text/event-stream"));
+        let is_sse = has_content_type(&response, "text/event-stream");
         match status {
             StatusCode::OK if is_sse => {
                 let resume = self.read_events(response.into_body(), &frames, &mut owed).await;
@@ -321,9 +326,7 @@ impl Shared {
                 }
             }
             StatusCode::OK => {
-                let mut body = response.into_body();
-                let read = crate::transport::http::body::read_limited(std::pin::Pin::new(&mut body), self.max_message);
-                if let Ok(bytes) = read.await {
+                if let Ok(bytes) = self.read_body(response).await {
                     lease.give_back();
                     if !bytes.is_empty() {
                         let _ = frames.send(bytes);
@@ -340,14 +343,8 @@ impl Shared {
                     // The session is gone: the next initialize starts another.
                     self.listening.store(false, Ordering::Release);
                 }
-                let json = response
-                    .headers()
-                    .get(CONTENT_TYPE)
-                    .and_then(|value| value.to_str().ok())
-                    .is_some_and(|value| value.starts_with("application/json"));
-                let mut body = response.into_body();
-                let read = crate::transport::http::body::read_limited(std::pin::Pin::new(&mut body), self.max_message);
-                if let (true, Ok(bytes)) = (json, read.await) {
+                let json = has_content_type(&response, "application/json");
+                if let (true, Ok(bytes)) = (json, self.read_body(response).await) {
                     // A refusal that answers a request (the stateless revision's errors do,
                     // with the request's id) is that request's answer.
                     if let Some(id) = response_id(&bytes).filter(|id| owed.contains(id)) {
@@ -366,6 +363,16 @@ impl Shared {
         if status == StatusCode::OK && !self.listening.swap(true, Ordering::AcqRel) && lock_unpoisoned(&self.session).is_some() {
             tokio::spawn(self.listen(frames));
         }
+    }
+
+    /// A whole answer's body, at most the message limit.
+    async fn read_body<B>(&self, response: http::Response<B>) -> Result<Bytes, crate::transport::http::body::ReadError>
+    where
+        B: http_body::Body + Unpin,
+        B::Error: std::fmt::Display,
+    {
+        let mut body = response.into_body();
+        crate::transport::http::body::read_limited(std::pin::Pin::new(&mut body), self.max_message).await
     }
 
     /// Reads an SSE body to its end, handing each message on and crossing answered requests
