@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use super::child::ChildProcess;
 use super::logging::LogLevel;
 use super::prompt::{GetPromptResult, Prompt};
 use super::resource::{ReadResourceResult, Resource};
@@ -588,19 +589,8 @@ impl McpClientBuilder {
     /// ```
     pub async fn connect_stdio<S: AsRef<std::ffi::OsStr>>(self, program: S, args: &[S]) -> Result<McpClient, ConnectError> {
         let mut command = tokio::process::Command::new(program);
-        command
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .kill_on_drop(true);
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn().map_err(ConnectError::Spawn)?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(ConnectError::Spawn(std::io::Error::other("no pipes to the child")));
-        };
-        let mut child = ChildProcess { child };
+        command.args(args);
+        let (mut child, stdin, stdout) = ChildProcess::spawn(&mut command).map_err(ConnectError::Spawn)?;
         let transport = StreamTransport::new(stdout, stdin, Framing::Ndjson).with_max_frame(self.max_message);
         match self.connect_with(transport, |_| {}).await {
             Ok(mut client) => {
@@ -778,29 +768,3 @@ impl McpClientBuilder {
     }
 }
 
-/// A server child: killed with its process group, and reaped.
-struct ChildProcess {
-    child: tokio::process::Child,
-}
-
-impl ChildProcess {
-    fn kill_group(&mut self) {
-        #[cfg(unix)]
-        if let Some(pid) = self.child.id().and_then(|id| rustix::process::Pid::from_raw(id as i32)) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.child.start_kill();
-    }
-
-    async fn kill_and_reap(&mut self) {
-        self.kill_group();
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
-    }
-}
-
-impl Drop for ChildProcess {
-    fn drop(&mut self) {
-        // `kill_on_drop` leaves the reaping to tokio; the group goes too.
-        self.kill_group();
-    }
-}

@@ -20,6 +20,7 @@
 pub mod http;
 
 mod changes;
+mod child;
 mod client;
 mod content;
 mod context;

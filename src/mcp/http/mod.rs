@@ -21,6 +21,7 @@ mod service;
 mod session;
 mod stateless;
 mod stream;
+mod streams;
 
 pub use body::McpBody;
 pub use client::{ClientReceiver, ClientSender, StreamableHttpClient};

@@ -8,13 +8,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use bytes::Bytes;
 use tokio::sync::{mpsc, Notify};
 
-use super::session::HttpSession;
 use super::stream::EventStream;
+use super::streams::SessionStreams;
 use crate::sync::lock_unpoisoned;
 
 /// The answer of one POST, as JSON or as a stream.
 pub(crate) struct PostOutput {
-    session: Arc<HttpSession>,
+    streams: Arc<SessionStreams>,
     /// The `retry:` of the priming event, when the revision has one.
     prime_retry_ms: Option<u64>,
     stream: OnceLock<Arc<EventStream>>,
@@ -34,9 +34,9 @@ pub(crate) enum Outcome {
 }
 
 impl PostOutput {
-    pub(crate) fn new(session: Arc<HttpSession>, prime_retry_ms: Option<u64>) -> PostOutput {
+    pub(crate) fn new(streams: Arc<SessionStreams>, prime_retry_ms: Option<u64>) -> PostOutput {
         PostOutput {
-            session,
+            streams,
             prime_retry_ms,
             stream: OnceLock::new(),
             reader: Mutex::new(None),
@@ -48,7 +48,7 @@ impl PostOutput {
     /// The stream, made (and primed, and announced to the POST) the first time.
     pub(crate) fn stream(&self) -> &Arc<EventStream> {
         self.stream.get_or_init(|| {
-            let stream = self.session.new_stream();
+            let stream = self.streams.new_stream();
             *lock_unpoisoned(&self.reader) = stream.attach(None);
             if let Some(retry) = self.prime_retry_ms {
                 stream.prime(retry);

@@ -81,7 +81,7 @@ mod tests {
     async fn a_remote_sends_on_its_stream_until_the_session_ends() {
         let registry = McpServer::new("t", "1").into_shared();
         let session = Arc::new(HttpSession::new(&registry, Duration::from_millis(50)));
-        let output = Arc::new(PostOutput::new(session.clone(), None));
+        let output = Arc::new(PostOutput::new(session.streams.clone(), None));
         let remote = StreamRemote { session: session.clone(), output: output.clone() };
         assert!(remote.is_open());
         remote.notify_raw("n", Some(&RawJson::new("{}").unwrap())).await.unwrap();

@@ -477,7 +477,7 @@ impl StreamableHttpService {
                     .version()
                     .is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
                     .then(|| self.config.retry.as_millis() as u64);
-                let output = Arc::new(PostOutput::new(session.clone(), prime));
+                let output = Arc::new(PostOutput::new(session.streams.clone(), prime));
                 let serving = Supervision {
                     remote: Some(Arc::new(StreamRemote {
                         session: session.clone(),
@@ -532,7 +532,7 @@ impl StreamableHttpService {
             .get(LAST_EVENT_ID)
             .and_then(|value| value.to_str().ok())
             .and_then(parse_event_id)
-            .and_then(|(number, seq)| session.stream(number)?.attach(Some(seq)));
+            .and_then(|(number, seq)| session.streams.stream(number)?.attach(Some(seq)));
         if let Some(events) = resumed {
             return event_stream(events);
         }

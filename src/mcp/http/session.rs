@@ -1,8 +1,9 @@
 //! `HttpSession`: one Streamable HTTP session — its MCP state and router, the requests
 //! under way (for cancellation), the calls to the client waiting for its answers, its SSE
-//! streams — and `Sessions`, the bounded table of them by `Mcp-Session-Id`.
+//! streams — and `Sessions`, the bounded table of sessions (these, or a gateway's) by
+//! `Mcp-Session-Id`.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -11,15 +12,13 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::stream::EventStream;
+use super::streams::SessionStreams;
 use crate::correlate::{CorrelationTable, TableConfig};
 use crate::dispatch::{Cancellations, Router};
 use crate::mcp::server::Registry;
 use crate::mcp::session::{self, SessionState};
 use crate::message::{ErrorObject, JsonBytes};
 use crate::sync::lock_unpoisoned;
-
-/// SSE streams of a session kept for resumption (the oldest go first).
-const KEPT_STREAMS: usize = 32;
 
 /// What a call to the client ends with: its result as it wrote it, or its error.
 pub(crate) type ClientAnswer = Result<JsonBytes, ErrorObject<'static>>;
@@ -37,10 +36,7 @@ pub(crate) struct HttpSession {
     pub(crate) call_timeout: Duration,
     /// Fires when the session ends: its handlers stop.
     pub(crate) ended: CancellationToken,
-    streams: Mutex<VecDeque<Arc<EventStream>>>,
-    /// The stream the client opened with GET, for messages not tied to a request.
-    standalone: Mutex<Option<Arc<EventStream>>>,
-    next_stream: AtomicU64,
+    pub(crate) streams: Arc<SessionStreams>,
     last_seen: Mutex<Instant>,
 }
 
@@ -62,45 +58,19 @@ impl HttpSession {
             max_in_flight: registry.limits.max_in_flight,
             call_timeout,
             ended: CancellationToken::new(),
-            streams: Mutex::new(VecDeque::new()),
-            standalone: Mutex::new(None),
-            next_stream: AtomicU64::new(1),
+            streams: Arc::new(SessionStreams::default()),
             last_seen: Mutex::new(Instant::now()),
         }
     }
 
-    /// A new SSE stream, kept for resumption.
-    pub(crate) fn new_stream(&self) -> Arc<EventStream> {
-        let stream = Arc::new(EventStream::new(self.next_stream.fetch_add(1, Ordering::Relaxed)));
-        let mut streams = lock_unpoisoned(&self.streams);
-        if streams.len() >= KEPT_STREAMS {
-            streams.pop_front();
-        }
-        streams.push_back(stream.clone());
-        stream
-    }
-
-    /// The stream numbered `number`, if it is still kept.
-    pub(crate) fn stream(&self, number: u64) -> Option<Arc<EventStream>> {
-        lock_unpoisoned(&self.streams)
-            .iter()
-            .find(|stream| stream.number() == number)
-            .cloned()
-    }
-
-    /// The GET stream: a new one when there is none; `None` while one is being read.
+    /// The GET stream: a new one when there is none (the program's changes go on it from
+    /// then on); `None` while one is being read.
     pub(crate) fn open_standalone(&self) -> Option<Arc<EventStream>> {
-        let mut standalone = lock_unpoisoned(&self.standalone);
-        match &*standalone {
-            Some(stream) if stream.is_attached() => None,
-            Some(stream) => Some(stream.clone()),
-            None => {
-                let stream = self.new_stream();
-                *standalone = Some(stream.clone());
-                self.forward_changes(stream.clone());
-                Some(stream)
-            }
+        let (stream, made) = self.streams.open_standalone()?;
+        if made {
+            self.forward_changes(stream.clone());
         }
+        Some(stream)
     }
 
     /// The program's changes (list changes, updates of subscribed resources) go on the GET
@@ -144,18 +114,13 @@ impl HttpSession {
     pub(crate) fn end(&self) {
         self.ended.cancel();
         self.calls.cancel_all();
-        for stream in lock_unpoisoned(&self.streams).drain(..) {
-            stream.finish();
-        }
-        if let Some(stream) = lock_unpoisoned(&self.standalone).take() {
-            stream.finish();
-        }
+        self.streams.finish_all();
     }
 }
 
 /// A session id: 128 bits from the operating system's random source, as hex (visible ASCII,
 /// as the specification asks).
-fn new_session_id() -> String {
+pub(crate) fn new_session_id() -> String {
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {
         // No random source: a per-process random hash of a counter and the time.
@@ -172,15 +137,45 @@ fn new_session_id() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What the session table needs of a session.
+pub(crate) trait Kept: Send + Sync {
+    /// Its id.
+    fn id(&self) -> &str;
+    /// A request came for it.
+    fn touch(&self);
+    /// Nothing heard for `idle` and nothing under way at `now`.
+    fn is_idle(&self, now: Instant, idle: Duration) -> bool;
+    /// Ends it.
+    fn end(&self);
+}
+
+impl Kept for HttpSession {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn touch(&self) {
+        HttpSession::touch(self);
+    }
+
+    fn is_idle(&self, now: Instant, idle: Duration) -> bool {
+        HttpSession::is_idle(self, now, idle)
+    }
+
+    fn end(&self) {
+        HttpSession::end(self);
+    }
+}
+
 /// The sessions of a service, by id: at most `max`, the idle ones ended after `idle`.
-pub(crate) struct Sessions {
-    table: Mutex<HashMap<Box<str>, Arc<HttpSession>>>,
+pub(crate) struct Sessions<S: Kept = HttpSession> {
+    table: Mutex<HashMap<Box<str>, Arc<S>>>,
     max: usize,
     idle: Duration,
 }
 
-impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Sessions {
+impl<S: Kept> Sessions<S> {
+    pub(crate) fn new(max: usize, idle: Duration) -> Sessions<S> {
         Sessions {
             table: Mutex::new(HashMap::new()),
             max,
@@ -188,14 +183,14 @@ impl Sessions {
         }
     }
 
-    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<S>> {
         let session = lock_unpoisoned(&self.table).get(id).cloned()?;
         session.touch();
         Some(session)
     }
 
     /// Keeps `session`; `false` when the table is full even after the idle ones are ended.
-    pub(crate) fn insert(&self, session: Arc<HttpSession>) -> bool {
+    pub(crate) fn insert(&self, session: Arc<S>) -> bool {
         let mut table = lock_unpoisoned(&self.table);
         if table.len() >= self.max {
             self.end_idle(&mut table);
@@ -203,7 +198,7 @@ impl Sessions {
         if table.len() >= self.max {
             return false;
         }
-        table.insert(session.id.clone(), session);
+        table.insert(session.id().into(), session);
         true
     }
 
@@ -225,7 +220,7 @@ impl Sessions {
     }
 
     /// Ends and drops the idle sessions of `table`; how many.
-    fn end_idle(&self, table: &mut HashMap<Box<str>, Arc<HttpSession>>) -> usize {
+    fn end_idle(&self, table: &mut HashMap<Box<str>, Arc<S>>) -> usize {
         let now = Instant::now();
         let before = table.len();
         table.retain(|_, kept| {
@@ -236,6 +231,15 @@ impl Sessions {
             !idle
         });
         before - table.len()
+    }
+
+    /// Ends every session (the service is shutting down); how many.
+    pub(crate) fn end_all(&self) -> usize {
+        let ended: Vec<Arc<S>> = lock_unpoisoned(&self.table).drain().map(|(_, session)| session).collect();
+        for session in &ended {
+            session.end();
+        }
+        ended.len()
     }
 
     pub(crate) fn len(&self) -> usize {
