@@ -36,6 +36,7 @@ impl ChildProcess {
     }
 
     /// Its process id, while it runs.
+    #[cfg(test)]
     pub(crate) fn id(&self) -> Option<u32> {
         self.child.id()
     }

@@ -28,6 +28,12 @@ impl Stopwatch {
             started: std::time::Instant::now(),
         }
     }
+
+    /// Seconds since the start.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn elapsed_secs(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
 }
 
 /// An attempt on `upstream` began.

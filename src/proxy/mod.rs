@@ -40,7 +40,7 @@ mod gateway;
 mod group;
 mod id_slot;
 mod link;
-mod metrics;
+pub(crate) mod metrics;
 mod retry;
 mod upstream;
 

@@ -10,18 +10,19 @@
 //! `service` answers requests through all of these. On the client side, `events` reads SSE
 //! streams and `client` posts frames and reads their answers.
 
-mod answer;
+pub(crate) mod answer;
 mod body;
 mod client;
 mod events;
-mod origin;
-mod output;
+pub(crate) mod origin;
+pub(crate) mod output;
 mod remote;
-mod service;
-mod session;
+pub(crate) mod request;
+pub(crate) mod service;
+pub(crate) mod session;
 mod stateless;
-mod stream;
-mod streams;
+pub(crate) mod stream;
+pub(crate) mod streams;
 
 pub use body::McpBody;
 pub use client::{ClientReceiver, ClientSender, StreamableHttpClient};

@@ -23,6 +23,8 @@ pub(crate) struct PostOutput {
     /// The whole answer, when it came before any stream.
     json: Mutex<Option<Bytes>>,
     streaming: Notify,
+    /// Told when the stream is made.
+    made: Notify,
 }
 
 /// How the POST is answered.
@@ -42,6 +44,7 @@ impl PostOutput {
             reader: Mutex::new(None),
             json: Mutex::new(None),
             streaming: Notify::new(),
+            made: Notify::new(),
         }
     }
 
@@ -54,8 +57,20 @@ impl PostOutput {
                 stream.prime(retry);
             }
             self.streaming.notify_one();
+            self.made.notify_waiters();
             stream
         })
+    }
+
+    /// Completes once the answer has become a stream; the stream.
+    pub(crate) async fn made(&self) -> &Arc<EventStream> {
+        loop {
+            let made = self.made.notified();
+            if let Some(stream) = self.stream.get() {
+                return stream;
+            }
+            made.await;
+        }
     }
 
     /// The handler is done: its answer (`None`: none) goes on the stream if there is one,

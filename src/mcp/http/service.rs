@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{HeaderMap, HeaderValue, ACCEPT, ALLOW, CONTENT_TYPE};
+use http::header::{HeaderMap, HeaderValue, ALLOW};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 
@@ -19,6 +19,7 @@ use super::body::McpBody;
 use super::origin::{self, LOOPBACK_HOSTS};
 use super::output::{Outcome, PostOutput};
 use super::remote::StreamRemote;
+use super::request::{accepts, is_json, session_id, Unfinished};
 use super::session::{HttpSession, Sessions};
 use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
 use super::stream::parse_event_id;
@@ -33,7 +34,7 @@ use crate::transport::CancelProtocol;
 pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The header that carries the protocol revision.
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
-const LAST_EVENT_ID: &str = "last-event-id";
+pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
 /// The error code of a request refused because its session has too many under way.
 pub const TOO_MANY_REQUESTS: i64 = -32000;
@@ -346,11 +347,7 @@ impl StreamableHttpService {
                 "Not Acceptable: the client must accept both application/json and text/event-stream",
             );
         }
-        let json = headers
-            .get(CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.trim_start().to_ascii_lowercase().starts_with("application/json"));
-        if !json {
+        if !is_json(headers) {
             return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type: use application/json");
         }
         let session = match session_id(headers) {
@@ -572,17 +569,6 @@ where
     }
 }
 
-/// A handler's future that is not done: dropped with the POST's task, it goes on in a task
-/// of its own (a client going away does not cancel its request; its stream can be resumed).
-struct Unfinished(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
-
-impl Drop for Unfinished {
-    fn drop(&mut self) {
-        if let Some(work) = self.0.take() {
-            tokio::spawn(work);
-        }
-    }
-}
 
 /// A response from the client to one of the session's calls: hands it to the caller.
 fn complete_call(session: &HttpSession, body: &Bytes, response: &RpcResponse<'_>) {
@@ -592,40 +578,4 @@ fn complete_call(session: &HttpSession, body: &Bytes, response: &RpcResponse<'_>
         (None, None) => return,
     };
     let _ = session.calls.complete(response.id(), answer);
-}
-
-/// A session id header that is empty or not visible ASCII.
-struct InvalidSessionId;
-
-impl InvalidSessionId {
-    fn answer(self) -> Response<McpBody> {
-        refusal(StatusCode::BAD_REQUEST, "Bad Request: invalid Mcp-Session-Id")
-    }
-}
-
-/// The session id header: `Ok(None)` when absent.
-fn session_id(headers: &HeaderMap) -> Result<Option<&str>, InvalidSessionId> {
-    match headers.get(SESSION_HEADER) {
-        None => Ok(None),
-        Some(value) => match value.to_str() {
-            Ok(id) if !id.is_empty() => Ok(Some(id)),
-            _ => Err(InvalidSessionId),
-        },
-    }
-}
-
-/// Whether `Accept` takes `media` (or `*/*`, or `type/*`).
-fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    let media = media.as_bytes();
-    let main = media.split(|&b| b == b'/').next().unwrap_or(media);
-    headers.get_all(ACCEPT).iter().any(|value| {
-        value.as_bytes().split(|&b| b == b',').any(|range| {
-            let range = range.split(|&b| b == b';').next().unwrap_or(range).trim_ascii();
-            range.eq_ignore_ascii_case(media)
-                || range == b"*/*"
-                || range
-                    .strip_suffix(b"/*")
-                    .is_some_and(|kind| kind.eq_ignore_ascii_case(main))
-        })
-    })
 }

@@ -125,6 +125,19 @@ impl EventStream {
             .is_some_and(|live| !live.is_closed())
     }
 
+    /// Completes when no reader is attached (none was, or the one there went away or was
+    /// cut off).
+    pub(crate) async fn reader_gone(&self) {
+        loop {
+            let live = lock_unpoisoned(&self.inner).live.clone();
+            match live {
+                None => return,
+                Some(live) if live.is_closed() => return,
+                Some(live) => live.closed().await,
+            }
+        }
+    }
+
     /// Closes the connection reading the stream, keeping the stream: the client may resume.
     pub(crate) fn detach(&self) {
         lock_unpoisoned(&self.inner).live = None;

@@ -1,0 +1,196 @@
+//! An MCP gateway (`mcp` and `http` features): a stdio MCP server served over Streamable
+//! HTTP, a child process per client session.
+//!
+//! ```text
+//! cargo run --release --features mcp,http --example mcp_gateway -- \
+//!     --stdio "npx -y @modelcontextprotocol/server-everything" --listen 127.0.0.1:8000
+//! ```
+//!
+//! The command line runs with `sh -c`, in a process group of its own that is ended whole.
+//! Clients connect to `http://ADDRESS/mcp`; `GET /healthz` answers with the counts of
+//! sessions and children. Options:
+//!
+//! - `--token TOKEN` or `--token-file FILE`: ask for `Authorization: Bearer TOKEN`;
+//! - `--allow-host HOST` (repeatable): host names allowed in `Host`/`Origin` besides none
+//!   (the loopback names by default); `--no-host-check` to check none (behind a proxy);
+//! - `--max-sessions N`, `--idle-timeout SECS`, `--session-in-flight N`, `--in-flight N`,
+//!   `--call-timeout SECS`, `--max-message BYTES`, `--shutdown-deadline SECS`;
+//! - `--metrics ADDRESS` (with the `metrics` feature): the gateway's metrics as Prometheus
+//!   text at `GET /metrics` there (prints `metrics on ADDRESS`).
+//!
+//! Prints `listening on http://ADDRESS/mcp` once it accepts connections. On `SIGINT` or
+//! `SIGTERM` it stops accepting, lets requests under way finish up to the shutdown deadline
+//! (10 s by default), ends every child and exits.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[cfg(feature = "metrics")]
+#[path = "common/prometheus.rs"]
+mod prometheus;
+
+use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
+
+const USAGE: &str =
+    "usage: mcp_gateway --stdio \"CMD ARGS\" [--listen ADDRESS] [--token TOKEN | --token-file FILE]
+                   [--allow-host HOST …] [--no-host-check] [--max-sessions N] [--idle-timeout SECS]
+                   [--session-in-flight N] [--in-flight N] [--call-timeout SECS] [--max-message BYTES]
+                   [--shutdown-deadline SECS] [--metrics ADDRESS]";
+
+struct Arguments {
+    stdio: String,
+    listen: String,
+    token: Option<String>,
+    allowed_hosts: Vec<String>,
+    host_check: bool,
+    max_sessions: usize,
+    idle_timeout: u64,
+    session_in_flight: usize,
+    in_flight: usize,
+    call_timeout: u64,
+    max_message: Option<usize>,
+    shutdown_deadline: u64,
+    metrics: Option<String>,
+}
+
+fn parse_arguments() -> Result<Arguments, String> {
+    let mut parsed = Arguments {
+        stdio: String::new(),
+        listen: "127.0.0.1:8000".to_owned(),
+        token: None,
+        allowed_hosts: Vec::new(),
+        host_check: true,
+        max_sessions: 1024,
+        idle_timeout: 600,
+        session_in_flight: 64,
+        in_flight: 1024,
+        call_timeout: 300,
+        max_message: None,
+        shutdown_deadline: 10,
+        metrics: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        let number = |name: &str, text: String| {
+            text.parse::<u64>()
+                .map_err(|_| format!("{name}: not a number: {text}"))
+        };
+        match arg.as_str() {
+            "--stdio" => parsed.stdio = value("--stdio")?,
+            "--listen" => parsed.listen = value("--listen")?,
+            "--token" => parsed.token = Some(value("--token")?),
+            "--token-file" => {
+                let path = value("--token-file")?;
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|error| format!("--token-file {path}: {error}"))?;
+                parsed.token = Some(text.trim().to_owned());
+            }
+            "--allow-host" => parsed.allowed_hosts.push(value("--allow-host")?),
+            "--no-host-check" => parsed.host_check = false,
+            "--max-sessions" => parsed.max_sessions = number(&arg, value(&arg)?)? as usize,
+            "--idle-timeout" => parsed.idle_timeout = number(&arg, value(&arg)?)?,
+            "--session-in-flight" => parsed.session_in_flight = number(&arg, value(&arg)?)? as usize,
+            "--in-flight" => parsed.in_flight = number(&arg, value(&arg)?)? as usize,
+            "--call-timeout" => parsed.call_timeout = number(&arg, value(&arg)?)?,
+            "--max-message" => parsed.max_message = Some(number(&arg, value(&arg)?)? as usize),
+            "--shutdown-deadline" => parsed.shutdown_deadline = number(&arg, value(&arg)?)?,
+            "--metrics" => parsed.metrics = Some(value("--metrics")?),
+            "--help" | "-h" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if parsed.stdio.trim().is_empty() {
+        return Err("--stdio is needed".to_owned());
+    }
+    if parsed.token.as_deref() == Some("") {
+        return Err("the token is empty".to_owned());
+    }
+    Ok(parsed)
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn stop_signal() {
+    let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(terminate) => terminate,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate.recv() => {}
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let arguments = match parse_arguments() {
+        Ok(arguments) => arguments,
+        Err(error) => {
+            if !error.is_empty() {
+                eprintln!("mcp_gateway: {error}");
+            }
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(address) = &arguments.metrics {
+        #[cfg(feature = "metrics")]
+        if let Err(error) = prometheus::serve_metrics(address).await {
+            eprintln!("mcp_gateway: cannot serve metrics on {address}: {error}");
+            return ExitCode::FAILURE;
+        }
+        #[cfg(not(feature = "metrics"))]
+        {
+            eprintln!("mcp_gateway: --metrics {address} needs the `metrics` feature");
+            return ExitCode::from(2);
+        }
+    }
+    let mut gateway = McpGateway::new(StdioCommand::shell(&arguments.stdio))
+        .with_sessions(
+            arguments.max_sessions,
+            Duration::from_secs(arguments.idle_timeout),
+        )
+        .with_in_flight(arguments.session_in_flight, arguments.in_flight)
+        .with_timeouts(
+            Duration::from_secs(arguments.call_timeout),
+            Duration::from_secs(30),
+        );
+    if let Some(bytes) = arguments.max_message {
+        gateway = gateway.with_max_message(bytes);
+    }
+    if let Some(token) = &arguments.token {
+        gateway = gateway.with_token(token);
+    }
+    if !arguments.host_check {
+        gateway = gateway.without_host_check();
+    } else if !arguments.allowed_hosts.is_empty() {
+        let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()];
+        hosts.extend(arguments.allowed_hosts.iter().cloned());
+        gateway = gateway.with_allowed_hosts(hosts);
+    }
+    let listener = match tokio::net::TcpListener::bind(&arguments.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("mcp_gateway: cannot listen on {}: {error}", arguments.listen);
+            return ExitCode::FAILURE;
+        }
+    };
+    match listener.local_addr() {
+        Ok(address) => println!("listening on http://{address}/mcp"),
+        Err(error) => {
+            eprintln!("mcp_gateway: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let deadline = Duration::from_secs(arguments.shutdown_deadline);
+    match gateway.serve_until(listener, stop_signal(), deadline).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("mcp_gateway: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}

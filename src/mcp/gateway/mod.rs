@@ -1,0 +1,29 @@
+//! The MCP gateway (`mcp` and `http` features): [`McpGateway`] serves an MCP server that
+//! speaks over stdio ([`StdioCommand`]) to clients over Streamable HTTP, a child process per
+//! session, forwarding messages both ways without decoding their params or results.
+//!
+//! Inside, one way: `command` says how a child is started; `link` is the transport over its
+//! stdio (a line over the limit ends it); `upward` sends what the child sends the client on
+//! the right stream; `session` ties a client session to its child and watches the child;
+//! `service` answers HTTP requests through all of these. `metrics` reports through the
+//! `metrics` facade.
+//!
+//! ```no_run
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> std::io::Result<()> {
+//! use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+//! McpGateway::new(StdioCommand::shell("uvx mcp-server-time")).serve(listener).await
+//! # }
+//! ```
+
+mod command;
+mod link;
+mod metrics;
+mod service;
+mod session;
+mod upward;
+
+pub use command::StdioCommand;
+pub use service::{McpGateway, SHUTTING_DOWN};
+pub use session::{SERVER_GONE, SERVER_TIMEOUT};

@@ -1,0 +1,826 @@
+//! `McpGateway`: an MCP server that runs as a stdio child per session, served over
+//! Streamable HTTP as a tower `Service` — the checks of the transport, a bearer token, the
+//! bounds on sessions and requests under way, `/healthz`, and a graceful shutdown.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use http::header::{HeaderMap, HeaderValue, ALLOW, AUTHORIZATION, WWW_AUTHENTICATE};
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+use sha2::{Digest, Sha256};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use super::command::StdioCommand;
+use super::metrics;
+use super::session::{ClientRequest, GatewaySession, SessionLimits};
+use crate::encode;
+use crate::mcp::http::answer::{accepted, event_stream, json_answer, json_status, refusal, rpc_refusal};
+use crate::mcp::http::origin::{self, LOOPBACK_HOSTS};
+use crate::mcp::http::output::{Outcome, PostOutput};
+use crate::mcp::http::request::{accepts, is_json, session_id, Unfinished};
+use crate::mcp::http::service::{LAST_EVENT_ID, SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
+use crate::mcp::http::session::Sessions;
+use crate::mcp::http::stream::parse_event_id;
+use crate::mcp::http::McpBody;
+use crate::mcp::version::ProtocolVersion;
+use crate::message::{id_range_within, ErrorObject, Id, JsonBytes, Message, Params};
+use crate::parse::{Limits, Parser};
+use crate::transport::http::body::{read_limited, ReadError};
+use crate::transport::CancelProtocol;
+
+/// The error code of a request refused because the gateway is shutting down.
+pub const SHUTTING_DOWN: i64 = -32003;
+
+/// A stdio MCP server served over Streamable HTTP: each client session gets its own child
+/// process, started on `initialize`; messages go both ways without their params or results
+/// being decoded — the client's requests and notifications down, the child's answers,
+/// progress, log messages and requests (sampling, elicitation, roots) up on the stream of
+/// the request they belong to (or the session's GET stream), the client's answers back down.
+/// Cancellation goes both ways; a client that leaves a request's stream and does not resume
+/// it within a grace period (5 s by default) gets the request cancelled at the child.
+///
+/// - Faults: a child that exits, closes its output or writes a line over the limit ends its
+///   session — every request under way is answered with an error ([`SERVER_GONE`]
+///   (super::SERVER_GONE)) at once and the session's next request gets `404`; a request the
+///   child does not answer in time gets [`SERVER_TIMEOUT`](super::SERVER_TIMEOUT); a child
+///   that cannot be started is answered `502` with the reason.
+/// - Children are ended with their whole process group (stdin closed, `SIGTERM`, then
+///   `SIGKILL` after a grace period) and reaped, on `DELETE`, idle expiry, shutdown, or
+///   their own end.
+/// - Bounds: sessions (1,024), requests under way per session (64) and overall (1,024),
+///   answered `-32000` at once when full; events kept per stream for slow or reconnecting
+///   readers.
+/// - Checks: `Host` and `Origin` must name an allowed host (the loopback names by
+///   default), a bearer token when one is set (compared in constant time), and the
+///   Streamable HTTP ones (`Accept`, `Content-Type`, session ids, body size).
+/// - `GET /healthz` answers with the counts of sessions and children.
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> std::io::Result<()> {
+/// use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
+/// let gateway = McpGateway::new(StdioCommand::new("npx").args(["-y", "@modelcontextprotocol/server-everything"]))
+///     .with_token("s3cret");
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+/// gateway.serve(listener).await // http://127.0.0.1:8000/mcp
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct McpGateway {
+    command: Arc<StdioCommand>,
+    sessions: Arc<Sessions<GatewaySession>>,
+    limits: SessionLimits,
+    config: Arc<Config>,
+    total: Arc<Semaphore>,
+    max_total: usize,
+    children: Arc<AtomicUsize>,
+    closing: CancellationToken,
+    parser: Arc<Parser>,
+}
+
+#[derive(Clone, Debug)]
+struct Config {
+    path: String,
+    max_body: usize,
+    body_timeout: Duration,
+    allowed_hosts: Option<Vec<String>>,
+    /// The SHA-256 of the bearer token, when one is asked for.
+    token: Option<[u8; 32]>,
+    init_timeout: Duration,
+    retry: Duration,
+}
+
+impl std::fmt::Debug for McpGateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpGateway")
+            .field("command", &self.command.to_string())
+            .field("sessions", &self.sessions.len())
+            .field("children", &self.child_count())
+            .finish()
+    }
+}
+
+impl McpGateway {
+    /// Serves `command` at `/mcp`, with the bounds and checks described above.
+    ///
+    /// ```
+    /// use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
+    /// let gateway = McpGateway::new(StdioCommand::new("mcp-server-time"));
+    /// assert_eq!(gateway.session_count(), 0);
+    /// ```
+    pub fn new(command: StdioCommand) -> McpGateway {
+        McpGateway {
+            command: Arc::new(command),
+            sessions: Arc::new(Sessions::new(1024, Duration::from_secs(600))),
+            limits: SessionLimits {
+                max_line: 4 << 20,
+                call_timeout: Duration::from_secs(300),
+                client_call_timeout: Duration::from_secs(60),
+                in_flight: 64,
+                terminate_grace: Duration::from_secs(2),
+                resume_grace: Duration::from_secs(5),
+            },
+            config: Arc::new(Config {
+                path: "/mcp".to_owned(),
+                max_body: 4 << 20,
+                body_timeout: Duration::from_secs(30),
+                allowed_hosts: Some(LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect()),
+                token: None,
+                init_timeout: Duration::from_secs(30),
+                retry: Duration::from_secs(1),
+            }),
+            total: Arc::new(Semaphore::new(1024)),
+            max_total: 1024,
+            children: Arc::new(AtomicUsize::new(0)),
+            closing: CancellationToken::new(),
+            parser: Arc::new(Parser::new(Limits::default().with_max_size(4 << 20))),
+        }
+    }
+
+    /// The path the MCP endpoint answers at (`/mcp` by default).
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).with_path("/");
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_path(mut self, path: impl Into<String>) -> McpGateway {
+        Arc::make_mut(&mut self.config).path = path.into();
+        self
+    }
+
+    /// The host names requests may name in `Host` and `Origin` (any port), instead of the
+    /// loopback names: what a gateway reachable from elsewhere must set.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"))
+    ///     .with_allowed_hosts(["mcp.example.com"]);
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_allowed_hosts<I, S>(mut self, hosts: I) -> McpGateway
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Arc::make_mut(&mut self.config).allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// No Host/Origin check (behind a proxy that makes its own).
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).without_host_check();
+    /// # let _ = gateway;
+    /// ```
+    pub fn without_host_check(mut self) -> McpGateway {
+        Arc::make_mut(&mut self.config).allowed_hosts = None;
+        self
+    }
+
+    /// Asks every request for `Authorization: Bearer TOKEN` (`401` otherwise); the token is
+    /// kept only as its SHA-256 and compared in constant time.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).with_token("s3cret");
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_token(mut self, token: impl AsRef<[u8]>) -> McpGateway {
+        Arc::make_mut(&mut self.config).token = Some(Sha256::digest(token.as_ref()).into());
+        self
+    }
+
+    /// At most `max` sessions (and so children), each ended once idle (no request, nothing
+    /// under way) for `idle_timeout`; 1,024 and 10 minutes by default.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"))
+    ///     .with_sessions(16, Duration::from_secs(60));
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_sessions(mut self, max: usize, idle_timeout: Duration) -> McpGateway {
+        self.sessions = Arc::new(Sessions::new(max, idle_timeout));
+        self
+    }
+
+    /// At most `per_session` requests under way in a session and `total` over all of them
+    /// (64 and 1,024 by default); past either a request is answered -32000 at once.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).with_in_flight(8, 256);
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_in_flight(mut self, per_session: usize, total: usize) -> McpGateway {
+        self.limits.in_flight = per_session.max(1);
+        self.total = Arc::new(Semaphore::new(total));
+        self.max_total = total;
+        self
+    }
+
+    /// How long a request waits for the child's answer (5 minutes by default), and
+    /// `initialize` for the child to start and answer (30 s).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"))
+    ///     .with_timeouts(Duration::from_secs(60), Duration::from_secs(10));
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_timeouts(mut self, call: Duration, initialize: Duration) -> McpGateway {
+        self.limits.call_timeout = call;
+        Arc::make_mut(&mut self.config).init_timeout = initialize;
+        self
+    }
+
+    /// The longest message a child may write on a line, and a client may POST (4 MiB by
+    /// default). A child that writes a longer line is ended, its session with it.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).with_max_message(1 << 20);
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_max_message(mut self, bytes: usize) -> McpGateway {
+        self.limits.max_line = bytes;
+        Arc::make_mut(&mut self.config).max_body = bytes;
+        self.parser = Arc::new(Parser::new(Limits::default().with_max_size(bytes)));
+        self
+    }
+
+    /// How long a request whose stream no one reads stays under way before it is cancelled
+    /// at the child (5 s by default): the time a client has to resume with `Last-Event-ID`.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"))
+    ///     .with_resume_grace(std::time::Duration::from_secs(1));
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_resume_grace(mut self, grace: Duration) -> McpGateway {
+        self.limits.resume_grace = grace;
+        self
+    }
+
+    /// How long an ending child has after `SIGTERM` before its group is killed (2 s).
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"))
+    ///     .with_terminate_grace(std::time::Duration::from_millis(500));
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_terminate_grace(mut self, grace: Duration) -> McpGateway {
+        self.limits.terminate_grace = grace;
+        self
+    }
+
+    /// How many sessions are open.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"));
+    /// assert_eq!(gateway.session_count(), 0);
+    /// ```
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// How many children are running or not reaped yet.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"));
+    /// assert_eq!(gateway.child_count(), 0);
+    /// ```
+    pub fn child_count(&self) -> usize {
+        self.children.load(Ordering::Relaxed)
+    }
+
+    /// Ends the sessions idle for longer than the idle timeout; how many.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"));
+    /// assert_eq!(gateway.sweep(), 0);
+    /// ```
+    pub fn sweep(&self) -> usize {
+        self.sessions.sweep()
+    }
+
+    /// Shuts down: new sessions and requests are refused (`503`), requests under way get
+    /// until `deadline` to be answered, then every session ends and its child is ended and
+    /// reaped (waited for a few seconds past the deadline at most).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"));
+    /// gateway.shutdown(std::time::Duration::from_secs(5)).await;
+    /// assert_eq!(gateway.child_count(), 0);
+    /// # });
+    /// ```
+    pub async fn shutdown(&self, deadline: Duration) {
+        self.closing.cancel();
+        let until = Instant::now() + deadline;
+        while self.total.available_permits() < self.max_total && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        self.sessions.end_all();
+        let reaped_by = Instant::now() + self.limits.terminate_grace + Duration::from_secs(6);
+        while self.child_count() > 0 && Instant::now() < reaped_by {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    /// Serves connections from `listener` (HTTP/1.1 and HTTP/2), each on its own task,
+    /// until the listener fails; idle sessions are swept every 30 seconds.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+    /// rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).serve(listener).await
+    /// # }
+    /// ```
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        self.serve_until(listener, std::future::pending(), Duration::ZERO).await
+    }
+
+    /// Serves connections from `listener` until `signal` completes, then
+    /// [`shutdown`](McpGateway::shutdown)s with `deadline`.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server"));
+    /// gateway
+    ///     .serve_until(listener, async { let _ = tokio::signal::ctrl_c().await; }, std::time::Duration::from_secs(10))
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn serve_until(
+        self,
+        listener: tokio::net::TcpListener,
+        signal: impl Future<Output = ()>,
+        deadline: Duration,
+    ) -> std::io::Result<()> {
+        let sweeper = {
+            let sessions = Arc::downgrade(&self.sessions);
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(Duration::from_secs(30));
+                loop {
+                    tick.tick().await;
+                    match sessions.upgrade() {
+                        Some(sessions) => sessions.sweep(),
+                        None => break,
+                    };
+                }
+            })
+        };
+        let mut signal = std::pin::pin!(signal);
+        let served = loop {
+            let (stream, _) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    Err(error) => break Err(error),
+                },
+                () = &mut signal => break Ok(()),
+            };
+            let _ = stream.set_nodelay(true);
+            let service = hyper_util::service::TowerToHyperService::new(self.clone());
+            tokio::spawn(async move {
+                let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+                let _ = builder
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        };
+        drop(listener);
+        sweeper.abort();
+        self.shutdown(deadline).await;
+        served
+    }
+
+    async fn answer<B>(self, request: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::fmt::Display,
+    {
+        if request.uri().path() == "/healthz" {
+            return self.health(request.method());
+        }
+        if request.uri().path() != self.config.path {
+            return refusal(StatusCode::NOT_FOUND, "Not Found");
+        }
+        if let Some(hosts) = &self.config.allowed_hosts {
+            let authority = request.uri().authority().map(|a| a.as_str());
+            if !origin::allowed(request.headers(), authority, hosts) {
+                metrics::refused("forbidden");
+                return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
+            }
+        }
+        if let Some(token) = &self.config.token {
+            if !bearer_matches(request.headers(), token) {
+                metrics::refused("unauthorized");
+                let mut answer = refusal(StatusCode::UNAUTHORIZED, "Unauthorized: a valid bearer token is required");
+                answer
+                    .headers_mut()
+                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                return answer;
+            }
+        }
+        if let Some(version) = request.headers().get(VERSION_HEADER) {
+            let known = version
+                .to_str()
+                .ok()
+                .and_then(|v| v.parse::<ProtocolVersion>().ok())
+                .is_some_and(|v| !v.is_stateless());
+            if !known {
+                return refusal(StatusCode::BAD_REQUEST, "Bad Request: unsupported MCP-Protocol-Version");
+            }
+        }
+        match *request.method() {
+            Method::POST => self.post(request).await,
+            Method::GET => self.get(request.headers()),
+            Method::DELETE => self.delete(request.headers()),
+            _ => {
+                let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+                answer
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                answer
+            }
+        }
+    }
+
+    fn health(&self, method: &Method) -> Response<McpBody> {
+        if *method != Method::GET {
+            let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+            answer.headers_mut().insert(ALLOW, HeaderValue::from_static("GET"));
+            return answer;
+        }
+        let (status, word) = if self.closing.is_cancelled() {
+            (StatusCode::SERVICE_UNAVAILABLE, "closing")
+        } else {
+            (StatusCode::OK, "ok")
+        };
+        let body = format!(
+            r#"{{"status":"{word}","sessions":{},"children":{}}}"#,
+            self.session_count(),
+            self.child_count()
+        );
+        json_status(status, Bytes::from(body))
+    }
+
+    async fn post<B>(self, request: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::fmt::Display,
+    {
+        let (parts, body) = request.into_parts();
+        let headers = &parts.headers;
+        if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+            return refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: the client must accept both application/json and text/event-stream",
+            );
+        }
+        if !is_json(headers) {
+            return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type: use application/json");
+        }
+        let session = match session_id(headers) {
+            Ok(None) => None,
+            Ok(Some(id)) => match self.sessions.get(id) {
+                Some(session) => Some(session),
+                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+            },
+            Err(invalid) => return invalid.answer(),
+        };
+        if http_body::Body::size_hint(&body).lower() > self.config.max_body as u64 {
+            return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
+        }
+        let body = std::pin::pin!(body);
+        let body = match tokio::time::timeout(self.config.body_timeout, read_limited(body, self.config.max_body)).await {
+            Ok(Ok(body)) => body,
+            Ok(Err(ReadError::TooLarge)) => return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"),
+            Ok(Err(ReadError::Broken(_))) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: the body broke off"),
+            Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout"),
+        };
+        let parsed = match self.parser.parse(&body) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                let mut out = BytesMut::new();
+                encode::write_error(&mut out, error.id().unwrap_or(&Id::null()), &ErrorObject::from(&error));
+                return json_status(StatusCode::BAD_REQUEST, out.freeze());
+            }
+        };
+        let Some(message) = parsed.single() else {
+            return rpc_refusal(StatusCode::BAD_REQUEST, -32600, "Invalid Request: batches are not forwarded");
+        };
+        match (session, message) {
+            (None, Message::Request(request)) => {
+                let request = client_request(&body, &request);
+                match &*request.method {
+                    "initialize" => self.initialize(request).await,
+                    "ping" => {
+                        let mut out = BytesMut::new();
+                        encode::write_success_bytes(&mut out, &request.id, b"{}");
+                        json_answer(out.freeze())
+                    }
+                    "server/discover" => answer_error(
+                        StatusCode::NOT_FOUND,
+                        &request.id,
+                        &ErrorObject::new(-32601, "Method not found: this gateway serves the handshake revisions (initialize first)"),
+                    ),
+                    _ => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
+                }
+            }
+            (None, _) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
+            (Some(session), Message::Request(request)) => {
+                let progress = request.params().and_then(|params| params.get("_meta")).and_then(|meta| {
+                    let token = Params::new(meta.get()).get("progressToken")?;
+                    Some(Bytes::copy_from_slice(token.get().as_bytes()))
+                });
+                let id_text = match id_range_within(&body, request.id()) {
+                    Some(range) => body.slice(range),
+                    None => Bytes::from(request.id().json_parts().concat()),
+                };
+                let request = client_request(&body, &request);
+                self.forward(session, request, id_text, progress).await
+            }
+            (Some(session), Message::Notification(notification)) => {
+                if notification.method() == "notifications/cancelled" {
+                    if let Some(id) = CancelProtocol::Mcp.cancelled_id(notification.params()) {
+                        session.up.cancel(id.as_bytes());
+                    }
+                    return accepted();
+                }
+                let params = notification.raw_params().map(|raw| JsonBytes::slice_of(&body, raw));
+                if !session.notify(notification.method(), params.as_ref()).await {
+                    return refusal(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+                }
+                accepted()
+            }
+            (Some(session), Message::Response(response)) => {
+                let answer = match (response.result(), response.error_object()) {
+                    (Some(result), _) => Ok(JsonBytes::slice_of(&body, result)),
+                    (None, Some(error)) => Err(error.clone().into_owned()),
+                    (None, None) => return accepted(),
+                };
+                let _ = session.up.client_calls.complete(response.id(), answer);
+                accepted()
+            }
+        }
+    }
+
+    /// `initialize` without a session: a child started for a new session, which it
+    /// answers; the session is kept when the child's answer is a result.
+    async fn initialize(self, request: ClientRequest) -> Response<McpBody> {
+        if self.closing.is_cancelled() {
+            return answer_error(StatusCode::SERVICE_UNAVAILABLE, &request.id, &shutting_down());
+        }
+        let session = match GatewaySession::spawn(
+            &self.command,
+            &self.limits,
+            Arc::downgrade(&self.sessions),
+            self.children.clone(),
+        ) {
+            Ok(session) => session,
+            Err(error) => {
+                metrics::refused("spawn");
+                let object = ErrorObject::new(
+                    super::SERVER_GONE,
+                    format!("the MCP server could not be started ({}): {error}", self.command),
+                );
+                return answer_error(StatusCode::BAD_GATEWAY, &request.id, &object);
+            }
+        };
+        let (answer, accepted) = session.initialize(&request, self.config.init_timeout).await;
+        if !accepted {
+            use crate::mcp::http::session::Kept;
+            session.end();
+            return json_answer(answer);
+        }
+        // Counted before it is kept: the child's end counts it out, whenever that is.
+        session.kept.store(true, Ordering::Relaxed);
+        metrics::session_started();
+        if !self.sessions.insert(session.clone()) {
+            use crate::mcp::http::session::Kept;
+            session.end();
+            metrics::refused("sessions");
+            return answer_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &request.id,
+                &ErrorObject::new(TOO_MANY_REQUESTS, "Service Unavailable: too many sessions"),
+            );
+        }
+        let mut response = json_answer(answer);
+        if let Ok(value) = HeaderValue::from_str(&session.id) {
+            response.headers_mut().insert(SESSION_HEADER, value);
+        }
+        response
+    }
+
+    /// A request in a session, forwarded to its child; answered with JSON, or with a stream
+    /// once the child sends something that belongs to it before its answer.
+    async fn forward(
+        self,
+        session: Arc<GatewaySession>,
+        request: ClientRequest,
+        id_text: Bytes,
+        progress: Option<Bytes>,
+    ) -> Response<McpBody> {
+        if session.is_ended() {
+            return refusal(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+        }
+        if self.closing.is_cancelled() {
+            return answer_error(StatusCode::SERVICE_UNAVAILABLE, &request.id, &shutting_down());
+        }
+        if &*request.method == "initialize" {
+            let object = ErrorObject::new(-32600, "Invalid Request: the session is initialized already");
+            return answer_error(StatusCode::OK, &request.id, &object);
+        }
+        let busy = |what: &str| {
+            metrics::refused("busy");
+            let object = ErrorObject::new(TOO_MANY_REQUESTS, format!("too many requests under way {what}"));
+            answer_error(StatusCode::OK, &request.id, &object)
+        };
+        let Ok(permit) = session.in_flight.clone().try_acquire_owned() else {
+            return busy("in this session");
+        };
+        let Ok(overall) = self.total.clone().try_acquire_owned() else {
+            return busy("at the gateway");
+        };
+        let prime = session
+            .version
+            .get()
+            .is_some_and(|v| *v >= ProtocolVersion::V2025_11_25)
+            .then(|| self.config.retry.as_millis() as u64);
+        let output = Arc::new(PostOutput::new(session.up.streams.clone(), prime));
+        let Ok(forwarded) = session.up.begin(id_text.clone(), output.clone(), progress) else {
+            let object = ErrorObject::new(-32600, "Invalid Request: a request with this id is under way in this session");
+            return answer_error(StatusCode::OK, &request.id, &object);
+        };
+        let post_gone = PostGone(Some(forwarded.post_gone.clone()));
+        let done = output.clone();
+        // Run here, in the POST's own task; when the POST is dropped it goes on in a task of
+        // its own, which cancels it at the child unless its stream is read again.
+        let mut work = Unfinished(Some(Box::pin(async move {
+            let _permits = (permit, overall);
+            let answer = session.forward(&request, &forwarded).await;
+            session.up.end(&id_text);
+            done.complete(answer);
+        })));
+        let handler = work.0.as_mut().expect("just made");
+        let response = tokio::select! {
+            biased;
+            () = handler => {
+                work.0 = None;
+                match output.outcome() {
+                    Outcome::Json(Some(answer)) => json_answer(answer),
+                    // Cancelled: no answer, as MCP wants; a stream that ends at once.
+                    Outcome::Json(None) => event_stream(tokio::sync::mpsc::channel(1).1),
+                    Outcome::Events(events) => event_stream(events),
+                }
+            }
+            events = output.streaming() => event_stream(events),
+        };
+        post_gone.disarm();
+        response
+    }
+
+    fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
+        if !accepts(headers, "text/event-stream") {
+            return refusal(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
+        }
+        let session = match session_id(headers) {
+            Ok(Some(id)) => match self.sessions.get(id) {
+                Some(session) => session,
+                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+            },
+            Ok(None) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
+            Err(invalid) => return invalid.answer(),
+        };
+        let streams = &session.up.streams;
+        let resumed = headers
+            .get(LAST_EVENT_ID)
+            .and_then(|value| value.to_str().ok())
+            .and_then(parse_event_id)
+            .and_then(|(number, seq)| streams.stream(number)?.attach(Some(seq)));
+        if let Some(events) = resumed {
+            return event_stream(events);
+        }
+        match streams.open_standalone() {
+            Some((stream, _)) => event_stream(stream.attach_from_now()),
+            None => refusal(StatusCode::CONFLICT, "Conflict: the session's stream is open already"),
+        }
+    }
+
+    fn delete(&self, headers: &HeaderMap) -> Response<McpBody> {
+        match session_id(headers) {
+            Ok(Some(id)) if self.sessions.remove(id) => Response::new(McpBody::empty()),
+            Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+            Ok(None) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
+            Err(invalid) => invalid.answer(),
+        }
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for McpGateway
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let gateway = self.clone();
+        Box::pin(async move { Ok(gateway.answer(request).await) })
+    }
+}
+
+/// Tells a forwarded request that its POST was dropped before it was answered (the client
+/// went away), unless disarmed.
+struct PostGone(Option<CancellationToken>);
+
+impl PostGone {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for PostGone {
+    fn drop(&mut self) {
+        if let Some(gone) = self.0.take() {
+            gone.cancel();
+        }
+    }
+}
+
+/// The parts of a request of the client that are forwarded (slices of `body`).
+fn client_request(body: &Bytes, request: &crate::message::Request<'_>) -> ClientRequest {
+    ClientRequest {
+        id: request.id().clone().into_owned(),
+        method: request.method().into(),
+        params: request.raw_params().map(|raw| JsonBytes::slice_of(body, raw)),
+    }
+}
+
+/// An error response to the request `id` with `status`.
+fn answer_error(status: StatusCode, id: &Id<'_>, error: &ErrorObject<'_>) -> Response<McpBody> {
+    let mut out = BytesMut::new();
+    encode::write_error(&mut out, id, error);
+    json_status(status, out.freeze())
+}
+
+fn shutting_down() -> ErrorObject<'static> {
+    ErrorObject::new(SHUTTING_DOWN, "the gateway is shutting down")
+}
+
+/// Whether `Authorization` is `Bearer` with the token whose SHA-256 is `expected`, compared
+/// in constant time (the digests, so not even the token's length shows).
+fn bearer_matches(headers: &HeaderMap, expected: &[u8; 32]) -> bool {
+    let Some(value) = headers.get(AUTHORIZATION) else {
+        return false;
+    };
+    let value = value.as_bytes();
+    let Some(scheme) = value.get(..7) else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return false;
+    }
+    let given: [u8; 32] = Sha256::digest(value[7..].trim_ascii()).into();
+    given.iter().zip(expected).fold(0u8, |differ, (a, b)| differ | (a ^ b)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bearer_token_is_checked_whole() {
+        let expected: [u8; 32] = Sha256::digest(b"s3cret").into();
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            bearer_matches(&headers, &expected)
+        };
+        assert!(with("Bearer s3cret"));
+        assert!(with("bearer  s3cret "));
+        for wrong in ["Bearer s3cre", "Bearer s3cret2", "Basic s3cret", "Bearer", "s3cret", ""] {
+            assert!(!with(wrong), "{wrong}");
+        }
+        assert!(!bearer_matches(&HeaderMap::new(), &expected));
+    }
+}
