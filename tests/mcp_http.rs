@@ -4,6 +4,9 @@
 //! in later POSTs, cancellation, stream resumption with `Last-Event-ID`, and the limits.
 #![cfg(all(feature = "mcp", feature = "http"))]
 
+#[path = "support/sse.rs"]
+mod sse;
+
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,6 +15,7 @@ use http_body_util::{BodyExt, Full};
 use rpcwire::mcp::http::{McpBody, StreamableHttpService};
 use rpcwire::mcp::{CallToolResult, McpContext, McpServer};
 use serde_json::{json, Value};
+use sse::{events_of, json_of, parse_events};
 use tower_service::Service;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -120,40 +124,6 @@ impl Client {
         assert_eq!(initialized.status(), StatusCode::ACCEPTED);
         answer
     }
-}
-
-async fn json_of(response: Response<McpBody>) -> Value {
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)))
-}
-
-/// An SSE body's events, as (id, data) pairs, read until the stream ends.
-async fn events_of(response: Response<McpBody>) -> Vec<(String, String)> {
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let bytes = tokio::time::timeout(Duration::from_secs(10), response.into_body().collect())
-        .await
-        .expect("the stream ends")
-        .unwrap()
-        .to_bytes();
-    parse_events(std::str::from_utf8(&bytes).unwrap())
-}
-
-fn parse_events(text: &str) -> Vec<(String, String)> {
-    text.split("\n\n")
-        .filter(|event| !event.is_empty())
-        .map(|event| {
-            let mut id = String::new();
-            let mut data = String::new();
-            for line in event.lines() {
-                if let Some(value) = line.strip_prefix("id: ") {
-                    id = value.to_owned();
-                } else if let Some(value) = line.strip_prefix("data: ") {
-                    data.push_str(value);
-                }
-            }
-            (id, data)
-        })
-        .collect()
 }
 
 #[tokio::test]

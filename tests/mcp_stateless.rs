@@ -6,6 +6,9 @@
 //! program announces reaching session clients as notifications.
 #![cfg(all(feature = "mcp", feature = "http"))]
 
+#[path = "support/sse.rs"]
+mod sse;
+
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -19,6 +22,7 @@ use rpcwire::mcp::{
 };
 use rpcwire::transport::StreamTransport;
 use serde_json::{json, Value};
+use sse::{json_of, messages_of, parse_events};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tower_service::Service;
 
@@ -133,30 +137,6 @@ async fn send(service: &mut StreamableHttpService, request: Request<Full<Bytes>>
     response
 }
 
-async fn json_of(response: Response<McpBody>) -> Value {
-    assert_eq!(response.headers()["content-type"], "application/json");
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", String::from_utf8_lossy(&bytes)))
-}
-
-/// The JSON-RPC messages of an SSE body that ends.
-async fn stream_of(response: Response<McpBody>) -> Vec<Value> {
-    assert_eq!(response.headers()["content-type"], "text/event-stream");
-    let bytes = tokio::time::timeout(Duration::from_secs(10), response.into_body().collect())
-        .await
-        .expect("the stream ends")
-        .unwrap()
-        .to_bytes();
-    messages(std::str::from_utf8(&bytes).unwrap())
-}
-
-fn messages(text: &str) -> Vec<Value> {
-    text.lines()
-        .filter_map(|line| line.strip_prefix("data: "))
-        .map(|data| serde_json::from_str(data).unwrap())
-        .collect()
-}
-
 /// The next message of an SSE body that goes on.
 async fn next_message(body: &mut McpBody) -> Value {
     let frame = tokio::time::timeout(Duration::from_secs(5), body.frame())
@@ -164,7 +144,8 @@ async fn next_message(body: &mut McpBody) -> Value {
         .expect("a frame in time")
         .unwrap()
         .unwrap();
-    messages(std::str::from_utf8(frame.data_ref().unwrap()).unwrap()).remove(0)
+    let (_, data) = parse_events(std::str::from_utf8(frame.data_ref().unwrap()).unwrap()).remove(0);
+    serde_json::from_str(&data).unwrap()
 }
 
 /// The next line a stdio server wrote, as JSON.
@@ -555,7 +536,7 @@ async fn progress_and_logs_make_the_answer_a_stream_and_requests_to_the_client_a
     )
     .await;
     assert_eq!(quiet.headers()["x-accel-buffering"], "no");
-    let frames = stream_of(quiet).await;
+    let frames = messages_of(quiet).await;
     let methods: Vec<&str> = frames
         .iter()
         .map(|f| f["method"].as_str().unwrap_or("result"))
@@ -570,7 +551,7 @@ async fn progress_and_logs_make_the_answer_a_stream_and_requests_to_the_client_a
 
     let mut logging = meta();
     logging["io.modelcontextprotocol/logLevel"] = json!("warning");
-    let frames = stream_of(
+    let frames = messages_of(
         send(
             &mut service,
             post(2, "tools/call", json!({"name": "steps", "_meta": logging}), &[]),

@@ -23,7 +23,7 @@ use crate::mcp::version::ProtocolVersion;
 use crate::message::{ErrorObject, Id, JsonBytes, Params};
 use crate::sync::lock_unpoisoned;
 use crate::trace::RequestSpan;
-use crate::transport::{CancelProtocol, Peer, PeerError, PeerErrorKind, PeerLink};
+use crate::transport::{CancelProtocol, CloseReason, Peer, PeerError, PeerErrorKind, PeerLink};
 
 /// The error code of a request the server child could not answer: it exited, closed its
 /// output, or wrote a line over the limit.
@@ -289,7 +289,10 @@ async fn watch(
                 Err(error) => Some(format!("the MCP server could not be waited for: {error}")),
             }
         }
-        reason = link.closed() => Some(format!("the MCP server's output ended ({reason})")),
+        reason = link.closed() => Some(match reason {
+            CloseReason::Transport(error) => format!("the MCP server's output failed: {error}"),
+            reason => format!("the MCP server's output ended ({reason})"),
+        }),
         () = session.ended.cancelled() => None,
     };
     if let Some(why) = why {

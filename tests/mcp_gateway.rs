@@ -1,0 +1,487 @@
+//! `McpGateway` in front of stdio servers, called in-process as hyper or axum would call it:
+//! a child per session started on `initialize` and ended with its process group; messages
+//! both ways on the right streams; cancellation; and the faults — a child that exits,
+//! crashes during `initialize`, never answers, cannot be started or writes a line over the
+//! limit — each answered within a bound; the bounds and checks; a graceful shutdown; and a
+//! thousand sessions that leave no process or descriptor behind. The misbehaving server is
+//! tests/mcp/fake_server.py (Python, standard library only).
+#![cfg(all(unix, feature = "mcp", feature = "http"))]
+
+#[path = "support/sse.rs"]
+mod sse;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use rpcwire::mcp::gateway::{McpGateway, StdioCommand, SERVER_GONE, SERVER_TIMEOUT, SHUTTING_DOWN};
+use rpcwire::mcp::http::McpBody;
+use serde_json::{json, Value};
+use sse::{json_of, messages_of, parse_events};
+use tower_service::Service;
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+fn fake(mode: &str) -> StdioCommand {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/fake_server.py");
+    StdioCommand::new("python3").arg(script).arg(mode)
+}
+
+/// A client of one gateway session.
+struct Client {
+    gateway: McpGateway,
+    session: Option<String>,
+}
+
+impl Client {
+    fn new(gateway: &McpGateway) -> Client {
+        Client {
+            gateway: gateway.clone(),
+            session: None,
+        }
+    }
+
+    fn request(&self, method: &str, body: &str) -> Request<Full<Bytes>> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri("/mcp")
+            .header("host", "127.0.0.1:1234")
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json");
+        if let Some(session) = &self.session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.body(Full::new(Bytes::from(body.to_owned()))).unwrap()
+    }
+
+    async fn send(&mut self, request: Request<Full<Bytes>>) -> Response<McpBody> {
+        tokio::time::timeout(Duration::from_secs(15), self.gateway.call(request))
+            .await
+            .expect("answered in time")
+            .unwrap()
+    }
+
+    async fn post(&mut self, body: &str) -> Response<McpBody> {
+        let request = self.request("POST", body);
+        self.send(request).await
+    }
+
+    /// Initializes; the answer.
+    async fn initialize(&mut self) -> Value {
+        let response = self.post(INITIALIZE).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        self.session = Some(response.headers()["mcp-session-id"].to_str().unwrap().to_owned());
+        let answer = json_of(response).await;
+        let initialized = self
+            .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)
+            .await;
+        assert_eq!(initialized.status(), StatusCode::ACCEPTED);
+        answer
+    }
+
+    /// Calls `tool` with `arguments` (request id `id`); the answer, from JSON or a stream.
+    async fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+        let response = self.post(&body.to_string()).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        answer_of(response).await
+    }
+
+    async fn delete(&mut self) -> StatusCode {
+        let request = self.request("DELETE", "");
+        self.send(request).await.status()
+    }
+}
+
+/// The last message of a JSON or SSE answer.
+async fn answer_of(response: Response<McpBody>) -> Value {
+    if response.headers()["content-type"] == "application/json" {
+        json_of(response).await
+    } else {
+        messages_of(response)
+            .await
+            .pop()
+            .expect("an answer on the stream")
+    }
+}
+
+/// Waits up to 10 s for `done`.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Whether process `pid` runs (a zombie does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().to_owned())
+        })
+        .is_some_and(|rest| !rest.starts_with('Z'))
+}
+
+fn text_of(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a text result: {answer}"))
+}
+
+#[tokio::test]
+async fn a_session_has_its_own_child_until_delete_ends_it_with_its_group() {
+    let gateway = McpGateway::new(fake(""));
+    let mut first = Client::new(&gateway);
+    let initialized = first.initialize().await;
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "fake");
+    let mut second = Client::new(&gateway);
+    second.initialize().await;
+    assert_ne!(first.session, second.session);
+    let pid: u32 = text_of(&first.call(1, "pid", json!({})).await).parse().unwrap();
+    let other: u32 = text_of(&second.call(1, "pid", json!({})).await).parse().unwrap();
+    assert_ne!(pid, other, "a child per session");
+    assert_eq!((gateway.session_count(), gateway.child_count()), (2, 2));
+    assert_eq!(first.delete().await, StatusCode::OK);
+    eventually("the first child is gone", || !running(pid)).await;
+    assert!(running(other));
+    assert_eq!(
+        first
+            .post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#)
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(first.delete().await, StatusCode::NOT_FOUND);
+    eventually("one child left", || gateway.child_count() == 1).await;
+    gateway.shutdown(Duration::from_secs(1)).await;
+    assert_eq!(gateway.child_count(), 0);
+    assert!(!running(other));
+}
+
+#[tokio::test]
+async fn a_child_that_exits_mid_call_fails_every_call_at_once_and_ends_the_session() {
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let mut waiting = Client {
+        gateway: gateway.clone(),
+        session: client.session.clone(),
+    };
+    let started = Instant::now();
+    let slow = tokio::spawn(async move { waiting.call(1, "sleep", json!({"seconds": 30})).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let exited = client.call(2, "exit", json!({})).await;
+    assert_eq!(exited["id"], 2);
+    assert_eq!(exited["error"]["code"], SERVER_GONE);
+    let message = exited["error"]["message"].as_str().unwrap();
+    assert!(message.contains("exited") && message.contains('7'), "{message}");
+    let slow = slow.await.unwrap();
+    assert_eq!(
+        (slow["id"].clone(), slow["error"]["code"].clone()),
+        (json!(1), json!(SERVER_GONE))
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "answered at once, not at the call's timeout"
+    );
+    assert_eq!(
+        client
+            .post(r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#)
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    eventually("the child is reaped", || gateway.child_count() == 0).await;
+    assert_eq!(gateway.session_count(), 0);
+}
+
+#[tokio::test]
+async fn a_child_that_fails_to_start_or_to_initialize_is_answered_and_reaped() {
+    // Crashes on initialize.
+    let gateway = McpGateway::new(fake("crash-init"));
+    let mut client = Client::new(&gateway);
+    let response = client.post(INITIALIZE).await;
+    assert!(!response.headers().contains_key("mcp-session-id"));
+    let answer = json_of(response).await;
+    assert_eq!(answer["error"]["code"], SERVER_GONE);
+    assert!(
+        answer["error"]["message"].as_str().unwrap().contains('3'),
+        "{answer}"
+    );
+    eventually("reaped", || gateway.child_count() == 0).await;
+    assert_eq!(gateway.session_count(), 0);
+
+    // Never answers.
+    let gateway = McpGateway::new(fake("silent-init"))
+        .with_timeouts(Duration::from_secs(5), Duration::from_millis(300));
+    let started = Instant::now();
+    let answer = json_of(Client::new(&gateway).post(INITIALIZE).await).await;
+    assert_eq!(answer["error"]["code"], SERVER_TIMEOUT);
+    assert!(started.elapsed() < Duration::from_secs(3));
+    eventually("reaped", || gateway.child_count() == 0).await;
+
+    // Cannot be started: answered, and the gateway goes on.
+    let gateway = McpGateway::new(StdioCommand::new("/nonexistent/rpcwire-mcp-server"));
+    let response = Client::new(&gateway).post(INITIALIZE).await;
+    assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+    let answer = json_of(response).await;
+    assert_eq!(
+        (answer["id"].clone(), answer["error"]["code"].clone()),
+        (json!(0), json!(SERVER_GONE))
+    );
+    assert!(answer["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("could not be started"));
+    assert_eq!(gateway.child_count(), 0);
+}
+
+#[tokio::test]
+async fn a_line_over_the_limit_ends_the_child_with_a_clear_error() {
+    let gateway = McpGateway::new(fake("")).with_max_message(64 * 1024);
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let answer = client.call(1, "huge", json!({"bytes": 200_000})).await;
+    assert_eq!(answer["error"]["code"], SERVER_GONE);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("over the limit of 65536"), "{message}");
+    eventually("the child is ended", || gateway.child_count() == 0).await;
+}
+
+#[tokio::test]
+async fn progress_logs_and_server_requests_go_on_the_calls_stream_and_the_answers_come_back() {
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    // Progress, by the call's token, before the result.
+    let body = r#"{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"tok-1"}}}"#;
+    let messages = messages_of(client.post(body).await).await;
+    assert_eq!(messages.len(), 3, "{messages:?}");
+    assert_eq!(
+        messages[0]["params"],
+        json!({"progressToken": "tok-1", "progress": 1, "total": 2})
+    );
+    assert_eq!(messages[1]["params"]["progress"], 2);
+    assert_eq!(messages[2]["id"], "p");
+    // A log message and a request to the client on the call's stream; the client's answer,
+    // posted apart, reaches the child, whose result carries it.
+    let body = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#;
+    let response = client.post(body).await;
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    let mut stream = response.into_body();
+    let mut seen = Vec::new();
+    let request = loop {
+        let frame = tokio::time::timeout(Duration::from_secs(10), stream.frame())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        for (_, data) in parse_events(std::str::from_utf8(frame.data_ref().unwrap()).unwrap()) {
+            if !data.is_empty() {
+                seen.push(serde_json::from_str::<Value>(&data).unwrap());
+            }
+        }
+        if let Some(request) = seen.iter().find(|m| m["method"] == "sampling/createMessage") {
+            break request.clone();
+        }
+    };
+    assert_eq!(seen[0]["method"], "notifications/message");
+    assert_ne!(request["id"], "ask-1", "the gateway's own id goes to the client");
+    let reply = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "hi"}}});
+    assert_eq!(
+        client.post(&reply.to_string()).await.status(),
+        StatusCode::ACCEPTED
+    );
+    let rest = stream.collect().await.unwrap().to_bytes();
+    let (_, last) = parse_events(std::str::from_utf8(&rest).unwrap()).pop().unwrap();
+    let answer: Value = serde_json::from_str(&last).unwrap();
+    assert_eq!(answer["id"], 5);
+    let result: Value = serde_json::from_str(text_of(&answer)).unwrap();
+    assert_eq!(result["content"]["text"], "hi");
+    gateway.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn cancellation_reaches_the_child_from_the_client_and_from_a_client_gone() {
+    let gateway = McpGateway::new(fake("")).with_resume_grace(Duration::from_millis(100));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    // Cancelled by the client: no answer, and the child is told.
+    let mut waiting = Client {
+        gateway: gateway.clone(),
+        session: client.session.clone(),
+    };
+    let slow = tokio::spawn(async move {
+        let body = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"sleep","arguments":{"seconds":30}}}"#;
+        let response = waiting.post(body).await;
+        messages_of(response).await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"no longer needed"}}"#;
+    assert_eq!(client.post(cancel).await.status(), StatusCode::ACCEPTED);
+    assert!(
+        slow.await.unwrap().is_empty(),
+        "a cancelled request gets no answer"
+    );
+    let seen: Vec<Value> =
+        serde_json::from_str(text_of(&client.call(10, "cancels", json!({})).await)).unwrap();
+    assert_eq!(seen.len(), 1, "the child got one cancellation: {seen:?}");
+    // A client whose POST goes away before the answer: cancelled at the child.
+    let request = client.request(
+        "POST",
+        r#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"sleep","arguments":{"seconds":30}}}"#,
+    );
+    let mut service = gateway.clone();
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), service.call(request))
+            .await
+            .is_err()
+    );
+    let mut seen: Vec<Value> = Vec::new();
+    for attempt in 0..100 {
+        seen = serde_json::from_str(text_of(&client.call(20 + attempt, "cancels", json!({})).await)).unwrap();
+        if seen.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        seen.len(),
+        2,
+        "the call of the client gone was cancelled: {seen:?}"
+    );
+    gateway.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn requests_past_the_bounds_are_refused_at_once_and_duplicates_too() {
+    let gateway = McpGateway::new(fake("")).with_in_flight(1, 8);
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let mut waiting = Client {
+        gateway: gateway.clone(),
+        session: client.session.clone(),
+    };
+    let slow = tokio::spawn(async move { waiting.call(1, "sleep", json!({"seconds": 0.5})).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let started = Instant::now();
+    let refused = client.call(2, "pid", json!({})).await;
+    assert_eq!(refused["error"]["code"], -32000);
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("in this session"));
+    assert!(started.elapsed() < Duration::from_millis(300));
+    assert_eq!(text_of(&slow.await.unwrap()), "slept");
+    gateway.shutdown(Duration::from_secs(1)).await;
+
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let mut waiting = Client {
+        gateway: gateway.clone(),
+        session: client.session.clone(),
+    };
+    let slow = tokio::spawn(async move { waiting.call(1, "sleep", json!({"seconds": 0.5})).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let duplicate = client.call(1, "pid", json!({})).await;
+    assert_eq!(duplicate["error"]["code"], -32600, "{duplicate}");
+    assert_eq!(text_of(&slow.await.unwrap()), "slept");
+    gateway.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn the_host_the_token_and_the_transports_rules_are_checked() {
+    let gateway = McpGateway::new(fake("")).with_token("s3cret");
+    let mut client = Client::new(&gateway);
+    let response = client.post(INITIALIZE).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    let mut request = client.request("POST", INITIALIZE);
+    request
+        .headers_mut()
+        .insert("authorization", "Bearer s3cret".parse().unwrap());
+    let response = client.send(request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let mut request = client.request("POST", INITIALIZE);
+    request
+        .headers_mut()
+        .insert("authorization", "Bearer s3cret".parse().unwrap());
+    request
+        .headers_mut()
+        .insert("host", "evil.example.com".parse().unwrap());
+    assert_eq!(client.send(request).await.status(), StatusCode::FORBIDDEN);
+    let health = Request::get("/healthz").body(Full::new(Bytes::new())).unwrap();
+    let health = json_of(client.send(health).await).await;
+    assert_eq!(health, json!({"status": "ok", "sessions": 1, "children": 1}));
+    gateway.shutdown(Duration::from_secs(1)).await;
+
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    for (body, status) in [
+        ("{", StatusCode::BAD_REQUEST),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#,
+            StatusCode::NOT_FOUND,
+        ),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, StatusCode::OK),
+    ] {
+        assert_eq!(client.post(body).await.status(), status, "{body}");
+    }
+    let mut stateless = client.request("POST", INITIALIZE);
+    stateless
+        .headers_mut()
+        .insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+    assert_eq!(client.send(stateless).await.status(), StatusCode::BAD_REQUEST);
+    client.initialize().await;
+    assert_eq!(
+        client.post(INITIALIZE).await.status(),
+        StatusCode::OK,
+        "answered with an error"
+    );
+    let get = client.request("GET", "");
+    let stream = client.send(get).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    let again = client.request("GET", "");
+    assert_eq!(client.send(again).await.status(), StatusCode::CONFLICT);
+    drop(stream);
+    gateway.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn shutdown_lets_calls_finish_then_ends_every_child() {
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let mut waiting = Client {
+        gateway: gateway.clone(),
+        session: client.session.clone(),
+    };
+    let slow = tokio::spawn(async move { waiting.call(1, "sleep", json!({"seconds": 0.5})).await });
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let closing = gateway.clone();
+    let shutdown = tokio::spawn(async move { closing.shutdown(Duration::from_secs(5)).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let refused = json_of(Client::new(&gateway).post(INITIALIZE).await).await;
+    assert_eq!(refused["error"]["code"], SHUTTING_DOWN);
+    assert_eq!(
+        text_of(&slow.await.unwrap()),
+        "slept",
+        "the call under way finished"
+    );
+    shutdown.await.unwrap();
+    assert_eq!((gateway.session_count(), gateway.child_count()), (0, 0));
+}
