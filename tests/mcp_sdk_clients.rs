@@ -5,7 +5,11 @@
 //! resources, prompts, cancellation of an abandoned call on the server, 100 concurrent
 //! calls, concurrent sleeps, and (Python, HTTP) malformed JSON answered -32700 with the
 //! session going on. The Python client connects twice: probing `server/discover` first
-//! (its default), then with `initialize` straight away.
+//! (its default), then with `initialize` straight away. Both also run through
+//! `examples/mcp_gateway` in front of `mcp_server` over stdio, and the TypeScript client
+//! through it in front of `@modelcontextprotocol/server-everything` over stdio
+//! (tests/mcp/ts_everything.cjs: tools, progress, sampling, elicitation and roots round
+//! trips, an aborted call, resources, prompts, 50 calls at once).
 #![cfg(all(unix, feature = "mcp", feature = "http"))]
 
 #[path = "support/example_binary.rs"]
@@ -108,4 +112,62 @@ fn the_typescript_sdk_client_over_streamable_http() {
         "ts_client.cjs http",
         16,
     );
+}
+
+/// `examples/mcp_gateway` in front of `command` (a shell command line) over stdio.
+fn gateway_in_front_of(command: &str) -> listening_child::Listening {
+    start_listening(
+        &example_binary("mcp_gateway"),
+        &["--stdio", command, "--listen", "127.0.0.1:0"],
+    )
+}
+
+#[test]
+fn the_python_sdk_client_through_the_gateway() {
+    let Some(python) = mcp_peers::python() else {
+        return;
+    };
+    let server = example_binary("mcp_server");
+    let gateway = gateway_in_front_of(&format!("exec '{}'", server.display()));
+    // Its default mode probes `server/discover` (the stateless revision, which the gateway
+    // does not forward: refused, so it initializes), then the handshake.
+    assert_report(
+        python_client(&python, &["http", &gateway.address]).env("MCP_AUTO_VERSION", "2025-11-25"),
+        "py_client.py through the gateway",
+        32,
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_through_the_gateway() {
+    let Some(modules) = mcp_peers::node_modules() else {
+        return;
+    };
+    let server = example_binary("mcp_server");
+    let gateway = gateway_in_front_of(&format!("exec '{}'", server.display()));
+    assert_report(
+        &mut ts_client(&modules, &["http", &gateway.address]),
+        "ts_client.cjs through the gateway",
+        16,
+    );
+}
+
+#[test]
+fn the_typescript_sdk_client_through_the_gateway_in_front_of_server_everything() {
+    let Some(modules) = mcp_peers::node_modules() else {
+        return;
+    };
+    let everything = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let node = mcp_peers::node(&modules);
+    let gateway = gateway_in_front_of(&format!(
+        "exec '{}' '{}' stdio",
+        node.display(),
+        everything.display()
+    ));
+    let mut command = Command::new(&node);
+    command
+        .env("NODE_PATH", &modules)
+        .arg(mcp_peers::mcp_dir().join("ts_everything.cjs"))
+        .arg(&gateway.address);
+    assert_report(&mut command, "ts_everything.cjs through the gateway", 15);
 }
