@@ -330,6 +330,7 @@ pub(crate) fn main() {
     target_list.extend(transports::transport_targets(&transport_runs));
     target_list.extend(gateway::gateway_targets(&gateway_runs));
     target_list.extend(mcp::mcp_targets(&mcp_runs));
+    target_list.extend(mcp::gateway_targets(&mcp_runs, &mcp_memory));
     target_list.extend(overload::overload_targets(&overload_runs));
     target_list.extend(soak.iter().flat_map(soak::Soak::targets));
     let probes = peers::probe_all();

@@ -284,10 +284,16 @@ impl Report<'_> {
                  `notifications/initialized`) that sends a call and reads its whole answer (JSON or an \
                  SSE stream, resumed with `Last-Event-ID` if it ends early) before the next. Each answer is checked for the sum. Server CPU per call: {CPU_METHOD}, over \
                  the measured run, ÷ calls answered in it; the median of {} interleaved rounds, every \
-                 round in the last column. The second table is each HTTP server's resident memory \
-                 before and after {} sessions were opened and left idle.\n",
+                 round in the last column. The `gateway` rows put a Streamable HTTP gateway in \
+                 front of rpcwire's stdio server (this bench binary, `--mcp-server rpcwire-stdio`) \
+                 with the same load: rpcwire's `McpGateway` and supergateway `--stateful` start a \
+                 child per session, mcp-proxy one child for all; the CPU is the gateway process's \
+                 own, its children's apart. The second table is each HTTP server's resident memory \
+                 before and after {} sessions were opened and left idle ({} for a gateway, its \
+                 children's memory apart).\n",
                 self.mcp[0].rounds.len(),
-                self.mcp_memory.first().map_or(0, |m| m.sessions)
+                self.mcp_memory.first().map_or(0, |m| m.sessions),
+                self.mcp_memory.iter().find(|m| m.server.ends_with("gateway") || m.server == "mcp-proxy").map_or(0, |m| m.sessions)
             );
             s.push_str(&crate::mcp::mcp_table(self.mcp, self.mcp_memory));
             let _ = writeln!(s);

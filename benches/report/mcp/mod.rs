@@ -103,6 +103,48 @@ pub(crate) fn mcp_targets(runs: &[McpRun]) -> Vec<crate::targets::Target> {
     out
 }
 
+/// The MCP gateway issue's aims: rpcwire's gateway spends at most 1/30 of the CPU per
+/// forwarded call of the better of supergateway and mcp-proxy, answers with a p99 under
+/// 1 ms at 64 in flight (the child's time included), and holds under 64 KiB per idle session.
+pub(crate) fn gateway_targets(runs: &[McpRun], memory: &[SessionMemory]) -> Vec<crate::targets::Target> {
+    let mut out = Vec::new();
+    for r in runs.iter().filter(|r| r.server == "rpcwire-gateway") {
+        let place = format!("MCP gateway at {} in flight", r.in_flight);
+        let better = runs
+            .iter()
+            .filter(|b| b.transport == "gateway" && b.server != "rpcwire-gateway" && b.in_flight == r.in_flight)
+            .min_by(|a, b| a.server_cpu_us_per_call.total_cmp(&b.server_cpu_us_per_call));
+        if let Some(better) = better {
+            out.push(crate::targets::Target {
+                target: format!("{place}: CPU per forwarded call ≤ 1/30 of the better bridge's"),
+                measured: format!(
+                    "{:.2} µs vs {} {:.2} µs (1/{:.1})",
+                    r.server_cpu_us_per_call,
+                    better.server,
+                    better.server_cpu_us_per_call,
+                    better.server_cpu_us_per_call / r.server_cpu_us_per_call.max(1e-9)
+                ),
+                met: Some(r.server_cpu_us_per_call * 30.0 <= better.server_cpu_us_per_call),
+            });
+        }
+        if r.in_flight == 64 {
+            out.push(crate::targets::Target {
+                target: format!("{place}: p99 < 1 ms (the child's time included)"),
+                measured: format!("p99 {:.1} µs", r.p99_us),
+                met: Some(r.p99_us < 1000.0),
+            });
+        }
+    }
+    if let Some(m) = memory.iter().find(|m| m.server == "rpcwire-gateway") {
+        out.push(crate::targets::Target {
+            target: "MCP gateway: idle session < 64 KiB (its child apart)".to_owned(),
+            measured: format!("{:.1} KiB", m.kib_per_session),
+            met: Some(m.kib_per_session < 64.0),
+        });
+    }
+    out
+}
+
 /// The MCP table: one row per server × transport × calls in flight.
 pub(crate) fn mcp_table(runs: &[McpRun], memory: &[SessionMemory]) -> String {
     let mut s = String::from(

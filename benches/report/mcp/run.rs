@@ -8,7 +8,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use super::load;
-use super::servers::{FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_HTTP, RPCWIRE_STDIO};
+use super::servers::{FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_HTTP, RPCWIRE_STDIO};
 use super::{McpRun, SessionMemory};
 use crate::config::Config;
 use crate::render_json::round;
@@ -20,6 +20,8 @@ const IN_FLIGHT: [usize; 2] = [1, 64];
 const ROUNDS: usize = 3;
 /// Sessions opened for the memory per idle session.
 const IDLE_SESSIONS: usize = 200;
+/// Sessions opened for the memory per idle session of a gateway (each may be a child).
+const IDLE_GATEWAY_SESSIONS: usize = 100;
 
 /// Who serves, and how it is started.
 #[derive(Clone, Copy)]
@@ -36,9 +38,20 @@ enum Start {
     Bench(&'static str),
     /// `tests/mcp/ts_add_server.cjs` with this argument.
     Node(&'static str),
+    /// A bridge installed by `tests/mcp/bridges/setup.sh`, in front of this bench binary
+    /// with `--mcp-server rpcwire-stdio`.
+    Bridge(Bridge),
 }
 
-const SUBJECTS: [Subject; 8] = [
+#[derive(Clone, Copy)]
+enum Bridge {
+    /// supergateway 4.0.0 `--stateful` (a child per session), Streamable HTTP.
+    Supergateway,
+    /// mcp-proxy 0.13.0 (one child for all sessions), Streamable HTTP.
+    McpProxy,
+}
+
+const SUBJECTS: [Subject; 11] = [
     Subject { server: "rpcwire", transport: "stdio", implementation: "rpcwire McpServer::serve_stdio, 1 tokio thread", start: Start::Bench(RPCWIRE_STDIO) },
     Subject { server: "rmcp", transport: "stdio", implementation: "rmcp 3.11 #[tool_router] over rmcp::transport::stdio, 1 tokio thread", start: Start::Bench(RMCP_STDIO) },
     Subject { server: "typescript", transport: "stdio", implementation: "@modelcontextprotocol/sdk 1.32.2 McpServer + StdioServerTransport, Node 22", start: Start::Node("stdio") },
@@ -47,6 +60,9 @@ const SUBJECTS: [Subject; 8] = [
     Subject { server: "rmcp", transport: "http", implementation: "rmcp 3.11 StreamableHttpService (defaults: sessions, SSE) on hyper-util, 1 tokio thread", start: Start::Bench(RMCP_HTTP) },
     Subject { server: "floor", transport: "http", implementation: "hyper 1 http1, body read, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_HTTP) },
     Subject { server: "typescript", transport: "http", implementation: "@modelcontextprotocol/sdk 1.32.2 StreamableHTTPServerTransport (sessions, SSE) on node:http, Node 22", start: Start::Node("http") },
+    Subject { server: "rpcwire-gateway", transport: "gateway", implementation: "rpcwire McpGateway::serve (a child per session), 1 tokio thread, in front of rpcwire-stdio", start: Start::Bench(RPCWIRE_GATEWAY) },
+    Subject { server: "supergateway", transport: "gateway", implementation: "supergateway 4.0.0 --outputTransport streamableHttp --stateful (a child per session), Node 22, in front of rpcwire-stdio", start: Start::Bridge(Bridge::Supergateway) },
+    Subject { server: "mcp-proxy", transport: "gateway", implementation: "mcp-proxy 0.13.0 (one child for all sessions), Python 3.11, in front of rpcwire-stdio", start: Start::Bridge(Bridge::McpProxy) },
 ];
 
 /// A server child.
@@ -59,7 +75,10 @@ struct Process {
 }
 
 impl Process {
-    fn start(subject: &Subject, node: Option<&(PathBuf, PathBuf)>) -> Option<Process> {
+    fn start(subject: &Subject, node: Option<&(PathBuf, PathBuf)>, bridges: Option<&Bridges>) -> Option<Process> {
+        if let Start::Bridge(bridge) = subject.start {
+            return Process::start_bridge(bridge, node?, bridges?);
+        }
         let mut command = match subject.start {
             Start::Bench(kind) => {
                 // For profiling: `MCP_SERVER_WRAPPER="perf record -g -o /tmp/mcp.data --"` starts
@@ -91,6 +110,7 @@ impl Process {
                     .arg(mode);
                 command
             }
+            Start::Bridge(_) => unreachable!("started above"),
         };
         let mut child = command
             .stdin(Stdio::piped())
@@ -128,6 +148,54 @@ impl Process {
             address: Some(address),
             keep: Some((stdin, stdout)),
         })
+    }
+
+    /// A bridge listening on a free port of the loopback, in front of this bench binary's
+    /// `rpcwire-stdio` server; waited for until it accepts connections (20 s at most).
+    fn start_bridge(bridge: Bridge, node: &(PathBuf, PathBuf), bridges: &Bridges) -> Option<Process> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let exe = std::env::current_exe().expect("the bench binary");
+        let server = format!("{} --mcp-server {RPCWIRE_STDIO}", exe.display());
+        let mut command = match bridge {
+            Bridge::Supergateway => {
+                let mut command = Command::new(&node.0);
+                command
+                    .arg(bridges.modules.join("supergateway/dist/index.js"))
+                    .args(["--stdio", &server, "--outputTransport", "streamableHttp", "--stateful"])
+                    .args(["--port", &port.to_string(), "--logLevel", "none"]);
+                command
+            }
+            Bridge::McpProxy => {
+                let mut command = Command::new(&bridges.python);
+                command
+                    .args(["-m", "mcp_proxy", "--host", "127.0.0.1", "--port", &port.to_string()])
+                    .args(["--log-level", "WARNING", "--"])
+                    .arg(&exe)
+                    .args(["--mcp-server", RPCWIRE_STDIO]);
+                command
+            }
+        };
+        let child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start a bridge");
+        let process = Process {
+            child,
+            stdio: None,
+            address: Some(SocketAddr::from(([127, 0, 0, 1], port))),
+            keep: None,
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if std::time::Instant::now() > deadline {
+                println!("mcp: a bridge did not listen on port {port} within 20 s: skipped");
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Some(process)
     }
 
     fn cpu(&self) -> Duration {
@@ -178,6 +246,28 @@ fn node() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
+/// The bridges installed by `tests/mcp/bridges/setup.sh`.
+struct Bridges {
+    modules: PathBuf,
+    python: PathBuf,
+}
+
+/// supergateway and mcp-proxy, or `None` with a note.
+fn bridges() -> Option<Bridges> {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/bridges/setup.sh");
+    let output = Command::new("bash").arg(script).stderr(Stdio::inherit()).output().ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let mut lines = text.lines().rev();
+    let python = PathBuf::from(lines.next()?.trim());
+    let modules = PathBuf::from(lines.next()?.trim());
+    if output.status.success() && python.is_file() && modules.is_dir() {
+        Some(Bridges { modules, python })
+    } else {
+        println!("mcp: the bridges are skipped (tests/mcp/bridges/setup.sh failed)");
+        None
+    }
+}
+
 /// Measures every server × transport × calls in flight; and the memory per idle session.
 pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) {
     let (warmup, duration, rounds) = if config.quick {
@@ -186,6 +276,7 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
         (Duration::from_millis(500), Duration::from_millis(2000), ROUNDS)
     };
     let node = node();
+    let bridges = bridges();
     // For a look at some only: `MCP_SERVERS=rpcwire-http,rmcp-stdio` (server-transport).
     let chosen = std::env::var("MCP_SERVERS").ok();
     let mut processes: Vec<(Subject, Process)> = SUBJECTS
@@ -196,7 +287,7 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
                 .as_deref()
                 .map_or(true, |list| list.split(',').any(|n| n == name))
         })
-        .filter_map(|subject| Some((*subject, Process::start(subject, node.as_ref())?)))
+        .filter_map(|subject| Some((*subject, Process::start(subject, node.as_ref(), bridges.as_ref())?)))
         .collect();
     let plan: Vec<(usize, usize)> = (0..processes.len())
         .flat_map(|p| IN_FLIGHT.map(|n| (p, n)))
@@ -256,15 +347,20 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
     let mut memory = Vec::new();
     for (subject, process) in &processes {
         let Some(address) = process.address else { continue };
+        let sessions = if subject.transport == "gateway" {
+            IDLE_GATEWAY_SESSIONS
+        } else {
+            IDLE_SESSIONS
+        };
         let before = process.rss_kib();
-        load::http_open_sessions(address, IDLE_SESSIONS);
+        load::http_open_sessions(address, sessions);
         std::thread::sleep(Duration::from_millis(200));
         let after = process.rss_kib();
-        let per = after.saturating_sub(before) as f64 / IDLE_SESSIONS as f64;
-        println!("mcp {} http: {IDLE_SESSIONS} idle sessions, RSS {before} → {after} KiB ({per:.1} KiB per session)", subject.server);
+        let per = after.saturating_sub(before) as f64 / sessions as f64;
+        println!("mcp {} {}: {sessions} idle sessions, RSS {before} → {after} KiB ({per:.1} KiB per session)", subject.server, subject.transport);
         memory.push(SessionMemory {
             server: subject.server,
-            sessions: IDLE_SESSIONS,
+            sessions,
             rss_before_kib: before,
             rss_after_kib: after,
             kib_per_session: round(per, 1),

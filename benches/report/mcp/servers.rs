@@ -15,6 +15,9 @@ pub(crate) const RMCP_STDIO: &str = "rmcp-stdio";
 pub(crate) const RMCP_HTTP: &str = "rmcp-http";
 pub(crate) const FLOOR_STDIO: &str = "floor-stdio";
 pub(crate) const FLOOR_HTTP: &str = "floor-http";
+/// rpcwire's MCP gateway (`McpGateway`, one tokio thread) in front of `rpcwire-stdio`
+/// children, one per session.
+pub(crate) const RPCWIRE_GATEWAY: &str = "rpcwire-gateway";
 
 /// The floors' answer, around the request's id.
 const FLOOR_ANSWER: (&str, &str) = (
@@ -109,7 +112,7 @@ pub(crate) fn serve(kind: &str) {
                     .expect("rmcp serves");
                 let _ = running.waiting().await;
             }
-            RPCWIRE_HTTP | RMCP_HTTP | FLOOR_HTTP => {
+            RPCWIRE_HTTP | RMCP_HTTP | FLOOR_HTTP | RPCWIRE_GATEWAY => {
                 exit_when_stdin_closes();
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
                 println!("listening on {}", listener.local_addr().expect("address"));
@@ -120,6 +123,11 @@ pub(crate) fn serve(kind: &str) {
                         let _ = service.serve(listener).await;
                     }
                     RMCP_HTTP => rmcp_http(listener).await,
+                    RPCWIRE_GATEWAY => {
+                        let exe = std::env::current_exe().expect("the bench binary");
+                        let child = rpcwire::mcp::gateway::StdioCommand::new(exe).args(["--mcp-server", RPCWIRE_STDIO]);
+                        let _ = rpcwire::mcp::gateway::McpGateway::new(child).serve(listener).await;
+                    }
                     _ => floor_http(listener).await,
                 }
             }
