@@ -1,10 +1,17 @@
 //! An MCP gateway (`mcp` and `http` features): a stdio MCP server served over Streamable
-//! HTTP, a child process per client session.
+//! HTTP, a child process per client session; or (`--connect`) a remote Streamable HTTP
+//! server brought to a local host over stdio.
 //!
 //! ```text
 //! cargo run --release --features mcp,http --example mcp_gateway -- \
 //!     --stdio "npx -y @modelcontextprotocol/server-everything" --listen 127.0.0.1:8000
+//! cargo run --release --features mcp,http --example mcp_gateway -- --connect http://127.0.0.1:8000/mcp
 //! ```
+//!
+//! With `--connect URL` it is a stdio MCP server for a host (its command line in the host's
+//! configuration): every message is forwarded to the remote endpoint and back, streams are
+//! resumed with `Last-Event-ID`, and a session the remote server forgot (`404`, a restart) is
+//! started again without the host's session ending. It exits when the host closes stdin.
 //!
 //! The command line runs with `sh -c`, in a process group of its own that is ended whole.
 //! Clients connect to `http://ADDRESS/mcp`; `GET /healthz` answers with the counts of
@@ -39,6 +46,7 @@ const USAGE: &str =
 
 struct Arguments {
     stdio: String,
+    connect: Option<String>,
     listen: String,
     token: Option<String>,
     allowed_hosts: Vec<String>,
@@ -56,6 +64,7 @@ struct Arguments {
 fn parse_arguments() -> Result<Arguments, String> {
     let mut parsed = Arguments {
         stdio: String::new(),
+        connect: None,
         listen: "127.0.0.1:8000".to_owned(),
         token: None,
         allowed_hosts: Vec::new(),
@@ -78,6 +87,7 @@ fn parse_arguments() -> Result<Arguments, String> {
         };
         match arg.as_str() {
             "--stdio" => parsed.stdio = value("--stdio")?,
+            "--connect" => parsed.connect = Some(value("--connect")?),
             "--listen" => parsed.listen = value("--listen")?,
             "--token" => parsed.token = Some(value("--token")?),
             "--token-file" => {
@@ -100,8 +110,10 @@ fn parse_arguments() -> Result<Arguments, String> {
             other => return Err(format!("unknown argument {other}")),
         }
     }
-    if parsed.stdio.trim().is_empty() {
-        return Err("--stdio is needed".to_owned());
+    match (&parsed.connect, parsed.stdio.trim().is_empty()) {
+        (Some(_), false) => return Err("--connect and --stdio go apart".to_owned()),
+        (None, true) => return Err("--stdio or --connect is needed".to_owned()),
+        _ => {}
     }
     if parsed.token.as_deref() == Some("") {
         return Err("the token is empty".to_owned());
@@ -136,6 +148,22 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(url) = &arguments.connect {
+        let url: http::Uri = match url.parse() {
+            Ok(url) => url,
+            Err(error) => {
+                eprintln!("mcp_gateway: --connect {url}: {error}");
+                return ExitCode::from(2);
+            }
+        };
+        return match rpcwire::mcp::gateway::connect_stdio(url).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("mcp_gateway: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if let Some(address) = &arguments.metrics {
         #[cfg(feature = "metrics")]
         if let Err(error) = prometheus::serve_metrics(address).await {

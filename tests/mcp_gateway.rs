@@ -485,3 +485,80 @@ async fn shutdown_lets_calls_finish_then_ends_every_child() {
     shutdown.await.unwrap();
     assert_eq!((gateway.session_count(), gateway.child_count()), (0, 0));
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Echo {
+    text: String,
+}
+
+/// `connect` brings a remote Streamable HTTP server to a host: frames both ways, and a
+/// session the server forgot is started again without the host's session ending.
+#[tokio::test]
+async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session_again() {
+    use rpcwire::frame::Framing;
+    use rpcwire::mcp::http::StreamableHttpService;
+    use rpcwire::mcp::{CallToolResult, McpServer};
+    use rpcwire::transport::StreamTransport;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let server = McpServer::new("remote", "1").tool("echo", "Echoes", |args: Echo, _| async move {
+        Ok(CallToolResult::text(args.text))
+    });
+    let service = StreamableHttpService::with_sessions(server, 16, Duration::from_millis(50));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(service.clone().serve(listener));
+    let (host, ours) = tokio::io::duplex(1 << 16);
+    let bridge = tokio::spawn(rpcwire::mcp::gateway::connect(
+        StreamTransport::from_io(ours, Framing::Ndjson),
+        url.parse().unwrap(),
+    ));
+    let (read, mut write) = tokio::io::split(host);
+    let mut lines = BufReader::new(read).lines();
+    let mut exchange = async |line: &str| -> Value {
+        write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&answer).unwrap()
+    };
+    let initialized = exchange(INITIALIZE).await;
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "remote");
+    // A notification has no answer: the next line is the next request's.
+    let notified = format!(
+        "{}\n{}",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#
+    );
+    assert_eq!(exchange(&notified).await["result"], json!({}));
+    let call = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"one"}}}"#;
+    let answer = exchange(call).await;
+    assert_eq!(
+        (answer["id"].clone(), text_of(&answer).to_owned()),
+        (json!("a"), "one".to_owned())
+    );
+    // The server forgets the session (idle): the next request is answered all the same.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(service.sweep(), 1);
+    assert_eq!(service.session_count(), 0);
+    let call = r#"{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"text":"two"}}}"#;
+    let answer = exchange(call).await;
+    assert_eq!(
+        (answer["id"].clone(), text_of(&answer).to_owned()),
+        (json!("b"), "two".to_owned())
+    );
+    assert_eq!(service.session_count(), 1, "a new session");
+    // Not JSON: answered here.
+    let answer = exchange("{oops").await;
+    assert_eq!(answer["error"]["code"], -32700);
+    drop(exchange);
+    drop(write);
+    drop(lines);
+    tokio::time::timeout(Duration::from_secs(10), bridge)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}

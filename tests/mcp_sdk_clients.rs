@@ -168,6 +168,68 @@ fn the_typescript_sdk_client_through_the_gateway_in_front_of_server_everything()
     command
         .env("NODE_PATH", &modules)
         .arg(mcp_peers::mcp_dir().join("ts_everything.cjs"))
-        .arg(&gateway.address);
+        .args(["http", &gateway.address]);
     assert_report(&mut command, "ts_everything.cjs through the gateway", 15);
+}
+
+/// `server-everything streamableHttp` on a free port of the loopback, killed when dropped.
+struct EverythingOverHttp {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for EverythingOverHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn everything_over_http(modules: &Path) -> EverythingOverHttp {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(mcp_peers::node(modules))
+        .arg(modules.join("@modelcontextprotocol/server-everything/dist/index.js"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start server-everything");
+    let server = EverythingOverHttp {
+        child,
+        url: format!("http://127.0.0.1:{port}/mcp"),
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "server-everything listens");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    server
+}
+
+/// `mcp_gateway --connect` brings server-everything's Streamable HTTP endpoint to the
+/// TypeScript SDK's stdio client (which starts the gateway as a host starts a server).
+#[test]
+fn the_typescript_sdk_client_over_stdio_through_the_gateway_to_a_remote_server() {
+    let Some(modules) = mcp_peers::node_modules() else {
+        return;
+    };
+    let remote = everything_over_http(&modules);
+    let gateway = example_binary("mcp_gateway");
+    let mut command = Command::new(mcp_peers::node(&modules));
+    command
+        .env("NODE_PATH", &modules)
+        .arg(mcp_peers::mcp_dir().join("ts_everything.cjs"))
+        .arg("stdio")
+        .arg(&gateway)
+        .args(["--connect", &remote.url]);
+    assert_report(
+        &mut command,
+        "ts_everything.cjs over stdio through mcp_gateway --connect",
+        15,
+    );
 }

@@ -1,11 +1,13 @@
 // The official MCP TypeScript SDK's client (npm @modelcontextprotocol/sdk 1.32.2) against
-// @modelcontextprotocol/server-everything behind a Streamable HTTP endpoint
-// (`ts_everything.cjs URL`): tools, progress, sampling and elicitation round trips,
+// @modelcontextprotocol/server-everything behind a gateway — its Streamable HTTP endpoint
+// (`ts_everything.cjs http URL`) or a stdio command (`ts_everything.cjs stdio COMMAND
+// ARGS...`, the SDK starts it): tools, progress, sampling and elicitation round trips,
 // cancellation, resources and prompts. Prints one JSON report on its last line:
 // {"checks": [[name, passed, detail], ...]}. NODE_PATH names the installed node_modules.
 "use strict";
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema } = require("@modelcontextprotocol/sdk/types.js");
 
 const checks = [];
@@ -14,7 +16,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (result) => result.content.filter((c) => c.type === "text").map((c) => c.text).join("");
 
 async function main() {
-  const url = new URL(process.argv[2]);
+  const [kind, target, ...args] = process.argv.slice(2);
+  const transport =
+    kind === "stdio" ? new StdioClientTransport({ command: target, args }) : new StreamableHTTPClientTransport(new URL(target));
   const client = new Client(
     { name: "ts-everything", version: "1.0.0" },
     { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: false } } },
@@ -26,7 +30,7 @@ async function main() {
   });
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: "decline" }));
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///tmp", name: "tmp" }] }));
-  await client.connect(new StreamableHTTPClientTransport(url));
+  await client.connect(transport);
   check("server", client.getServerVersion().name.includes("everything"), client.getServerVersion());
 
   const tools = (await client.listTools()).tools;

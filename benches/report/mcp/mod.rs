@@ -112,7 +112,9 @@ pub(crate) fn gateway_targets(runs: &[McpRun], memory: &[SessionMemory]) -> Vec<
         let place = format!("MCP gateway at {} in flight", r.in_flight);
         let better = runs
             .iter()
-            .filter(|b| b.transport == "gateway" && b.server != "rpcwire-gateway" && b.in_flight == r.in_flight)
+            .filter(|b| {
+                b.transport == "gateway" && b.server != "rpcwire-gateway" && b.in_flight == r.in_flight
+            })
             .min_by(|a, b| a.server_cpu_us_per_call.total_cmp(&b.server_cpu_us_per_call));
         if let Some(better) = better {
             out.push(crate::targets::Target {

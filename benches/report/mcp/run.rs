@@ -8,7 +8,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use super::load;
-use super::servers::{FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_HTTP, RPCWIRE_STDIO};
+use super::servers::{
+    FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_HTTP, RPCWIRE_STDIO,
+};
 use super::{McpRun, SessionMemory};
 use crate::config::Config;
 use crate::render_json::round;
@@ -75,7 +77,11 @@ struct Process {
 }
 
 impl Process {
-    fn start(subject: &Subject, node: Option<&(PathBuf, PathBuf)>, bridges: Option<&Bridges>) -> Option<Process> {
+    fn start(
+        subject: &Subject,
+        node: Option<&(PathBuf, PathBuf)>,
+        bridges: Option<&Bridges>,
+    ) -> Option<Process> {
         if let Start::Bridge(bridge) = subject.start {
             return Process::start_bridge(bridge, node?, bridges?);
         }
@@ -153,7 +159,11 @@ impl Process {
     /// A bridge listening on a free port of the loopback, in front of this bench binary's
     /// `rpcwire-stdio` server; waited for until it accepts connections (20 s at most).
     fn start_bridge(bridge: Bridge, node: &(PathBuf, PathBuf), bridges: &Bridges) -> Option<Process> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").ok()?.local_addr().ok()?.port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
         let exe = std::env::current_exe().expect("the bench binary");
         let server = format!("{} --mcp-server {RPCWIRE_STDIO}", exe.display());
         let mut command = match bridge {
@@ -161,14 +171,27 @@ impl Process {
                 let mut command = Command::new(&node.0);
                 command
                     .arg(bridges.modules.join("supergateway/dist/index.js"))
-                    .args(["--stdio", &server, "--outputTransport", "streamableHttp", "--stateful"])
+                    .args([
+                        "--stdio",
+                        &server,
+                        "--outputTransport",
+                        "streamableHttp",
+                        "--stateful",
+                    ])
                     .args(["--port", &port.to_string(), "--logLevel", "none"]);
                 command
             }
             Bridge::McpProxy => {
                 let mut command = Command::new(&bridges.python);
                 command
-                    .args(["-m", "mcp_proxy", "--host", "127.0.0.1", "--port", &port.to_string()])
+                    .args([
+                        "-m",
+                        "mcp_proxy",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        &port.to_string(),
+                    ])
                     .args(["--log-level", "WARNING", "--"])
                     .arg(&exe)
                     .args(["--mcp-server", RPCWIRE_STDIO]);
@@ -255,7 +278,11 @@ struct Bridges {
 /// supergateway and mcp-proxy, or `None` with a note.
 fn bridges() -> Option<Bridges> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp/bridges/setup.sh");
-    let output = Command::new("bash").arg(script).stderr(Stdio::inherit()).output().ok()?;
+    let output = Command::new("bash")
+        .arg(script)
+        .stderr(Stdio::inherit())
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
     let mut lines = text.lines().rev();
     let python = PathBuf::from(lines.next()?.trim());
@@ -287,7 +314,12 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
                 .as_deref()
                 .map_or(true, |list| list.split(',').any(|n| n == name))
         })
-        .filter_map(|subject| Some((*subject, Process::start(subject, node.as_ref(), bridges.as_ref())?)))
+        .filter_map(|subject| {
+            Some((
+                *subject,
+                Process::start(subject, node.as_ref(), bridges.as_ref())?,
+            ))
+        })
         .collect();
     let plan: Vec<(usize, usize)> = (0..processes.len())
         .flat_map(|p| IN_FLIGHT.map(|n| (p, n)))
@@ -357,7 +389,10 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
         std::thread::sleep(Duration::from_millis(200));
         let after = process.rss_kib();
         let per = after.saturating_sub(before) as f64 / sessions as f64;
-        println!("mcp {} {}: {sessions} idle sessions, RSS {before} → {after} KiB ({per:.1} KiB per session)", subject.server, subject.transport);
+        println!(
+            "mcp {} {}: {sessions} idle sessions, RSS {before} → {after} KiB ({per:.1} KiB per session)",
+            subject.server, subject.transport
+        );
         memory.push(SessionMemory {
             server: subject.server,
             sessions,

@@ -125,8 +125,11 @@ pub(crate) fn serve(kind: &str) {
                     RMCP_HTTP => rmcp_http(listener).await,
                     RPCWIRE_GATEWAY => {
                         let exe = std::env::current_exe().expect("the bench binary");
-                        let child = rpcwire::mcp::gateway::StdioCommand::new(exe).args(["--mcp-server", RPCWIRE_STDIO]);
-                        let _ = rpcwire::mcp::gateway::McpGateway::new(child).serve(listener).await;
+                        let child = rpcwire::mcp::gateway::StdioCommand::new(exe)
+                            .args(["--mcp-server", RPCWIRE_STDIO]);
+                        let _ = rpcwire::mcp::gateway::McpGateway::new(child)
+                            .serve(listener)
+                            .await;
                     }
                     _ => floor_http(listener).await,
                 }

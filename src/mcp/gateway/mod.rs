@@ -1,11 +1,13 @@
 //! The MCP gateway (`mcp` and `http` features): [`McpGateway`] serves an MCP server that
 //! speaks over stdio ([`StdioCommand`]) to clients over Streamable HTTP, a child process per
-//! session, forwarding messages both ways without decoding their params or results.
+//! session, forwarding messages both ways without decoding their params or results; and
+//! [`connect_stdio`] brings a remote Streamable HTTP server to a local host over stdio.
 //!
 //! Inside, one way: `command` says how a child is started; `link` is the transport over its
 //! stdio (a line over the limit ends it); `upward` sends what the child sends the client on
 //! the right stream; `session` ties a client session to its child and watches the child;
-//! `service` answers HTTP requests through all of these. `metrics` reports through the
+//! `service` answers HTTP requests through all of these. `connect` is the other direction,
+//! on the Streamable HTTP client. `metrics` reports through the
 //! `metrics` facade.
 //!
 //! ```no_run
@@ -18,6 +20,7 @@
 //! ```
 
 mod command;
+mod connect;
 mod link;
 mod metrics;
 mod service;
@@ -25,5 +28,6 @@ mod session;
 mod upward;
 
 pub use command::StdioCommand;
+pub use connect::{connect, connect_stdio};
 pub use service::{McpGateway, SHUTTING_DOWN};
 pub use session::{SERVER_GONE, SERVER_TIMEOUT};

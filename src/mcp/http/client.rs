@@ -42,6 +42,7 @@ pub struct StreamableHttpClient {
 
 #[derive(Debug)]
 struct Shared {
+    url: Uri,
     connections: Connections,
     session: Mutex<Option<HeaderValue>>,
     version: Mutex<Option<HeaderValue>>,
@@ -53,6 +54,13 @@ struct Shared {
     max_message: usize,
     max_resumes: u32,
     default_retry: Duration,
+    /// Whether an expired session (404) is started again, with the `initialize` and
+    /// `notifications/initialized` frames sent first, and the refused frame sent again.
+    recover: bool,
+    /// Those two frames, once sent.
+    handshake: Mutex<(Option<Bytes>, Option<Bytes>)>,
+    /// One recovery at a time.
+    recovering: tokio::sync::Mutex<()>,
 }
 
 impl StreamableHttpClient {
@@ -66,6 +74,7 @@ impl StreamableHttpClient {
         StreamableHttpClient {
             shared: Arc::new(Shared {
                 connections: Connections::new(&url),
+                url,
                 session: Mutex::new(None),
                 version: Mutex::new(None),
                 listening: AtomicBool::new(false),
@@ -73,8 +82,48 @@ impl StreamableHttpClient {
                 max_message: 4 << 20,
                 max_resumes: 5,
                 default_retry: Duration::from_secs(1),
+                recover: false,
+                handshake: Mutex::new((None, None)),
+                recovering: tokio::sync::Mutex::new(()),
             }),
         }
+    }
+
+    /// Starts an expired session again (the server answered `404` to a request of it):
+    /// the `initialize` and `notifications/initialized` frames sent at the start are sent
+    /// once more, their answers kept from the peer, and the refused frame sent again in the
+    /// new session — so that the peer's session goes on across a server's restart (what a
+    /// gateway that brings a remote server to a local host does).
+    ///
+    /// ```
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap())
+    ///     .with_session_recovery();
+    /// # let _ = transport;
+    /// ```
+    pub fn with_session_recovery(mut self) -> StreamableHttpClient {
+        match Arc::get_mut(&mut self.shared) {
+            Some(shared) => shared.recover = true,
+            None => {
+                // Shared already: a copy of the settings with recovery on, no session yet.
+                let old = self.shared.clone();
+                let version = lock_unpoisoned(&old.version).clone();
+                self.shared = Arc::new(Shared {
+                    url: old.url.clone(),
+                    connections: Connections::new(&old.url),
+                    session: Mutex::new(None),
+                    version: Mutex::new(version),
+                    listening: AtomicBool::new(false),
+                    posts: Mutex::new(HashMap::new()),
+                    max_message: old.max_message,
+                    max_resumes: old.max_resumes,
+                    default_retry: old.default_retry,
+                    recover: true,
+                    handshake: Mutex::new((None, None)),
+                    recovering: tokio::sync::Mutex::new(()),
+                });
+            }
+        }
+        self
     }
 
     /// The session id the server gave at `initialize`.
@@ -143,6 +192,14 @@ impl FrameSender for ClientSender {
             return Err(TransportError::Closed);
         };
         let posted = requests_in(&body);
+        if self.shared.recover {
+            let mut handshake = lock_unpoisoned(&self.shared.handshake);
+            if posted.initialize {
+                *handshake = (Some(body.clone()), None);
+            } else if posted.method.as_deref() == Some("notifications/initialized") {
+                handshake.1 = Some(body.clone());
+            }
+        }
         if let Some(cancelled) = &posted.cancelled {
             if let Some(post) = lock_unpoisoned(&self.shared.posts).remove(cancelled) {
                 post.abort();
@@ -155,7 +212,7 @@ impl FrameSender for ClientSender {
         let mut posts = lock_unpoisoned(&self.shared.posts);
         let post = tokio::spawn(async move {
             let shared_again = shared.clone();
-            shared.post(body, posted, frames).await;
+            shared.post(body, posted, frames, true).await;
             if let Some(id) = done {
                 lock_unpoisoned(&shared_again.posts).remove(&id);
             }
@@ -188,7 +245,7 @@ impl FrameSender for ClientSender {
 }
 
 /// What a POST's headers say of its frame.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Posted {
     /// The ids (as JSON text) of the requests in it.
     ids: HashSet<String>,
@@ -286,9 +343,12 @@ impl Shared {
     }
 
     /// POSTs one frame and hands what comes back to the receiver; requests left without an
-    /// answer get an error answer, so that every call ends.
-    async fn post(self: Arc<Self>, frame: Bytes, posted: Posted, frames: mpsc::UnboundedSender<Bytes>) {
+    /// answer get an error answer, so that every call ends. With session recovery, a frame
+    /// refused `404` in an expired session is sent again (once, `may_recover`) in a new one.
+    async fn post(self: Arc<Self>, frame: Bytes, posted: Posted, frames: mpsc::UnboundedSender<Bytes>, may_recover: bool) {
+        let again = (self.recover && may_recover && !posted.initialize).then(|| posted.clone());
         let (mut owed, initialize) = (posted.ids, posted.initialize);
+        let sent_in = lock_unpoisoned(&self.session).clone();
         let mut request = self.request(Method::POST, frame.clone());
         let headers = request.headers_mut();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
@@ -338,6 +398,14 @@ impl Shared {
                 let _ = response.into_body().collect().await;
                 lease.give_back();
             }
+            StatusCode::NOT_FOUND if again.is_some() && sent_in.is_some() => {
+                let _ = response.into_body().collect().await;
+                if let (Some(posted), Some(sent_in)) = (again, sent_in) {
+                    if self.recover_session(&sent_in).await {
+                        return Box::pin(self.post(frame, posted, frames, false)).await;
+                    }
+                }
+            }
             status => {
                 if status == StatusCode::NOT_FOUND && lock_unpoisoned(&self.session).take().is_some() {
                     // The session is gone: the next initialize starts another.
@@ -363,6 +431,47 @@ impl Shared {
         if status == StatusCode::OK && !self.listening.swap(true, Ordering::AcqRel) && lock_unpoisoned(&self.session).is_some() {
             tokio::spawn(self.listen(frames));
         }
+    }
+
+    /// Starts the session again after `expired` was refused: `initialize` and
+    /// `notifications/initialized` as first sent, their answers read and dropped. `true` when
+    /// there is a new session (made here, or by another request that found the same).
+    async fn recover_session(&self, expired: &HeaderValue) -> bool {
+        let _one = self.recovering.lock().await;
+        {
+            let mut session = lock_unpoisoned(&self.session);
+            match &*session {
+                Some(current) if current != expired => return true,
+                _ => *session = None,
+            }
+        }
+        let (Some(initialize), initialized) = lock_unpoisoned(&self.handshake).clone() else {
+            return false;
+        };
+        let post = |body: Bytes| {
+            let mut request = self.request(Method::POST, body);
+            let headers = request.headers_mut();
+            headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            request
+        };
+        let Ok((response, _lease)) = self.connections.send(post(initialize)).await else {
+            return false;
+        };
+        let session = response.headers().get(SESSION_HEADER).cloned();
+        let ok = response.status() == StatusCode::OK;
+        let _ = response.into_body().collect().await;
+        let Some(session) = session.filter(|_| ok) else {
+            return false;
+        };
+        *lock_unpoisoned(&self.session) = Some(session);
+        self.listening.store(false, Ordering::Release);
+        if let Some(initialized) = initialized {
+            if let Ok((response, _lease)) = self.connections.send(post(initialized)).await {
+                let _ = response.into_body().collect().await;
+            }
+        }
+        true
     }
 
     /// A whole answer's body, at most the message limit.
