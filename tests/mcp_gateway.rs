@@ -553,7 +553,6 @@ async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session
     // Not JSON: answered here.
     let answer = exchange("{oops").await;
     assert_eq!(answer["error"]["code"], -32700);
-    drop(exchange);
     drop(write);
     drop(lines);
     tokio::time::timeout(Duration::from_secs(10), bridge)
