@@ -14,6 +14,8 @@
 //! started again without the host's session ending. It exits when the host closes stdin.
 //!
 //! The command line runs with `sh -c`, in a process group of its own that is ended whole.
+//! Several servers go under one endpoint with `--stdio NAME="CMD ARGS"` given once per
+//! server: their tools and prompts are listed as `NAME__tool`, and calls routed by it.
 //! Clients connect to `http://ADDRESS/mcp`; `GET /healthz` answers with the counts of
 //! sessions and children. Options:
 //!
@@ -45,7 +47,7 @@ const USAGE: &str =
                    [--shutdown-deadline SECS] [--metrics ADDRESS]";
 
 struct Arguments {
-    stdio: String,
+    stdio: Vec<String>,
     connect: Option<String>,
     listen: String,
     token: Option<String>,
@@ -63,7 +65,7 @@ struct Arguments {
 
 fn parse_arguments() -> Result<Arguments, String> {
     let mut parsed = Arguments {
-        stdio: String::new(),
+        stdio: Vec::new(),
         connect: None,
         listen: "127.0.0.1:8000".to_owned(),
         token: None,
@@ -86,7 +88,7 @@ fn parse_arguments() -> Result<Arguments, String> {
                 .map_err(|_| format!("{name}: not a number: {text}"))
         };
         match arg.as_str() {
-            "--stdio" => parsed.stdio = value("--stdio")?,
+            "--stdio" => parsed.stdio.push(value("--stdio")?),
             "--connect" => parsed.connect = Some(value("--connect")?),
             "--listen" => parsed.listen = value("--listen")?,
             "--token" => parsed.token = Some(value("--token")?),
@@ -110,7 +112,7 @@ fn parse_arguments() -> Result<Arguments, String> {
             other => return Err(format!("unknown argument {other}")),
         }
     }
-    match (&parsed.connect, parsed.stdio.trim().is_empty()) {
+    match (&parsed.connect, parsed.stdio.is_empty()) {
         (Some(_), false) => return Err("--connect and --stdio go apart".to_owned()),
         (None, true) => return Err("--stdio or --connect is needed".to_owned()),
         _ => {}
@@ -176,7 +178,27 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let mut gateway = McpGateway::new(StdioCommand::shell(&arguments.stdio))
+    let gateway = match &arguments.stdio[..] {
+        [one] => McpGateway::new(StdioCommand::shell(one)),
+        several => {
+            let mut named = Vec::new();
+            for server in several {
+                let Some((name, command)) = server.split_once('=').filter(|(name, _)| {
+                    !name.is_empty()
+                        && name
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                        && !name.contains("__")
+                }) else {
+                    eprintln!("mcp_gateway: with several --stdio each is NAME=\"CMD ARGS\" (NAME of letters, digits, - and _): {server}");
+                    return ExitCode::from(2);
+                };
+                named.push((name.to_owned(), StdioCommand::shell(command)));
+            }
+            McpGateway::several(named)
+        }
+    };
+    let mut gateway = gateway
         .with_sessions(
             arguments.max_sessions,
             Duration::from_secs(arguments.idle_timeout),

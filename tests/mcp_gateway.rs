@@ -7,6 +7,8 @@
 //! tests/mcp/fake_server.py (Python, standard library only).
 #![cfg(all(unix, feature = "mcp", feature = "http"))]
 
+#[path = "support/example_binary.rs"]
+mod example_binary;
 #[path = "support/sse.rs"]
 mod sse;
 
@@ -560,4 +562,103 @@ async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session
         .unwrap()
         .unwrap()
         .unwrap();
+}
+
+/// Two servers under one endpoint: their tools and prompts listed under their names, calls
+/// routed by them, resources read from the server that listed them, one `initialize`.
+#[tokio::test]
+async fn several_servers_are_served_under_their_names() {
+    let server = example_binary::example_binary("mcp_server");
+    let gateway = McpGateway::several([
+        ("one", StdioCommand::new(&server)),
+        ("two", StdioCommand::new(&server)),
+    ]);
+    let mut client = Client::new(&gateway);
+    let initialized = client.initialize().await;
+    assert_eq!(initialized["result"]["serverInfo"]["name"], "rpcwire-mcp-gateway");
+    assert_eq!(initialized["result"]["protocolVersion"], "2025-11-25");
+    assert!(initialized["result"]["capabilities"]["tools"].is_object());
+    assert_eq!(gateway.child_count(), 2);
+    let listed = json_of(
+        client
+            .post(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#)
+            .await,
+    )
+    .await;
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"one__add") && names.contains(&"two__add"),
+        "{names:?}"
+    );
+    assert!(names
+        .iter()
+        .all(|name| name.starts_with("one__") || name.starts_with("two__")));
+    let raw = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "one__json_schema_2020_12_tool")
+        .unwrap();
+    assert_eq!(
+        raw["inputSchema"]["$schema"], "https://json-schema.org/draft/2020-12/schema",
+        "schemas pass through"
+    );
+    assert_eq!(
+        text_of(&client.call(2, "two__add", json!({"a": 2, "b": 3})).await),
+        "5"
+    );
+    let unknown = client.call(3, "three__add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(unknown["error"]["code"], -32602);
+    let prompts = json_of(
+        client
+            .post(r#"{"jsonrpc":"2.0","id":4,"method":"prompts/list"}"#)
+            .await,
+    )
+    .await;
+    assert!(prompts["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["name"] == "one__greet"));
+    let prompt = json_of(client.post(r#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"two__greet","arguments":{"name":"Ada"}}}"#).await).await;
+    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "Hello, Ada!");
+    let resources = json_of(
+        client
+            .post(r#"{"jsonrpc":"2.0","id":6,"method":"resources/list"}"#)
+            .await,
+    )
+    .await;
+    assert!(resources["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["uri"] == "mem://hello"));
+    let read = json_of(
+        client
+            .post(r#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"mem://hello"}}"#)
+            .await,
+    )
+    .await;
+    assert_eq!(read["result"]["contents"][0]["text"], "hello");
+    let ping = json_of(client.post(r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#).await).await;
+    assert_eq!(ping["result"], json!({}));
+    // Progress of a routed call comes back on its stream.
+    let body = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"one__progress","arguments":{"steps":2},"_meta":{"progressToken":7}}}"#;
+    let messages = messages_of(client.post(body).await).await;
+    assert_eq!(
+        messages
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .count(),
+        2,
+        "{messages:?}"
+    );
+    assert_eq!(messages.last().unwrap()["id"], 9);
+    assert_eq!(client.delete().await, StatusCode::OK);
+    eventually("both children are reaped", || gateway.child_count() == 0).await;
 }

@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+mod aggregate;
 mod command;
 mod connect;
 mod link;
@@ -27,6 +28,7 @@ mod service;
 mod session;
 mod upward;
 
+pub use aggregate::SEPARATOR;
 pub use command::StdioCommand;
 pub use connect::{connect, connect_stdio};
 pub use service::{McpGateway, SHUTTING_DOWN};

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::command::StdioCommand;
 use super::metrics;
-use super::session::{ClientRequest, GatewaySession, SessionLimits};
+use super::session::{ClientRequest, GatewaySession, Servers, SessionLimits};
 use crate::encode;
 use crate::mcp::http::answer::{accepted, event_stream, json_answer, json_status, refusal, rpc_refusal};
 use crate::mcp::http::origin::{self, LOOPBACK_HOSTS};
@@ -75,7 +75,7 @@ pub const SHUTTING_DOWN: i64 = -32003;
 /// ```
 #[derive(Clone)]
 pub struct McpGateway {
-    command: Arc<StdioCommand>,
+    servers: Arc<Servers>,
     sessions: Arc<Sessions<GatewaySession>>,
     limits: SessionLimits,
     config: Arc<Config>,
@@ -101,7 +101,7 @@ struct Config {
 impl std::fmt::Debug for McpGateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpGateway")
-            .field("command", &self.command.to_string())
+            .field("servers", &self.servers.commands.iter().map(ToString::to_string).collect::<Vec<_>>())
             .field("sessions", &self.sessions.len())
             .field("children", &self.child_count())
             .finish()
@@ -117,8 +117,45 @@ impl McpGateway {
     /// assert_eq!(gateway.session_count(), 0);
     /// ```
     pub fn new(command: StdioCommand) -> McpGateway {
+        McpGateway::with_servers(Servers {
+            commands: vec![command],
+            names: None,
+        })
+    }
+
+    /// Serves several servers under one endpoint, each session with a child of each:
+    /// their tools and prompts listed with the server's name before theirs
+    /// (`NAME__tool`, [`SEPARATOR`](super::SEPARATOR)), their resources and templates as
+    /// they name them; calls routed by the prefix (resources by which server listed the
+    /// URI, else to each in turn), list changes passed on. `initialize` is answered for all:
+    /// the oldest revision they agreed on, the union of their capabilities.
+    ///
+    /// ```
+    /// use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
+    /// let gateway = McpGateway::several([
+    ///     ("time", StdioCommand::shell("uvx mcp-server-time")),
+    ///     ("fetch", StdioCommand::shell("uvx mcp-server-fetch")),
+    /// ]);
+    /// # let _ = gateway;
+    /// ```
+    pub fn several<I, N>(servers: I) -> McpGateway
+    where
+        I: IntoIterator<Item = (N, StdioCommand)>,
+        N: Into<String>,
+    {
+        let (names, commands): (Vec<Box<str>>, Vec<StdioCommand>) = servers
+            .into_iter()
+            .map(|(name, command)| (name.into().into_boxed_str(), command))
+            .unzip();
+        McpGateway::with_servers(Servers {
+            commands,
+            names: Some(names.into()),
+        })
+    }
+
+    fn with_servers(servers: Servers) -> McpGateway {
         McpGateway {
-            command: Arc::new(command),
+            servers: Arc::new(servers),
             sessions: Arc::new(Sessions::new(1024, Duration::from_secs(600))),
             limits: SessionLimits {
                 max_line: 4 << 20,
@@ -583,7 +620,7 @@ impl McpGateway {
             return answer_error(StatusCode::SERVICE_UNAVAILABLE, &request.id, &shutting_down());
         }
         let session = match GatewaySession::spawn(
-            &self.command,
+            &self.servers,
             &self.limits,
             Arc::downgrade(&self.sessions),
             self.children.clone(),
@@ -593,7 +630,7 @@ impl McpGateway {
                 metrics::refused("spawn");
                 let object = ErrorObject::new(
                     super::SERVER_GONE,
-                    format!("the MCP server could not be started ({}): {error}", self.command),
+                    format!("the MCP server could not be started: {error}"),
                 );
                 return answer_error(StatusCode::BAD_GATEWAY, &request.id, &object);
             }

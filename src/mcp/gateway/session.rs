@@ -1,9 +1,12 @@
-//! `GatewaySession`: one client session of the gateway and the server child that is its
-//! own — the child's `Peer` (requests forwarded with their params as the client wrote them,
-//! answers passed back with the client's id), the way up (`Upward`), the requests under way
-//! and their bound — and the task that watches the child and ends both together.
+//! `GatewaySession`: one client session of the gateway and the server children that are
+//! its own (one, or one per named server) — each child's `Peer` (requests forwarded with
+//! their params as the client wrote them, answers passed back with the client's id), the way
+//! up (`Upward`), the requests under way and their bound — and the tasks that watch the
+//! children and end them with the session.
 
+use std::collections::HashMap;
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -11,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
+use super::aggregate::{self, SEPARATOR};
 use super::command::StdioCommand;
 use super::link::ChildTransport;
 use super::metrics;
@@ -31,7 +35,16 @@ pub const SERVER_GONE: i64 = -32001;
 /// The error code of a request the server child did not answer in time.
 pub const SERVER_TIMEOUT: i64 = -32002;
 
-/// What a session's child is run with.
+/// The servers a gateway runs for each session: one, whose names are kept, or several
+/// under their names, which prefix theirs.
+#[derive(Debug)]
+pub(crate) struct Servers {
+    pub(crate) commands: Vec<StdioCommand>,
+    /// The servers' names, when several are served under one endpoint.
+    pub(crate) names: Option<Arc<[Box<str>]>>,
+}
+
+/// What a session's children are run with.
 #[derive(Clone, Debug)]
 pub(crate) struct SessionLimits {
     pub(crate) max_line: usize,
@@ -42,22 +55,27 @@ pub(crate) struct SessionLimits {
     pub(crate) resume_grace: Duration,
 }
 
-/// One session and its child.
+/// One session and its children.
 pub(crate) struct GatewaySession {
     pub(crate) id: Box<str>,
     pub(crate) up: Arc<Upward>,
-    link: PeerLink,
+    /// One link per server, in the order of their names.
+    links: Vec<PeerLink>,
+    names: Option<Arc<[Box<str>]>>,
+    /// Which server listed each resource URI (several servers).
+    resources: Mutex<HashMap<String, usize>>,
     pub(crate) in_flight: Arc<Semaphore>,
-    /// Fires when the session ends (the client's DELETE, idle expiry, shutdown, the
-    /// child's end).
+    /// Fires when the session ends (the client's DELETE, idle expiry, shutdown, a child's
+    /// end).
     pub(crate) ended: CancellationToken,
     /// Why it ended; set before `finished` fires.
     why: OnceLock<String>,
-    /// Fires once the child is gone and reaped.
+    /// Children not reaped yet; `finished` fires when none is left.
+    live: AtomicUsize,
     pub(crate) finished: CancellationToken,
     pub(crate) version: OnceLock<ProtocolVersion>,
     /// Set once the session is kept in the table (counted in the sessions gauge).
-    pub(crate) kept: std::sync::atomic::AtomicBool,
+    pub(crate) kept: AtomicBool,
     resume_grace: Duration,
     last_seen: Mutex<Instant>,
 }
@@ -69,43 +87,70 @@ pub(crate) struct ClientRequest {
     pub(crate) params: Option<JsonBytes>,
 }
 
+/// What a forwarded request ended with.
+enum Answered {
+    /// A result, as a server wrote it (or merged from several).
+    Result(JsonBytes),
+    /// A server's error, as it wrote it when its text was kept.
+    ServerError(ErrorObject<'static>, Option<JsonBytes>),
+    /// The gateway's own error (no answer from a server, no such server).
+    Failed(ErrorObject<'static>),
+}
+
 impl GatewaySession {
-    /// Starts `command` as the child of a new session. The session removes itself from
-    /// `sessions` when the child goes; `children` counts the children not reaped yet.
+    /// Starts the children of a new session. The session removes itself from `sessions`
+    /// when a child goes; `children` counts the children not reaped yet.
     pub(crate) fn spawn(
-        command: &StdioCommand,
+        servers: &Servers,
         limits: &SessionLimits,
         sessions: Weak<Sessions<GatewaySession>>,
-        children: Arc<std::sync::atomic::AtomicUsize>,
+        children: Arc<AtomicUsize>,
     ) -> io::Result<Arc<GatewaySession>> {
-        let (child, stdin, stdout) = ChildProcess::spawn(&mut command.command())?;
-        children.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        metrics::child_started();
+        let mut started = Vec::with_capacity(servers.commands.len());
+        for command in &servers.commands {
+            // A failure drops (kills) the children started before it.
+            let spawned = ChildProcess::spawn(&mut command.command());
+            started.push(spawned.map_err(|error| io::Error::new(error.kind(), format!("{command}: {error}")))?);
+        }
         let up = Arc::new(Upward::new(limits.client_call_timeout));
-        let transport = ChildTransport {
-            stdout,
-            stdin,
-            max_line: limits.max_line,
-        };
-        let peer = Peer::builder()
-            .cancel_protocol(CancelProtocol::Mcp)
-            .call_timeout(limits.call_timeout)
-            .call_capacity(limits.in_flight.saturating_add(8).next_power_of_two())
-            .start(transport, up.router());
+        let mut peers = Vec::with_capacity(started.len());
+        let mut processes = Vec::with_capacity(started.len());
+        for (child, stdin, stdout) in started {
+            let transport = ChildTransport {
+                stdout,
+                stdin,
+                max_line: limits.max_line,
+            };
+            let peer = Peer::builder()
+                .cancel_protocol(CancelProtocol::Mcp)
+                .call_timeout(limits.call_timeout)
+                .call_capacity(limits.in_flight.saturating_add(8).next_power_of_two())
+                .start(transport, up.router());
+            peers.push(peer);
+            processes.push(child);
+        }
         let session = Arc::new(GatewaySession {
             id: new_session_id().into(),
             up,
-            link: peer.link(),
+            links: peers.iter().map(Peer::link).collect(),
+            names: servers.names.clone(),
+            resources: Mutex::new(HashMap::new()),
             in_flight: Arc::new(Semaphore::new(limits.in_flight)),
             ended: CancellationToken::new(),
             why: OnceLock::new(),
+            live: AtomicUsize::new(processes.len()),
             finished: CancellationToken::new(),
             version: OnceLock::new(),
-            kept: std::sync::atomic::AtomicBool::new(false),
+            kept: AtomicBool::new(false),
             resume_grace: limits.resume_grace,
             last_seen: Mutex::new(Instant::now()),
         });
-        tokio::spawn(watch(session.clone(), child, peer, limits.terminate_grace, sessions, children));
+        for (child, peer) in processes.into_iter().zip(peers) {
+            children.fetch_add(1, Ordering::Relaxed);
+            metrics::child_started();
+            let watched = (session.clone(), sessions.clone(), children.clone());
+            tokio::spawn(watch(watched, child, peer, limits.terminate_grace));
+        }
         Ok(session)
     }
 
@@ -114,13 +159,11 @@ impl GatewaySession {
     pub(crate) async fn forward(&self, request: &ClientRequest, forwarded: &Forwarded) -> Option<Bytes> {
         let span = RequestSpan::start(&request.method, Some(&request.id));
         let stopwatch = metrics::Stopwatch::start();
-        let params = request.params.as_ref().map(JsonBytes::to_raw_json);
-        let call = self.link.call_answer_raw(&request.method, params.as_ref());
         let answered = span
             .instrument(async {
                 tokio::select! {
                     biased;
-                    answer = call => Some(answer),
+                    answer = self.dispatch(request) => Some(answer),
                     () = forwarded.cancel.cancelled() => None,
                     () = abandoned(&forwarded.output, &forwarded.post_gone, self.resume_grace) => None,
                 }
@@ -131,79 +174,182 @@ impl GatewaySession {
             metrics::call_ended("cancelled", stopwatch);
             return None;
         };
-        let id = &request.id;
-        let mut out = BytesMut::new();
-        let (code, outcome) = match answered {
-            Ok(Ok(result)) => {
-                encode::write_success_bytes(&mut out, id, &result);
-                (None, "ok")
-            }
-            Ok(Err(remote)) => {
-                match &remote.text {
-                    Some(text) => encode::write_error_bytes(&mut out, id, text),
-                    None => encode::write_error(&mut out, id, &remote.error),
-                }
-                (Some(remote.error.code().code()), "server_error")
-            }
-            Err(error) => {
-                let object = self.failure(&error).await;
-                encode::write_error(&mut out, id, &object);
-                (Some(object.code().code()), "gateway_error")
-            }
-        };
+        let (answer, code, outcome) = write_answer(&request.id, &answered);
         span.finish(code, false);
         metrics::call_ended(outcome, stopwatch);
-        Some(out.freeze())
+        Some(answer)
     }
 
-    /// Forwards the client's `initialize` (waiting at most `within` for the child to start
-    /// and answer): the answer with the client's id, and whether it is a result (the
+    /// Forwards the client's `initialize` (waiting at most `within` for the children to
+    /// start and answer): the answer with the client's id, and whether it is a result (the
     /// revision it names kept for the session).
     pub(crate) async fn initialize(&self, request: &ClientRequest, within: Duration) -> (Bytes, bool) {
-        let params = request.params.as_ref().map(JsonBytes::to_raw_json);
-        let call = self.link.call_answer_raw("initialize", params.as_ref());
-        let id = &request.id;
-        let mut out = BytesMut::new();
-        let accepted = match tokio::time::timeout(within, call).await {
-            Ok(Ok(Ok(result))) => {
-                let version = Params::new(result.as_str())
-                    .get("protocolVersion")
-                    .and_then(|version| version.decode::<String>().ok())
-                    .and_then(|version| version.parse::<ProtocolVersion>().ok());
-                if let Some(version) = version {
-                    let _ = self.version.set(version);
-                }
-                encode::write_success_bytes(&mut out, id, &result);
-                true
-            }
-            Ok(Ok(Err(remote))) => {
-                match &remote.text {
-                    Some(text) => encode::write_error_bytes(&mut out, id, text),
-                    None => encode::write_error(&mut out, id, &remote.error),
-                }
-                false
-            }
-            Ok(Err(error)) => {
-                encode::write_error(&mut out, id, &self.failure(&error).await);
-                false
-            }
-            Err(_) => {
-                let object = ErrorObject::new(SERVER_TIMEOUT, format!("the MCP server did not answer initialize within {within:?}"));
-                encode::write_error(&mut out, id, &object);
-                false
-            }
+        let answered = match tokio::time::timeout(within, self.dispatch(request)).await {
+            Ok(answered) => answered,
+            Err(_) => Answered::Failed(ErrorObject::new(
+                SERVER_TIMEOUT,
+                format!("the MCP server did not answer initialize within {within:?}"),
+            )),
         };
-        (out.freeze(), accepted)
+        if let Answered::Result(result) = &answered {
+            let version = aggregate::string_member(result.as_str(), "protocolVersion").and_then(|v| v.parse().ok());
+            if let Some(version) = version {
+                let _ = self.version.set(version);
+            }
+        }
+        let accepted = matches!(answered, Answered::Result(_));
+        (write_answer(&request.id, &answered).0, accepted)
     }
 
-    /// Sends a notification of the client on to the child; `false` when the child is gone.
+    /// Sends a notification of the client on to the children; `false` when one is gone.
     pub(crate) async fn notify(&self, method: &str, params: Option<&JsonBytes>) -> bool {
         let params = params.map(JsonBytes::to_raw_json);
-        self.link.notify_raw(method, params.as_ref()).await.is_ok()
+        let mut delivered = true;
+        for link in &self.links {
+            delivered &= link.notify_raw(method, params.as_ref()).await.is_ok();
+        }
+        delivered
     }
 
-    /// The error object for a request the child did not answer.
-    pub(crate) async fn failure(&self, error: &PeerError) -> ErrorObject<'static> {
+    /// Sends `request` to the server it is for (all of them for lists, `initialize` and
+    /// `logging/setLevel` when there are several).
+    async fn dispatch(&self, request: &ClientRequest) -> Answered {
+        let Some(names) = self.names.clone() else {
+            return self.call(0, &request.method, request.params.clone()).await;
+        };
+        let params = request.params.as_ref();
+        let method = &*request.method;
+        match method {
+            "initialize" => {
+                let answers = self.call_all(method, params.cloned()).await;
+                match answers.iter().find(|(_, answered)| !matches!(answered, Answered::Result(_))) {
+                    Some((_, failed)) => clone_answered(failed),
+                    None => Answered::Result(JsonBytes::from_validated(aggregate::merge_initialize(&results(answers), &names))),
+                }
+            }
+            "ping" => Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}"))),
+            "logging/setLevel" => {
+                let _ = self.call_all(method, params.cloned()).await;
+                Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}")))
+            }
+            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
+                let key = match method {
+                    "tools/list" => "tools",
+                    "prompts/list" => "prompts",
+                    "resources/list" => "resources",
+                    _ => "resourceTemplates",
+                };
+                let pages = self.all_pages(method).await;
+                if key == "resources" {
+                    let mut listed = lock_unpoisoned(&self.resources);
+                    for (server, page) in &pages {
+                        for uri in uris_in(page) {
+                            listed.insert(uri, *server);
+                        }
+                    }
+                }
+                let prefix = matches!(key, "tools" | "prompts").then_some(&names[..]);
+                Answered::Result(JsonBytes::from_validated(aggregate::merge_lists(key, &pages, prefix)))
+            }
+            "tools/call" | "prompts/get" => {
+                let name = params.and_then(|p| aggregate::string_member(p.as_str(), "name")).unwrap_or_default();
+                let Some((server, own)) = aggregate::split_name(&name, &names) else {
+                    return Answered::Failed(ErrorObject::new(
+                        -32602,
+                        format!("unknown name {name:?}: names here are SERVER{SEPARATOR}NAME"),
+                    ));
+                };
+                let params = params.and_then(|p| aggregate::with_member(p, "name", own)).map(JsonBytes::from_validated);
+                self.call(server, method, params).await
+            }
+            "completion/complete" => {
+                let reference = params.and_then(|p| Params::new(p.as_str()).get("ref")).map(|r| r.get().to_owned());
+                let Some(reference) = reference else {
+                    return Answered::Failed(ErrorObject::new(-32602, "completion/complete needs a ref"));
+                };
+                let name = aggregate::string_member(&reference, "name");
+                if let Some((server, own)) = name.as_deref().and_then(|name| aggregate::split_name(name, &names)) {
+                    let renamed = aggregate::with_member(reference.as_bytes(), "name", own);
+                    let params = renamed.and_then(|r| replace_member(params?, "ref", std::str::from_utf8(&r).ok()?));
+                    return self.call(server, method, params).await;
+                }
+                let uri = aggregate::string_member(&reference, "uri");
+                self.by_resource(method, params.cloned(), uri.as_deref()).await
+            }
+            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+                let uri = params.and_then(|p| aggregate::string_member(p.as_str(), "uri"));
+                self.by_resource(method, params.cloned(), uri.as_deref()).await
+            }
+            _ => Answered::Failed(ErrorObject::new(
+                -32601,
+                format!("Method not found: {method} is not forwarded to several servers"),
+            )),
+        }
+    }
+
+    /// A request about the resource `uri`: to the server that listed it, else to each in
+    /// turn until one answers with a result.
+    async fn by_resource(&self, method: &str, params: Option<JsonBytes>, uri: Option<&str>) -> Answered {
+        let listed = uri.and_then(|uri| lock_unpoisoned(&self.resources).get(uri).copied());
+        if let Some(server) = listed {
+            return self.call(server, method, params).await;
+        }
+        let mut last = Answered::Failed(ErrorObject::new(-32602, "no server has this resource"));
+        for server in 0..self.links.len() {
+            last = self.call(server, method, params.clone()).await;
+            if matches!(last, Answered::Result(_)) {
+                return last;
+            }
+        }
+        last
+    }
+
+    /// Every page of a list method from every server that answers it.
+    async fn all_pages(&self, method: &str) -> Vec<(usize, JsonBytes)> {
+        let fetches = (0..self.links.len()).map(|server| async move {
+            let mut pages = Vec::new();
+            let mut cursor: Option<String> = None;
+            for _ in 0..100 {
+                let params = cursor.as_ref().map(|cursor| {
+                    let mut out = BytesMut::new();
+                    out.extend_from_slice(b"{\"cursor\":");
+                    encode::write_str(&mut out, cursor);
+                    out.extend_from_slice(b"}");
+                    JsonBytes::from_validated(out.freeze())
+                });
+                let Answered::Result(page) = self.call(server, method, params).await else { break };
+                cursor = aggregate::string_member(page.as_str(), "nextCursor");
+                pages.push((server, page));
+                if cursor.is_none() {
+                    break;
+                }
+            }
+            pages
+        });
+        futures_join_all(fetches).await.into_iter().flatten().collect()
+    }
+
+    /// The same request to every server, at once.
+    async fn call_all(&self, method: &str, params: Option<JsonBytes>) -> Vec<(usize, Answered)> {
+        let calls = (0..self.links.len()).map(|server| {
+            let params = params.clone();
+            async move { (server, self.call(server, method, params).await) }
+        });
+        futures_join_all(calls).await
+    }
+
+    /// One request to one server.
+    async fn call(&self, server: usize, method: &str, params: Option<JsonBytes>) -> Answered {
+        let raw = params.as_ref().map(JsonBytes::to_raw_json);
+        match self.links[server].call_answer_raw(method, raw.as_ref()).await {
+            Ok(Ok(result)) => Answered::Result(result),
+            Ok(Err(remote)) => Answered::ServerError(remote.error, remote.text),
+            Err(error) => Answered::Failed(self.failure(&error).await),
+        }
+    }
+
+    /// The error object for a request a child did not answer.
+    async fn failure(&self, error: &PeerError) -> ErrorObject<'static> {
         match error.kind() {
             PeerErrorKind::TimedOut { after } => {
                 ErrorObject::new(SERVER_TIMEOUT, format!("the MCP server did not answer within {after:?}"))
@@ -215,8 +361,8 @@ impl GatewaySession {
         }
     }
 
-    /// Why the session ended (waiting a moment for the child's exit to be seen).
-    pub(crate) async fn why_ended(&self) -> String {
+    /// Why the session ended (waiting a moment for the children's exits to be seen).
+    async fn why_ended(&self) -> String {
         let _ = tokio::time::timeout(Duration::from_secs(2), self.finished.cancelled()).await;
         self.why.get().cloned().unwrap_or_else(|| "its connection closed".to_owned())
     }
@@ -247,6 +393,96 @@ impl Kept for GatewaySession {
     }
 }
 
+/// The answer to the request `id`: its bytes, its error code, and its outcome's label.
+fn write_answer(id: &Id<'_>, answered: &Answered) -> (Bytes, Option<i64>, &'static str) {
+    let mut out = BytesMut::new();
+    let (code, outcome) = match answered {
+        Answered::Result(result) => {
+            encode::write_success_bytes(&mut out, id, result);
+            (None, "ok")
+        }
+        Answered::ServerError(error, text) => {
+            match text {
+                Some(text) => encode::write_error_bytes(&mut out, id, text),
+                None => encode::write_error(&mut out, id, error),
+            }
+            (Some(error.code().code()), "server_error")
+        }
+        Answered::Failed(error) => {
+            encode::write_error(&mut out, id, error);
+            (Some(error.code().code()), "gateway_error")
+        }
+    };
+    (out.freeze(), code, outcome)
+}
+
+fn clone_answered(answered: &Answered) -> Answered {
+    match answered {
+        Answered::Result(result) => Answered::Result(result.clone()),
+        Answered::ServerError(error, text) => Answered::ServerError(error.clone(), text.clone()),
+        Answered::Failed(error) => Answered::Failed(error.clone()),
+    }
+}
+
+/// The results among `answers`.
+fn results(answers: Vec<(usize, Answered)>) -> Vec<(usize, JsonBytes)> {
+    answers
+        .into_iter()
+        .filter_map(|(server, answered)| match answered {
+            Answered::Result(result) => Some((server, result)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The URIs of a `resources/list` page.
+fn uris_in(page: &JsonBytes) -> Vec<String> {
+    let Some(resources) = Params::new(page.as_str()).get("resources") else {
+        return Vec::new();
+    };
+    Params::new(resources.get())
+        .iter()
+        .filter_map(|resource| aggregate::string_member(resource.get(), "uri"))
+        .collect()
+}
+
+/// `object` with its member `member` replaced by the JSON text `value`.
+fn replace_member(object: &[u8], member: &str, value: &str) -> Option<JsonBytes> {
+    let range = crate::json::iter::member_value_range(object, member)?;
+    let mut out = BytesMut::with_capacity(object.len() + value.len());
+    out.extend_from_slice(&object[..range.start]);
+    out.extend_from_slice(value.as_bytes());
+    out.extend_from_slice(&object[range.end..]);
+    Some(JsonBytes::from_validated(out.freeze()))
+}
+
+/// Runs `futures` at once; their outputs in order.
+async fn futures_join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+    let mut set = Vec::new();
+    for future in futures {
+        set.push(Box::pin(future));
+    }
+    let mut outputs: Vec<Option<F::Output>> = (0..set.len()).map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in set.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
 /// Completes when the client has gone from the request's answer: its POST dropped before it
 /// was answered, or the stream it became read by no one for `grace` (a client may resume a
 /// stream it lost with `Last-Event-ID` within that time).
@@ -271,12 +507,10 @@ async fn abandoned(output: &PostOutput, post_gone: &CancellationToken, grace: Du
 /// other — the session out of the table, the child's stdin closed, its group terminated
 /// and the child reaped — and says why.
 async fn watch(
-    session: Arc<GatewaySession>,
+    (session, sessions, children): (Arc<GatewaySession>, Weak<Sessions<GatewaySession>>, Arc<AtomicUsize>),
     mut child: ChildProcess,
     peer: Peer,
     terminate_grace: Duration,
-    sessions: Weak<Sessions<GatewaySession>>,
-    children: Arc<std::sync::atomic::AtomicUsize>,
 ) {
     let link = peer.link();
     let why = tokio::select! {
@@ -309,10 +543,12 @@ async fn watch(
     // Its stdin closed first: a server that reads its end of input exits by itself.
     peer.close_within(Duration::from_millis(200)).await;
     child.terminate(terminate_grace).await;
-    children.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    children.fetch_sub(1, Ordering::Relaxed);
     metrics::child_reaped();
-    if session.kept.load(std::sync::atomic::Ordering::Relaxed) {
-        metrics::session_ended();
+    if session.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if session.kept.load(Ordering::Relaxed) {
+            metrics::session_ended();
+        }
+        session.finished.cancel();
     }
-    session.finished.cancel();
 }

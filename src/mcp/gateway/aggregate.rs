@@ -1,0 +1,171 @@
+//! Several servers under one endpoint: their names as prefixes of tool and prompt names
+//! (`NAME__tool`), requests routed by prefix (or, for resources, by which server listed the
+//! URI), list results merged, and one `initialize` answer for all. Everything a server
+//! wrote is passed on byte for byte but the one `name` member rewritten.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use crate::encode;
+use crate::json::iter::member_value_range;
+use crate::message::{JsonBytes, Params};
+
+/// Between a server's name and a tool's or prompt's name.
+pub const SEPARATOR: &str = "__";
+
+/// Which server `prefixed` (`NAME__rest`) belongs to, and the name without the prefix.
+pub(crate) fn split_name<'a>(prefixed: &'a str, names: &[Box<str>]) -> Option<(usize, &'a str)> {
+    let (name, rest) = prefixed.split_once(SEPARATOR)?;
+    let index = names.iter().position(|known| &**known == name)?;
+    Some((index, rest))
+}
+
+/// `object` with its member `member`, a string, set to `value` (the rest byte for byte);
+/// `None` when it has no such member.
+pub(crate) fn with_member(object: &[u8], member: &str, value: &str) -> Option<Bytes> {
+    let range = member_value_range(object, member)?;
+    let mut out = BytesMut::with_capacity(object.len() + value.len());
+    out.put_slice(&object[..range.start]);
+    encode::write_str(&mut out, value);
+    out.put_slice(&object[range.end..]);
+    Some(out.freeze())
+}
+
+/// The string member `member` of `object`, decoded.
+pub(crate) fn string_member(object: &str, member: &str) -> Option<String> {
+    Params::new(object).get(member)?.decode::<String>().ok()
+}
+
+/// A list method's results from several servers, merged into one result with every element
+/// of `key` (`tools`, `prompts`, `resources`, `resourceTemplates`), each server's in turn;
+/// with `prefix`, each element's `name` gets its server's name before it. No `nextCursor`:
+/// the pages were all fetched.
+pub(crate) fn merge_lists(key: &str, parts: &[(usize, JsonBytes)], prefix: Option<&[Box<str>]>) -> Bytes {
+    let mut out = BytesMut::with_capacity(parts.iter().map(|(_, part)| part.len()).sum::<usize>() + 32);
+    out.put_slice(b"{");
+    encode::write_str(&mut out, key);
+    out.put_slice(b":[");
+    let mut first = true;
+    for (server, part) in parts {
+        let Some(elements) = Params::new(part.as_str()).get(key) else {
+            continue;
+        };
+        for element in Params::new(elements.get()).iter() {
+            if !first {
+                out.put_u8(b',');
+            }
+            first = false;
+            let text = element.get().as_bytes();
+            let renamed = prefix.and_then(|names| {
+                let name = string_member(element.get(), "name")?;
+                with_member(text, "name", &format!("{}{SEPARATOR}{name}", names[*server]))
+            });
+            match renamed {
+                Some(renamed) => out.put_slice(&renamed),
+                None => out.put_slice(text),
+            }
+        }
+    }
+    out.put_slice(b"]}");
+    out.freeze()
+}
+
+/// The `initialize` answer for several servers: the revision every one agreed on (the
+/// oldest of theirs), the union of their capabilities, the gateway as the server, and
+/// their instructions each under its name.
+pub(crate) fn merge_initialize(results: &[(usize, JsonBytes)], names: &[Box<str>]) -> Bytes {
+    let mut version: Option<String> = None;
+    let mut capabilities = serde_json::Map::new();
+    let mut instructions = Vec::new();
+    for (server, result) in results {
+        let Ok(value) = result.decode::<serde_json::Value>() else { continue };
+        if let Some(theirs) = value["protocolVersion"].as_str() {
+            if version.as_deref().is_none_or(|ours| theirs < ours) {
+                version = Some(theirs.to_owned());
+            }
+        }
+        if let Some(offered) = value["capabilities"].as_object() {
+            for (name, capability) in offered {
+                let merged = capabilities.entry(name.clone()).or_insert_with(|| serde_json::json!({}));
+                if let (Some(merged), Some(capability)) = (merged.as_object_mut(), capability.as_object()) {
+                    for (flag, on) in capability {
+                        if on.as_bool() != Some(false) || !merged.contains_key(flag) {
+                            merged.insert(flag.clone(), on.clone());
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(text) = value["instructions"].as_str() {
+            instructions.push(format!("{}: {text}", names[*server]));
+        }
+    }
+    let mut answer = serde_json::json!({
+        "protocolVersion": version.unwrap_or_default(),
+        "capabilities": capabilities,
+        "serverInfo": { "name": "rpcwire-mcp-gateway", "version": env!("CARGO_PKG_VERSION") },
+    });
+    if !instructions.is_empty() {
+        answer["instructions"] = serde_json::Value::String(instructions.join("\n\n"));
+    }
+    Bytes::from(serde_json::to_vec(&answer).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<Box<str>> {
+        vec!["math".into(), "text".into()]
+    }
+
+    fn json(text: &str) -> JsonBytes {
+        JsonBytes::new(Bytes::copy_from_slice(text.as_bytes())).unwrap()
+    }
+
+    #[test]
+    fn names_split_at_the_first_separator_of_a_known_server() {
+        let names = names();
+        assert_eq!(split_name("math__add", &names), Some((0, "add")));
+        assert_eq!(split_name("text__to__upper", &names), Some((1, "to__upper")));
+        assert_eq!(split_name("other__x", &names), None);
+        assert_eq!(split_name("add", &names), None);
+    }
+
+    #[test]
+    fn one_member_is_rewritten_and_the_rest_kept_byte_for_byte() {
+        let object = br#"{ "name" : "add", "inputSchema":{"type":"object","x":1.50}}"#;
+        let renamed = with_member(object, "name", "math__add").unwrap();
+        assert_eq!(&renamed[..], br#"{ "name" : "math__add", "inputSchema":{"type":"object","x":1.50}}"#);
+        assert!(with_member(br#"{"a":1}"#, "name", "x").is_none());
+    }
+
+    #[test]
+    fn lists_are_merged_with_their_servers_names() {
+        let parts = [
+            (0, json(r#"{"tools":[{"name":"add","inputSchema":{"$schema":"s","b":1}}],"nextCursor":"c"}"#)),
+            (1, json(r#"{"tools":[]}"#)),
+            (1, json(r#"{"tools":[{"name":"upper"},{"title":"no name"}]}"#)),
+        ];
+        let merged = merge_lists("tools", &parts, Some(&names()));
+        assert_eq!(
+            &merged[..],
+            br#"{"tools":[{"name":"math__add","inputSchema":{"$schema":"s","b":1}},{"name":"text__upper"},{"title":"no name"}]}"#
+        );
+        let resources = merge_lists("resources", &[(0, json(r#"{"resources":[{"uri":"a://1","name":"one"}]}"#))], None);
+        assert_eq!(&resources[..], br#"{"resources":[{"uri":"a://1","name":"one"}]}"#);
+    }
+
+    #[test]
+    fn initialize_answers_merge_capabilities_and_take_the_oldest_revision() {
+        let results = [
+            (0, json(r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"m"},"instructions":"adds"}"#)),
+            (1, json(r#"{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"prompts":{}},"serverInfo":{"name":"t"}}"#)),
+        ];
+        let merged: serde_json::Value = serde_json::from_slice(&merge_initialize(&results, &names())).unwrap();
+        assert_eq!(merged["protocolVersion"], "2025-06-18");
+        assert_eq!(merged["capabilities"]["tools"]["listChanged"], true);
+        assert!(merged["capabilities"]["prompts"].is_object());
+        assert_eq!(merged["serverInfo"]["name"], "rpcwire-mcp-gateway");
+        assert_eq!(merged["instructions"], "math: adds");
+    }
+}
