@@ -79,7 +79,7 @@ pub(crate) fn merge_initialize(results: &[(usize, JsonBytes)], names: &[Box<str>
     for (server, result) in results {
         let Ok(value) = result.decode::<serde_json::Value>() else { continue };
         if let Some(theirs) = value["protocolVersion"].as_str() {
-            if version.as_deref().is_none_or(|ours| theirs < ours) {
+            if version.as_deref().map_or(true, |ours| theirs < ours) {
                 version = Some(theirs.to_owned());
             }
         }
