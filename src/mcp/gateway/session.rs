@@ -525,7 +525,11 @@ async fn watch(
         }
         reason = link.closed() => Some(match reason {
             CloseReason::Transport(error) => format!("the MCP server's output failed: {error}"),
-            reason => format!("the MCP server's output ended ({reason})"),
+            // Its output ends as it exits, most often: its status, when it comes soon.
+            reason => match tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
+                Ok(Ok(status)) => format!("the MCP server exited ({status})"),
+                _ => format!("the MCP server's output ended ({reason})"),
+            },
         }),
         () = session.ended.cancelled() => None,
     };
