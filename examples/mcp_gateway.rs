@@ -19,6 +19,8 @@
 //! Clients connect to `http://ADDRESS/mcp`; `GET /healthz` answers with the counts of
 //! sessions and children. Options:
 //!
+//! - `--shared`: one child (of each server) for all sessions, started on the first
+//!   `initialize`, requests multiplexed on it (instead of a child per session);
 //! - `--token TOKEN` or `--token-file FILE`: ask for `Authorization: Bearer TOKEN`;
 //! - `--allow-host HOST` (repeatable): host names allowed in `Host`/`Origin` besides none
 //!   (the loopback names by default); `--no-host-check` to check none (behind a proxy);
@@ -41,7 +43,7 @@ mod prometheus;
 use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
 
 const USAGE: &str =
-    "usage: mcp_gateway --stdio \"CMD ARGS\" [--listen ADDRESS] [--token TOKEN | --token-file FILE]
+    "usage: mcp_gateway --stdio \"CMD ARGS\" [--listen ADDRESS] [--shared] [--token TOKEN | --token-file FILE]
                    [--allow-host HOST …] [--no-host-check] [--max-sessions N] [--idle-timeout SECS]
                    [--session-in-flight N] [--in-flight N] [--call-timeout SECS] [--max-message BYTES]
                    [--shutdown-deadline SECS] [--metrics ADDRESS]";
@@ -53,6 +55,7 @@ struct Arguments {
     token: Option<String>,
     allowed_hosts: Vec<String>,
     host_check: bool,
+    shared: bool,
     max_sessions: usize,
     idle_timeout: u64,
     session_in_flight: usize,
@@ -71,6 +74,7 @@ fn parse_arguments() -> Result<Arguments, String> {
         token: None,
         allowed_hosts: Vec::new(),
         host_check: true,
+        shared: false,
         max_sessions: 1024,
         idle_timeout: 600,
         session_in_flight: 64,
@@ -100,6 +104,7 @@ fn parse_arguments() -> Result<Arguments, String> {
             }
             "--allow-host" => parsed.allowed_hosts.push(value("--allow-host")?),
             "--no-host-check" => parsed.host_check = false,
+            "--shared" => parsed.shared = true,
             "--max-sessions" => parsed.max_sessions = number(&arg, value(&arg)?)? as usize,
             "--idle-timeout" => parsed.idle_timeout = number(&arg, value(&arg)?)?,
             "--session-in-flight" => parsed.session_in_flight = number(&arg, value(&arg)?)? as usize,
@@ -208,6 +213,9 @@ async fn main() -> ExitCode {
             Duration::from_secs(arguments.call_timeout),
             Duration::from_secs(30),
         );
+    if arguments.shared {
+        gateway = gateway.with_shared_child();
+    }
     if let Some(bytes) = arguments.max_message {
         gateway = gateway.with_max_message(bytes);
     }

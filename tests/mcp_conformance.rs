@@ -138,20 +138,18 @@ fn every_server_scenario_of_the_suite_passes() {
     }
 }
 
-/// Through `examples/mcp_gateway` in front of `examples/mcp_server` over stdio (a child per
-/// session): every scenario of 0.1.16 passes, the DNS-rebinding one included. The suite's
-/// own reference server is not published on npm (it lives in the suite's repository), so
-/// rpcwire's server, which passes every scenario on its own, stands in for it.
-#[test]
-fn every_server_scenario_passes_through_the_gateway() {
+/// Through `examples/mcp_gateway` in front of `examples/mcp_server` over stdio, a child per
+/// session (or one for all, `--shared`): every scenario of 0.1.16 passes, the DNS-rebinding
+/// one included. The suite's own reference server is not published on npm (it lives in the
+/// suite's repository), so rpcwire's server, which passes every scenario on its own, stands
+/// in for it.
+fn all_pass_through_the_gateway(extra: &[&str]) {
     let stdio_server = example_binary("mcp_server");
     let command = format!("exec '{}'", stdio_server.display());
-    let Some(summary) = run_suite_against(
-        "mcp_gateway",
-        &["--stdio", &command, "--listen", "127.0.0.1:0"],
-        "@modelcontextprotocol/conformance",
-        &[],
-    ) else {
+    let mut args = vec!["--stdio", &command, "--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let Some(summary) = run_suite_against("mcp_gateway", &args, "@modelcontextprotocol/conformance", &[])
+    else {
         return;
     };
     let failed: Vec<&(String, u32, u32)> = summary
@@ -199,6 +197,16 @@ fn every_server_scenario_passes_through_the_gateway() {
         "no warning, failure or skip: {doubtful:?}\n{}",
         summary.output
     );
+}
+
+#[test]
+fn every_server_scenario_passes_through_the_gateway() {
+    all_pass_through_the_gateway(&[]);
+}
+
+#[test]
+fn every_server_scenario_passes_through_the_gateway_with_a_shared_child() {
+    all_pass_through_the_gateway(&["--shared"]);
 }
 
 #[test]

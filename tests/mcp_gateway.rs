@@ -662,3 +662,57 @@ async fn several_servers_are_served_under_their_names() {
     assert_eq!(client.delete().await, StatusCode::OK);
     eventually("both children are reaped", || gateway.child_count() == 0).await;
 }
+
+/// One child for every session: requests of two sessions with the same ids and progress
+/// tokens answered each in its own session; a session's end leaves the child; the child's
+/// end ends every session, and the next `initialize` starts another child.
+#[tokio::test]
+async fn a_shared_child_serves_every_session() {
+    let gateway = McpGateway::new(fake("")).with_shared_child();
+    let mut first = Client::new(&gateway);
+    let mut second = Client::new(&gateway);
+    first.initialize().await;
+    second.initialize().await;
+    assert_eq!(gateway.child_count(), 1);
+    let pid = text_of(&first.call(1, "pid", json!({})).await).to_owned();
+    assert_eq!(
+        text_of(&second.call(1, "pid", json!({})).await),
+        pid,
+        "the same child"
+    );
+    // The same id and the same progress token in both sessions at once.
+    let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"t"}}}"#;
+    let (one, two) = tokio::join!(first.post(body), second.post(body));
+    for messages in [messages_of(one).await, messages_of(two).await] {
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert_eq!(
+            messages[0]["params"]["progressToken"], "t",
+            "the client's own token back"
+        );
+        assert_eq!(messages[2]["id"], 7);
+    }
+    // Ending one session leaves the child.
+    assert_eq!(first.delete().await, StatusCode::OK);
+    assert_eq!(text_of(&second.call(2, "pid", json!({})).await), pid);
+    assert_eq!(gateway.child_count(), 1);
+    // The child's end ends every session; the next initialize starts another child.
+    let exited = second.call(3, "exit", json!({})).await;
+    assert_eq!(exited["error"]["code"], SERVER_GONE);
+    eventually("the child is reaped", || gateway.child_count() == 0).await;
+    assert_eq!(
+        second
+            .post(r#"{"jsonrpc":"2.0","id":4,"method":"ping"}"#)
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    let mut third = Client::new(&gateway);
+    third.initialize().await;
+    assert_ne!(
+        text_of(&third.call(1, "pid", json!({})).await),
+        pid,
+        "another child"
+    );
+    gateway.shutdown(Duration::from_secs(1)).await;
+    assert_eq!(gateway.child_count(), 0);
+}

@@ -22,10 +22,18 @@ pub(crate) fn split_name<'a>(prefixed: &'a str, names: &[Box<str>]) -> Option<(u
 /// `object` with its member `member`, a string, set to `value` (the rest byte for byte);
 /// `None` when it has no such member.
 pub(crate) fn with_member(object: &[u8], member: &str, value: &str) -> Option<Bytes> {
+    let mut text = BytesMut::with_capacity(value.len() + 2);
+    encode::write_str(&mut text, value);
+    with_member_json(object, member, std::str::from_utf8(&text).ok()?)
+}
+
+/// `object` with its member `member` set to the JSON text `value` (the rest byte for byte);
+/// `None` when it has no such member.
+pub(crate) fn with_member_json(object: &[u8], member: &str, value: &str) -> Option<Bytes> {
     let range = member_value_range(object, member)?;
     let mut out = BytesMut::with_capacity(object.len() + value.len());
     out.put_slice(&object[..range.start]);
-    encode::write_str(&mut out, value);
+    out.put_slice(value.as_bytes());
     out.put_slice(&object[range.end..]);
     Some(out.freeze())
 }

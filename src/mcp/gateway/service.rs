@@ -20,7 +20,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::command::StdioCommand;
 use super::metrics;
-use super::session::{ClientRequest, GatewaySession, Servers, SessionLimits};
+use super::session::{Children, ClientRequest, GatewaySession, Servers, SessionLimits};
+use super::upward::request_key;
+use crate::mcp::http::session::Kept;
 use crate::encode;
 use crate::mcp::http::answer::{accepted, event_stream, json_answer, json_status, refusal, rpc_refusal};
 use crate::mcp::http::origin::{self, LOOPBACK_HOSTS};
@@ -76,6 +78,8 @@ pub const SHUTTING_DOWN: i64 = -32003;
 #[derive(Clone)]
 pub struct McpGateway {
     servers: Arc<Servers>,
+    /// With one child for all sessions: the children running now, if any.
+    shared: Option<Arc<tokio::sync::Mutex<Option<Arc<Children>>>>>,
     sessions: Arc<Sessions<GatewaySession>>,
     limits: SessionLimits,
     config: Arc<Config>,
@@ -156,6 +160,7 @@ impl McpGateway {
     fn with_servers(servers: Servers) -> McpGateway {
         McpGateway {
             servers: Arc::new(servers),
+            shared: None,
             sessions: Arc::new(Sessions::new(1024, Duration::from_secs(600))),
             limits: SessionLimits {
                 max_line: 4 << 20,
@@ -180,6 +185,22 @@ impl McpGateway {
             closing: CancellationToken::new(),
             parser: Arc::new(Parser::new(Limits::default().with_max_size(4 << 20))),
         }
+    }
+
+    /// One child (or one of each server) for every session instead of one per session,
+    /// started on the first `initialize`: requests of all sessions are multiplexed on it
+    /// (the child sees its own ids; progress tokens are made unique and given back), the
+    /// first `initialize`'s answer is every session's, and what the child sends outside a
+    /// request goes to every session's GET stream. When the child ends, every session ends
+    /// with it (`404` next) and the next `initialize` starts another.
+    ///
+    /// ```
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).with_shared_child();
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_shared_child(mut self) -> McpGateway {
+        self.shared = Some(Arc::new(tokio::sync::Mutex::new(None)));
+        self
     }
 
     /// The path the MCP endpoint answers at (`/mcp` by default).
@@ -363,6 +384,11 @@ impl McpGateway {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         self.sessions.end_all();
+        if let Some(shared) = &self.shared {
+            if let Some(children) = shared.lock().await.take() {
+                children.end("the gateway shut down");
+            }
+        }
         let reaped_by = Instant::now() + self.limits.terminate_grace + Duration::from_secs(6);
         while self.child_count() > 0 && Instant::now() < reaped_by {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -591,7 +617,7 @@ impl McpGateway {
             (Some(session), Message::Notification(notification)) => {
                 if notification.method() == "notifications/cancelled" {
                     if let Some(id) = CancelProtocol::Mcp.cancelled_id(notification.params()) {
-                        session.up.cancel(id.as_bytes());
+                        session.up().cancel(&request_key(session.number, id.as_bytes()));
                     }
                     return accepted();
                 }
@@ -607,7 +633,7 @@ impl McpGateway {
                     (None, Some(error)) => Err(error.clone().into_owned()),
                     (None, None) => return accepted(),
                 };
-                let _ = session.up.client_calls.complete(response.id(), answer);
+                let _ = session.up().client_calls.complete(response.id(), answer);
                 accepted()
             }
         }
@@ -619,13 +645,8 @@ impl McpGateway {
         if self.closing.is_cancelled() {
             return answer_error(StatusCode::SERVICE_UNAVAILABLE, &request.id, &shutting_down());
         }
-        let session = match GatewaySession::spawn(
-            &self.servers,
-            &self.limits,
-            Arc::downgrade(&self.sessions),
-            self.children.clone(),
-        ) {
-            Ok(session) => session,
+        let children = match self.children_for_a_session().await {
+            Ok(children) => children,
             Err(error) => {
                 metrics::refused("spawn");
                 let object = ErrorObject::new(
@@ -635,9 +656,9 @@ impl McpGateway {
                 return answer_error(StatusCode::BAD_GATEWAY, &request.id, &object);
             }
         };
+        let session = GatewaySession::new(children, &self.limits);
         let (answer, accepted) = session.initialize(&request, self.config.init_timeout).await;
         if !accepted {
-            use crate::mcp::http::session::Kept;
             session.end();
             return json_answer(answer);
         }
@@ -645,7 +666,6 @@ impl McpGateway {
         session.kept.store(true, Ordering::Relaxed);
         metrics::session_started();
         if !self.sessions.insert(session.clone()) {
-            use crate::mcp::http::session::Kept;
             session.end();
             metrics::refused("sessions");
             return answer_error(
@@ -659,6 +679,32 @@ impl McpGateway {
             response.headers_mut().insert(SESSION_HEADER, value);
         }
         response
+    }
+
+    /// The children a new session runs on: its own, or the shared ones (started when there
+    /// are none running).
+    async fn children_for_a_session(&self) -> std::io::Result<Arc<Children>> {
+        let spawn = || {
+            Children::spawn(
+                &self.servers,
+                &self.limits,
+                self.shared.is_some(),
+                Arc::downgrade(&self.sessions),
+                self.children.clone(),
+            )
+        };
+        let Some(shared) = &self.shared else {
+            return spawn();
+        };
+        let mut running = shared.lock().await;
+        match &*running {
+            Some(children) if !children.is_ended() => Ok(children.clone()),
+            _ => {
+                let children = spawn()?;
+                *running = Some(children.clone());
+                Ok(children)
+            }
+        }
     }
 
     /// A request in a session, forwarded to its child; answered with JSON, or with a stream
@@ -696,8 +742,15 @@ impl McpGateway {
             .get()
             .is_some_and(|v| *v >= ProtocolVersion::V2025_11_25)
             .then(|| self.config.retry.as_millis() as u64);
-        let output = Arc::new(PostOutput::new(session.up.streams.clone(), prime));
-        let Ok(forwarded) = session.up.begin(id_text.clone(), output.clone(), progress) else {
+        let output = Arc::new(PostOutput::new(session.streams.clone(), prime));
+        let key = request_key(session.number, &id_text);
+        let progress = progress.map(|token| session.progress_token(token));
+        let mut request = request;
+        if let Some((unique, Some(_))) = &progress {
+            // Shared children: the token made unique among the sessions.
+            request.params = request.params.as_ref().and_then(|params| with_progress_token(params, unique)).or(request.params);
+        }
+        let Ok(forwarded) = session.up().begin(key.clone(), output.clone(), progress) else {
             let object = ErrorObject::new(-32600, "Invalid Request: a request with this id is under way in this session");
             return answer_error(StatusCode::OK, &request.id, &object);
         };
@@ -708,7 +761,7 @@ impl McpGateway {
         let mut work = Unfinished(Some(Box::pin(async move {
             let _permits = (permit, overall);
             let answer = session.forward(&request, &forwarded).await;
-            session.up.end(&id_text);
+            session.up().end(&key);
             done.complete(answer);
         })));
         let handler = work.0.as_mut().expect("just made");
@@ -741,7 +794,7 @@ impl McpGateway {
             Ok(None) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
             Err(invalid) => return invalid.answer(),
         };
-        let streams = &session.up.streams;
+        let streams = &session.streams;
         let resumed = headers
             .get(LAST_EVENT_ID)
             .and_then(|value| value.to_str().ok())
@@ -811,6 +864,15 @@ fn client_request(body: &Bytes, request: &crate::message::Request<'_>) -> Client
         method: request.method().into(),
         params: request.raw_params().map(|raw| JsonBytes::slice_of(body, raw)),
     }
+}
+
+/// `params` with `_meta.progressToken` set to the JSON text `token`.
+fn with_progress_token(params: &JsonBytes, token: &[u8]) -> Option<JsonBytes> {
+    let meta = Params::new(params.as_str()).get("_meta")?;
+    let token = std::str::from_utf8(token).ok()?;
+    let meta = super::aggregate::with_member_json(meta.get().as_bytes(), "progressToken", token)?;
+    let params = super::aggregate::with_member_json(params, "_meta", std::str::from_utf8(&meta).ok()?)?;
+    Some(JsonBytes::from_validated(params))
 }
 
 /// An error response to the request `id` with `status`.

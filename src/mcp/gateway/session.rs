@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use crate::encode;
 use crate::mcp::child::ChildProcess;
 use crate::mcp::http::output::PostOutput;
 use crate::mcp::http::session::{new_session_id, Kept, Sessions};
+use crate::mcp::http::streams::SessionStreams;
 use crate::mcp::version::ProtocolVersion;
 use crate::message::{ErrorObject, Id, JsonBytes, Params};
 use crate::sync::lock_unpoisoned;
@@ -55,24 +56,42 @@ pub(crate) struct SessionLimits {
     pub(crate) resume_grace: Duration,
 }
 
-/// One session and its children.
-pub(crate) struct GatewaySession {
-    pub(crate) id: Box<str>,
+/// The children of one session, or the shared children of all sessions, and what they
+/// need: the way up, a link to each, which server listed which resource, how they ended.
+pub(crate) struct Children {
     pub(crate) up: Arc<Upward>,
     /// One link per server, in the order of their names.
     links: Vec<PeerLink>,
     names: Option<Arc<[Box<str>]>>,
     /// Which server listed each resource URI (several servers).
     resources: Mutex<HashMap<String, usize>>,
-    pub(crate) in_flight: Arc<Semaphore>,
-    /// Fires when the session ends (the client's DELETE, idle expiry, shutdown, a child's
-    /// end).
+    /// Fires when they are to end, or one ended.
     pub(crate) ended: CancellationToken,
-    /// Why it ended; set before `finished` fires.
+    /// Why they ended; set before `finished` fires.
     why: OnceLock<String>,
     /// Children not reaped yet; `finished` fires when none is left.
     live: AtomicUsize,
     pub(crate) finished: CancellationToken,
+    /// Shared children: the first `initialize`'s result, given to every later session, and
+    /// whether `notifications/initialized` went down.
+    first_initialize: tokio::sync::OnceCell<JsonBytes>,
+    initialized_sent: AtomicBool,
+    /// Gives each session of shared children its number, and their progress tokens.
+    next_number: AtomicU64,
+    shared: bool,
+}
+
+/// One session.
+pub(crate) struct GatewaySession {
+    pub(crate) id: Box<str>,
+    /// Its number among the sessions of its children (keys of its requests).
+    pub(crate) number: u64,
+    pub(crate) children: Arc<Children>,
+    pub(crate) streams: Arc<SessionStreams>,
+    pub(crate) in_flight: Arc<Semaphore>,
+    /// Fires when the session ends (the client's DELETE, idle expiry, shutdown, its
+    /// children's end).
+    pub(crate) ended: CancellationToken,
     pub(crate) version: OnceLock<ProtocolVersion>,
     /// Set once the session is kept in the table (counted in the sessions gauge).
     pub(crate) kept: AtomicBool,
@@ -97,15 +116,16 @@ enum Answered {
     Failed(ErrorObject<'static>),
 }
 
-impl GatewaySession {
-    /// Starts the children of a new session. The session removes itself from `sessions`
-    /// when a child goes; `children` counts the children not reaped yet.
+impl Children {
+    /// Starts the children (`shared`: for every session). Their sessions are taken out of
+    /// `sessions` when one of them goes; `children` counts the children not reaped yet.
     pub(crate) fn spawn(
         servers: &Servers,
         limits: &SessionLimits,
+        shared: bool,
         sessions: Weak<Sessions<GatewaySession>>,
         children: Arc<AtomicUsize>,
-    ) -> io::Result<Arc<GatewaySession>> {
+    ) -> io::Result<Arc<Children>> {
         let mut started = Vec::with_capacity(servers.commands.len());
         for command in &servers.commands {
             // A failure drops (kills) the children started before it.
@@ -121,96 +141,51 @@ impl GatewaySession {
                 stdin,
                 max_line: limits.max_line,
             };
+            let capacity = if shared { 4096 } else { limits.in_flight.saturating_add(8).next_power_of_two() };
             let peer = Peer::builder()
                 .cancel_protocol(CancelProtocol::Mcp)
                 .call_timeout(limits.call_timeout)
-                .call_capacity(limits.in_flight.saturating_add(8).next_power_of_two())
+                .call_capacity(capacity)
                 .start(transport, up.router());
             peers.push(peer);
             processes.push(child);
         }
-        let session = Arc::new(GatewaySession {
-            id: new_session_id().into(),
+        let set = Arc::new(Children {
             up,
             links: peers.iter().map(Peer::link).collect(),
             names: servers.names.clone(),
             resources: Mutex::new(HashMap::new()),
-            in_flight: Arc::new(Semaphore::new(limits.in_flight)),
             ended: CancellationToken::new(),
             why: OnceLock::new(),
             live: AtomicUsize::new(processes.len()),
             finished: CancellationToken::new(),
-            version: OnceLock::new(),
-            kept: AtomicBool::new(false),
-            resume_grace: limits.resume_grace,
-            last_seen: Mutex::new(Instant::now()),
+            first_initialize: tokio::sync::OnceCell::new(),
+            initialized_sent: AtomicBool::new(false),
+            next_number: AtomicU64::new(1),
+            shared,
         });
         for (child, peer) in processes.into_iter().zip(peers) {
             children.fetch_add(1, Ordering::Relaxed);
             metrics::child_started();
-            let watched = (session.clone(), sessions.clone(), children.clone());
+            let watched = (set.clone(), sessions.clone(), children.clone());
             tokio::spawn(watch(watched, child, peer, limits.terminate_grace));
         }
-        Ok(session)
+        Ok(set)
     }
 
-    /// Forwards `request` and writes its answer with the client's id; `None` when it gets
-    /// none (the client cancelled it, or went away and did not come back within the grace).
-    pub(crate) async fn forward(&self, request: &ClientRequest, forwarded: &Forwarded) -> Option<Bytes> {
-        let span = RequestSpan::start(&request.method, Some(&request.id));
-        let stopwatch = metrics::Stopwatch::start();
-        let answered = span
-            .instrument(async {
-                tokio::select! {
-                    biased;
-                    answer = self.dispatch(request) => Some(answer),
-                    () = forwarded.cancel.cancelled() => None,
-                    () = abandoned(&forwarded.output, &forwarded.post_gone, self.resume_grace) => None,
-                }
-            })
-            .await;
-        let Some(answered) = answered else {
-            span.finish(None, true);
-            metrics::call_ended("cancelled", stopwatch);
-            return None;
-        };
-        let (answer, code, outcome) = write_answer(&request.id, &answered);
-        span.finish(code, false);
-        metrics::call_ended(outcome, stopwatch);
-        Some(answer)
+    /// Ends the children (their watchers terminate and reap them), saying why.
+    pub(crate) fn end(&self, why: &str) {
+        let _ = self.why.set(why.to_owned());
+        self.ended.cancel();
     }
 
-    /// Forwards the client's `initialize` (waiting at most `within` for the children to
-    /// start and answer): the answer with the client's id, and whether it is a result (the
-    /// revision it names kept for the session).
-    pub(crate) async fn initialize(&self, request: &ClientRequest, within: Duration) -> (Bytes, bool) {
-        let answered = match tokio::time::timeout(within, self.dispatch(request)).await {
-            Ok(answered) => answered,
-            Err(_) => Answered::Failed(ErrorObject::new(
-                SERVER_TIMEOUT,
-                format!("the MCP server did not answer initialize within {within:?}"),
-            )),
-        };
-        if let Answered::Result(result) = &answered {
-            let version = aggregate::string_member(result.as_str(), "protocolVersion").and_then(|v| v.parse().ok());
-            if let Some(version) = version {
-                let _ = self.version.set(version);
-            }
-        }
-        let accepted = matches!(answered, Answered::Result(_));
-        (write_answer(&request.id, &answered).0, accepted)
+    /// Whether they have ended.
+    pub(crate) fn is_ended(&self) -> bool {
+        self.ended.is_cancelled()
     }
+}
 
-    /// Sends a notification of the client on to the children; `false` when one is gone.
-    pub(crate) async fn notify(&self, method: &str, params: Option<&JsonBytes>) -> bool {
-        let params = params.map(JsonBytes::to_raw_json);
-        let mut delivered = true;
-        for link in &self.links {
-            delivered &= link.notify_raw(method, params.as_ref()).await.is_ok();
-        }
-        delivered
-    }
-
+impl Children {
     /// Sends `request` to the server it is for (all of them for lists, `initialize` and
     /// `logging/setLevel` when there are several).
     async fn dispatch(&self, request: &ClientRequest) -> Answered {
@@ -366,10 +341,125 @@ impl GatewaySession {
         let _ = tokio::time::timeout(Duration::from_secs(2), self.finished.cancelled()).await;
         self.why.get().cloned().unwrap_or_else(|| "its connection closed".to_owned())
     }
+}
 
-    /// Whether the session has ended.
+impl GatewaySession {
+    /// A new session on `children`.
+    pub(crate) fn new(children: Arc<Children>, limits: &SessionLimits) -> Arc<GatewaySession> {
+        let streams = Arc::new(SessionStreams::default());
+        children.up.listen(&streams);
+        Arc::new(GatewaySession {
+            id: new_session_id().into(),
+            number: children.next_number.fetch_add(1, Ordering::Relaxed),
+            children,
+            streams,
+            in_flight: Arc::new(Semaphore::new(limits.in_flight)),
+            ended: CancellationToken::new(),
+            version: OnceLock::new(),
+            kept: AtomicBool::new(false),
+            resume_grace: limits.resume_grace,
+            last_seen: Mutex::new(Instant::now()),
+        })
+    }
+
+    /// The way up of its children.
+    pub(crate) fn up(&self) -> &Arc<Upward> {
+        &self.children.up
+    }
+
+    /// Its progress token for the children: the client's own, unless the children are
+    /// shared (then one unique among all sessions), with the client's to give back.
+    pub(crate) fn progress_token(&self, client_token: Bytes) -> (Bytes, Option<Bytes>) {
+        if !self.children.shared {
+            return (client_token, None);
+        }
+        let unique = format!("\"rpcwire-{}-{}\"", self.number, self.children.next_number.fetch_add(1, Ordering::Relaxed));
+        (Bytes::from(unique), Some(client_token))
+    }
+
+    /// Forwards `request` and writes its answer with the client's id; `None` when it gets
+    /// none (the client cancelled it, or went away and did not come back within the grace).
+    pub(crate) async fn forward(&self, request: &ClientRequest, forwarded: &Forwarded) -> Option<Bytes> {
+        let span = RequestSpan::start(&request.method, Some(&request.id));
+        let stopwatch = metrics::Stopwatch::start();
+        let answered = span
+            .instrument(async {
+                tokio::select! {
+                    biased;
+                    answer = self.children.dispatch(request) => Some(answer),
+                    () = forwarded.cancel.cancelled() => None,
+                    () = abandoned(&forwarded.output, &forwarded.post_gone, self.resume_grace) => None,
+                }
+            })
+            .await;
+        let Some(answered) = answered else {
+            span.finish(None, true);
+            metrics::call_ended("cancelled", stopwatch);
+            return None;
+        };
+        let (answer, code, outcome) = write_answer(&request.id, &answered);
+        span.finish(code, false);
+        metrics::call_ended(outcome, stopwatch);
+        Some(answer)
+    }
+
+    /// Forwards the client's `initialize` (waiting at most `within` for the children to
+    /// start and answer): the answer with the client's id, and whether it is a result (the
+    /// revision it names kept for the session). Shared children are initialized by the
+    /// first session; every later one gets the same result.
+    pub(crate) async fn initialize(&self, request: &ClientRequest, within: Duration) -> (Bytes, bool) {
+        let children = &self.children;
+        let first = async {
+            let answered = children.dispatch(request).await;
+            match answered {
+                Answered::Result(result) => Ok(result),
+                other => Err(other),
+            }
+        };
+        let answered = match tokio::time::timeout(within, async {
+            if children.shared {
+                children.first_initialize.get_or_try_init(|| first).await.cloned()
+            } else {
+                first.await
+            }
+        })
+        .await
+        {
+            Ok(Ok(result)) => Answered::Result(result),
+            Ok(Err(failed)) => failed,
+            Err(_) => Answered::Failed(ErrorObject::new(
+                SERVER_TIMEOUT,
+                format!("the MCP server did not answer initialize within {within:?}"),
+            )),
+        };
+        if let Answered::Result(result) = &answered {
+            let version = aggregate::string_member(result.as_str(), "protocolVersion").and_then(|v| v.parse().ok());
+            if let Some(version) = version {
+                let _ = self.version.set(version);
+            }
+        }
+        let accepted = matches!(answered, Answered::Result(_));
+        (write_answer(&request.id, &answered).0, accepted)
+    }
+
+    /// Sends a notification of the client on to the children; `false` when one is gone.
+    /// Shared children get `notifications/initialized` once.
+    pub(crate) async fn notify(&self, method: &str, params: Option<&JsonBytes>) -> bool {
+        let children = &self.children;
+        if children.shared && method == "notifications/initialized" && children.initialized_sent.swap(true, Ordering::AcqRel) {
+            return !children.is_ended();
+        }
+        let params = params.map(JsonBytes::to_raw_json);
+        let mut delivered = true;
+        for link in &children.links {
+            delivered &= link.notify_raw(method, params.as_ref()).await.is_ok();
+        }
+        delivered
+    }
+
+    /// Whether the session has ended (or its children).
     pub(crate) fn is_ended(&self) -> bool {
-        self.ended.is_cancelled()
+        self.ended.is_cancelled() || self.children.is_ended()
     }
 }
 
@@ -384,12 +474,20 @@ impl Kept for GatewaySession {
 
     fn is_idle(&self, now: Instant, idle: Duration) -> bool {
         let quiet = now.saturating_duration_since(*lock_unpoisoned(&self.last_seen)) >= idle;
-        quiet && self.up.under_way() == 0
+        quiet && self.up().under_way_in(self.number) == 0
     }
 
     fn end(&self) {
-        let _ = self.why.set("the session was ended".to_owned());
         self.ended.cancel();
+        if self.kept.swap(false, Ordering::AcqRel) {
+            metrics::session_ended();
+        }
+        if let Some(stream) = self.streams.standalone() {
+            stream.finish();
+        }
+        if !self.children.shared {
+            self.children.end("the session was ended");
+        }
     }
 }
 
@@ -503,11 +601,11 @@ async fn abandoned(output: &PostOutput, post_gone: &CancellationToken, grace: Du
     }
 }
 
-/// Watches one child: when it exits or closes its output, or the session ends, ends the
-/// other — the session out of the table, the child's stdin closed, its group terminated
-/// and the child reaped — and says why.
+/// Watches one child: when it exits or closes its output, or its children are ended, ends
+/// the others — their sessions out of the table, the child's stdin closed, its group
+/// terminated and the child reaped — and says why.
 async fn watch(
-    (session, sessions, children): (Arc<GatewaySession>, Weak<Sessions<GatewaySession>>, Arc<AtomicUsize>),
+    (set, sessions, children): (Arc<Children>, Weak<Sessions<GatewaySession>>, Arc<AtomicUsize>),
     mut child: ChildProcess,
     peer: Peer,
     terminate_grace: Duration,
@@ -531,28 +629,22 @@ async fn watch(
                 _ => format!("the MCP server's output ended ({reason})"),
             },
         }),
-        () = session.ended.cancelled() => None,
+        () = set.ended.cancelled() => None,
     };
     if let Some(why) = why {
-        let _ = session.why.set(why);
+        let _ = set.why.set(why);
     }
-    session.ended.cancel();
+    set.ended.cancel();
     if let Some(sessions) = sessions.upgrade() {
-        sessions.remove(&session.id);
+        sessions.remove_where(|session| Arc::ptr_eq(&session.children, &set));
     }
-    session.up.client_calls.cancel_all();
-    if let Some(stream) = session.up.streams.standalone() {
-        stream.finish();
-    }
+    set.up.client_calls.cancel_all();
     // Its stdin closed first: a server that reads its end of input exits by itself.
     peer.close_within(Duration::from_millis(200)).await;
     child.terminate(terminate_grace).await;
     children.fetch_sub(1, Ordering::Relaxed);
     metrics::child_reaped();
-    if session.live.fetch_sub(1, Ordering::AcqRel) == 1 {
-        if session.kept.load(Ordering::Relaxed) {
-            metrics::session_ended();
-        }
-        session.finished.cancel();
+    if set.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+        set.finished.cancel();
     }
 }

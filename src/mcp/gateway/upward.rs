@@ -1,8 +1,11 @@
-//! `Upward`: what a server child sends the client of its session, and where it goes — the
-//! answers' streams of the client's requests under way, progress by its token, log messages
-//! and the server's own requests (sampling, elicitation, roots, ping) on the stream of the
-//! request they belong to, the rest on the session's GET stream — and the router the child's
-//! `Peer` serves that with. Params pass through as the child wrote them.
+//! `Upward`: what server children send their clients, and where it goes — the answers'
+//! streams of the clients' requests under way, progress by its token, log messages and the
+//! server's own requests (sampling, elicitation, roots, ping) on the stream of the request
+//! they belong to, the rest on the sessions' GET streams — and the router each child's
+//! `Peer` serves that with. One `Upward` serves one session, or every session of a shared
+//! child (requests kept by session and id; progress tokens made unique on the way down and
+//! given back on the way up). Params pass through as the child wrote them, but a progress
+//! token given back.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,19 +44,27 @@ pub(crate) struct Forwarded {
     pub(crate) cancel: CancellationToken,
     /// Fires when the POST that carried it is dropped before it was answered.
     pub(crate) post_gone: CancellationToken,
-    /// Its progress token's JSON text, when it has one.
+    /// Its progress token's JSON text as the child knows it, when it has one.
     pub(crate) progress: Option<Bytes>,
     /// Its place in the order requests came.
     order: u64,
 }
 
-/// The way up from one child to its session's client.
+/// Where a progress token leads: the request's answer, and the token the client chose when
+/// the child knows another.
+struct Progressing {
+    output: Arc<PostOutput>,
+    client_token: Option<Bytes>,
+}
+
+/// The way up from children to their sessions' clients.
 pub(crate) struct Upward {
-    pub(crate) streams: Arc<SessionStreams>,
-    /// The client's requests under way, by their id's JSON text.
+    /// The sessions' streams (one, unless the child is shared).
+    listeners: Mutex<Vec<std::sync::Weak<SessionStreams>>>,
+    /// The clients' requests under way, by their session and id ([`request_key`]).
     requests: Mutex<HashMap<Bytes, Arc<Forwarded>>>,
-    /// The same requests by their progress token's JSON text.
-    progress: Mutex<HashMap<Bytes, Arc<PostOutput>>>,
+    /// The same requests by their progress token's JSON text as the child knows it.
+    progress: Mutex<HashMap<Bytes, Progressing>>,
     /// The child's requests sent to the client, waiting for the client's answers.
     pub(crate) client_calls: CorrelationTable<ClientAnswer>,
     client_call_timeout: Duration,
@@ -67,7 +78,7 @@ pub(crate) struct DuplicateId;
 impl Upward {
     pub(crate) fn new(client_call_timeout: Duration) -> Upward {
         Upward {
-            streams: Arc::new(SessionStreams::default()),
+            listeners: Mutex::new(Vec::new()),
             requests: Mutex::new(HashMap::new()),
             progress: Mutex::new(HashMap::new()),
             client_calls: CorrelationTable::new(TableConfig {
@@ -80,9 +91,36 @@ impl Upward {
         }
     }
 
-    /// Keeps a request of the client while it is under way; refused when one with the same
-    /// id is.
-    pub(crate) fn begin(&self, id: Bytes, output: Arc<PostOutput>, progress: Option<Bytes>) -> Result<Arc<Forwarded>, DuplicateId> {
+    /// Sends what is not tied to a request to `streams` too (a session's).
+    pub(crate) fn listen(&self, streams: &Arc<SessionStreams>) {
+        let mut listeners = lock_unpoisoned(&self.listeners);
+        listeners.retain(|listener| listener.strong_count() > 0);
+        listeners.push(Arc::downgrade(streams));
+    }
+
+    /// The GET streams of the sessions still there.
+    fn standalone_streams(&self) -> Vec<Arc<EventStream>> {
+        lock_unpoisoned(&self.listeners)
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .filter_map(|streams| streams.standalone())
+            .collect()
+    }
+
+    /// Keeps a request of the client while it is under way (`key`: [`request_key`]);
+    /// refused when one with the same key is. `progress`: its token as the child knows it,
+    /// and the client's own when that differs.
+    pub(crate) fn begin(
+        &self,
+        key: Bytes,
+        output: Arc<PostOutput>,
+        progress: Option<(Bytes, Option<Bytes>)>,
+    ) -> Result<Arc<Forwarded>, DuplicateId> {
+        let (progress, client_token) = match progress {
+            Some((token, client)) => (Some(token), client),
+            None => (None, None),
+        };
+        let id = key;
         let forwarded = Arc::new(Forwarded {
             output: output.clone(),
             cancel: CancellationToken::new(),
@@ -98,12 +136,12 @@ impl Upward {
             requests.insert(id, forwarded.clone());
         }
         if let Some(token) = progress {
-            lock_unpoisoned(&self.progress).insert(token, output);
+            lock_unpoisoned(&self.progress).insert(token, Progressing { output, client_token });
         }
         Ok(forwarded)
     }
 
-    /// The request `id` (its JSON text) is done.
+    /// The request `id` ([`request_key`]) is done.
     pub(crate) fn end(&self, id: &[u8]) {
         let ended = lock_unpoisoned(&self.requests).remove(id);
         if let Some(token) = ended.and_then(|forwarded| forwarded.progress.clone()) {
@@ -111,7 +149,8 @@ impl Upward {
         }
     }
 
-    /// The client cancelled its request `id` (its JSON text); `false` when none is under way.
+    /// The client cancelled its request `id` ([`request_key`]); `false` when none is under
+    /// way.
     pub(crate) fn cancel(&self, id: &[u8]) -> bool {
         match lock_unpoisoned(&self.requests).get(id) {
             Some(forwarded) => {
@@ -122,56 +161,73 @@ impl Upward {
         }
     }
 
-    /// How many of the client's requests are under way.
-    pub(crate) fn under_way(&self) -> usize {
-        lock_unpoisoned(&self.requests).len()
+    /// How many requests of the session numbered `session` are under way.
+    pub(crate) fn under_way_in(&self, session: u64) -> usize {
+        let prefix = session.to_le_bytes();
+        lock_unpoisoned(&self.requests).keys().filter(|key| key.starts_with(&prefix)).count()
     }
 
-    /// The stream for a message that belongs to a request without naming it (a log
+    /// The streams for a message that belongs to a request without naming it (a log
     /// message, a request to the client): the latest request's under way, else the GET
-    /// stream.
-    fn related(&self) -> Option<Arc<EventStream>> {
+    /// streams.
+    fn related(&self) -> Vec<Arc<EventStream>> {
         let latest = lock_unpoisoned(&self.requests)
             .values()
             .max_by_key(|forwarded| forwarded.order)
             .map(|forwarded| forwarded.output.clone());
         match latest {
-            Some(output) => Some(output.stream().clone()),
-            None => self.streams.standalone(),
+            Some(output) => vec![output.stream().clone()],
+            None => self.standalone_streams(),
         }
     }
 
     /// Passes on a notification of the child (written again around its params, which go
     /// as the child wrote them).
     fn notification(&self, method: &str, params: Option<Params<'_>>) {
-        let target = match method {
+        let mut given_back = None;
+        let targets = match method {
             "notifications/progress" => {
                 let token = params.and_then(|params| params.get("progressToken"));
-                let output = token.and_then(|token| lock_unpoisoned(&self.progress).get(token.get().as_bytes()).cloned());
-                match output {
-                    Some(output) => Some(output.stream().clone()),
+                let progressing = token.and_then(|token| {
+                    let progress = lock_unpoisoned(&self.progress);
+                    let progressing = progress.get(token.get().as_bytes())?;
+                    Some((progressing.output.clone(), progressing.client_token.clone()))
+                });
+                match progressing {
+                    Some((output, client_token)) => {
+                        given_back = client_token;
+                        vec![output.stream().clone()]
+                    }
                     None => self.related(),
                 }
             }
             "notifications/message" => self.related(),
-            _ => self.streams.standalone(),
+            _ => self.standalone_streams(),
         };
-        let Some(stream) = target else {
+        if targets.is_empty() {
             // No stream to the client is open: nothing to send it on (as an SDK server
             // drops what it has no stream for).
             return;
-        };
+        }
         let raw = params.map(|params| params.raw());
+        let restored = given_back.as_ref().zip(raw.as_ref()).and_then(|(token, raw)| {
+            let text = std::str::from_utf8(token).ok()?;
+            super::aggregate::with_member_json(raw.get().as_bytes(), "progressToken", text)
+        });
+        let restored = restored.as_ref().and_then(|bytes| std::str::from_utf8(bytes).ok()).map(RawJson::from_validated);
+        let raw = restored.or(raw);
         let mut frame = BytesMut::with_capacity(64 + method.len() + raw.as_ref().map_or(0, |p| p.get().len()));
         if encode::write_call_raw(&mut frame, None, method, raw.as_ref()).is_ok() {
-            stream.push(&frame);
+            for stream in targets {
+                stream.push(&frame);
+            }
         }
     }
 
     /// Sends the child's request to the client, on the stream of the request it belongs to
     /// (or the GET stream), and waits for the client's answer.
     async fn ask_client(&self, method: &str, params: Option<JsonBytes>) -> FallbackAnswer {
-        let Some(stream) = self.related() else {
+        let Some(stream) = self.related().into_iter().next() else {
             return FallbackAnswer::Error(ErrorObject::internal_error(
                 "the client has no stream open to send this request on",
             ));
@@ -217,6 +273,14 @@ impl Upward {
         router.fallback(UpFallback(self.clone()));
         router
     }
+}
+
+/// The key of a client's request in an `Upward`: its session's number and its id's JSON text.
+pub(crate) fn request_key(session: u64, id_text: &[u8]) -> Bytes {
+    let mut key = BytesMut::with_capacity(8 + id_text.len());
+    key.extend_from_slice(&session.to_le_bytes());
+    key.extend_from_slice(id_text);
+    key.freeze()
 }
 
 /// Tells the client that a request sent to it is cancelled, unless disarmed.

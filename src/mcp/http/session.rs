@@ -233,6 +233,22 @@ impl<S: Kept> Sessions<S> {
         before - table.len()
     }
 
+    /// Ends the sessions `which` picks; how many.
+    pub(crate) fn remove_where(&self, which: impl Fn(&S) -> bool) -> usize {
+        let mut ended = Vec::new();
+        lock_unpoisoned(&self.table).retain(|_, session| {
+            let picked = which(session);
+            if picked {
+                ended.push(session.clone());
+            }
+            !picked
+        });
+        for session in &ended {
+            session.end();
+        }
+        ended.len()
+    }
+
     /// Ends every session (the service is shutting down); how many.
     pub(crate) fn end_all(&self) -> usize {
         let ended: Vec<Arc<S>> = lock_unpoisoned(&self.table).drain().map(|(_, session)| session).collect();
