@@ -716,3 +716,43 @@ async fn a_shared_child_serves_every_session() {
     gateway.shutdown(Duration::from_secs(1)).await;
     assert_eq!(gateway.child_count(), 0);
 }
+
+/// A client that does not read its stream is cut off once a bounded queue of events waits
+/// for it (it may resume from the bounded log); the gateway and the session go on.
+#[tokio::test]
+async fn a_client_that_does_not_read_its_stream_is_cut_off_and_the_rest_goes_on() {
+    let gateway = McpGateway::new(fake("")).with_resume_grace(Duration::from_secs(30));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{"count":3000,"bytes":2000}}}"#;
+    let flood = client.post(body).await;
+    assert_eq!(flood.headers()["content-type"], "text/event-stream");
+    // Not read while 6 MB are sent: other calls are answered meanwhile.
+    let started = Instant::now();
+    assert!(text_of(&client.call(2, "pid", json!({})).await)
+        .parse::<u32>()
+        .is_ok());
+    assert!(started.elapsed() < Duration::from_secs(5));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The stream was cut off: what is read ends before the 3,000 messages and the answer.
+    let bytes = tokio::time::timeout(Duration::from_secs(10), flood.into_body().collect())
+        .await
+        .expect("the cut stream ends")
+        .unwrap()
+        .to_bytes();
+    let events = parse_events(std::str::from_utf8(&bytes).unwrap());
+    assert!(
+        events.len() < 3000,
+        "{} events kept for a reader that did not read",
+        events.len()
+    );
+    assert!(
+        bytes.len() < 1 << 20,
+        "{} bytes waited for the reader",
+        bytes.len()
+    );
+    assert!(text_of(&client.call(3, "pid", json!({})).await)
+        .parse::<u32>()
+        .is_ok());
+    gateway.shutdown(Duration::from_secs(1)).await;
+}

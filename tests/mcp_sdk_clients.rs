@@ -6,10 +6,11 @@
 //! calls, concurrent sleeps, and (Python, HTTP) malformed JSON answered -32700 with the
 //! session going on. The Python client connects twice: probing `server/discover` first
 //! (its default), then with `initialize` straight away. Both also run through
-//! `examples/mcp_gateway` in front of `mcp_server` over stdio, and the TypeScript client
-//! through it in front of `@modelcontextprotocol/server-everything` over stdio
-//! (tests/mcp/ts_everything.cjs: tools, progress, sampling, elicitation and roots round
-//! trips, an aborted call, resources, prompts, 50 calls at once).
+//! `examples/mcp_gateway` in front of `mcp_server` over stdio, and both through it in front
+//! of `@modelcontextprotocol/server-everything` over stdio (tests/mcp/ts_everything.cjs,
+//! py_everything.py: tools, progress, sampling, elicitation and roots round trips, an
+//! aborted call, resources, prompts; 50 calls at once from TypeScript); and the TypeScript
+//! client over stdio through `mcp_gateway --connect` to server-everything's HTTP mode.
 #![cfg(all(unix, feature = "mcp", feature = "http"))]
 
 #[path = "support/example_binary.rs"]
@@ -232,4 +233,23 @@ fn the_typescript_sdk_client_over_stdio_through_the_gateway_to_a_remote_server()
         "ts_everything.cjs over stdio through mcp_gateway --connect",
         15,
     );
+}
+
+#[test]
+fn the_python_sdk_client_through_the_gateway_in_front_of_server_everything() {
+    let (Some(python), Some(modules)) = (mcp_peers::python(), mcp_peers::node_modules()) else {
+        return;
+    };
+    let everything = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let node = mcp_peers::node(&modules);
+    let gateway = gateway_in_front_of(&format!(
+        "exec '{}' '{}' stdio",
+        node.display(),
+        everything.display()
+    ));
+    let mut command = Command::new(&python);
+    command
+        .arg(mcp_peers::mcp_dir().join("py_everything.py"))
+        .arg(&gateway.address);
+    assert_report(&mut command, "py_everything.py through the gateway", 13);
 }

@@ -13,6 +13,7 @@ Otherwise it answers `initialize`, then these tools:
   with the client's result;
 - `progress`: sends two progress notifications for the call's token, then answers;
 - `cancels`: answers with the request ids of the cancellations it has received;
+- `flood {count, bytes}`: sends that many log messages of that size, then answers;
 - `pid`: answers with its process id.
 """
 import json
@@ -68,6 +69,11 @@ def call_tool(request):
             send({"jsonrpc": "2.0", "method": "notifications/progress",
                   "params": {"progressToken": token, "progress": step, "total": 2}})
         answer(request_id, "done")
+    elif name == "flood":
+        data = "y" * int(args.get("bytes", 1000))
+        for _ in range(int(args.get("count", 1000))):
+            send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": data}})
+        answer(request_id, "flooded")
     elif name == "cancels":
         answer(request_id, json.dumps(cancelled))
     elif name == "pid":
