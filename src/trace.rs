@@ -1,5 +1,6 @@
 //! Tracing (`tracing` feature): a span per request and events for what goes wrong, all under
-//! the target `rpcwire`; without the feature every call here compiles to nothing.
+//! the target `rpcwire`; without the feature every call here compiles to nothing. And the
+//! `Stopwatch` the latency histograms of the `metrics` feature read.
 //!
 //! Spans: `rpc.request` with `method`, `id`, and when it ends `outcome` (`ok`, `error`,
 //! `cancelled`) with the error `code` and `duration_us`. Events: handler timeouts, requests
@@ -109,6 +110,33 @@ impl RequestSpan {
             let micros = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
             self.span.record("duration_us", micros);
         }
+    }
+}
+
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))] // used by the proxy and the MCP gateway
+/// When something measured began, for a latency histogram of the `metrics` facade; without
+/// the `metrics` feature it holds nothing and the clock is not read.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stopwatch {
+    #[cfg(feature = "metrics")]
+    started: std::time::Instant,
+}
+
+#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+impl Stopwatch {
+    /// Starts timing (reads the clock only with the `metrics` feature).
+    #[inline]
+    pub(crate) fn start() -> Stopwatch {
+        Stopwatch {
+            #[cfg(feature = "metrics")]
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// Seconds since the start.
+    #[cfg(feature = "metrics")]
+    pub(crate) fn elapsed_secs(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
     }
 }
 

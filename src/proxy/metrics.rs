@@ -11,30 +11,7 @@
 //! | `rpcwire_gateway_coalesced_total` | counter | `method` |
 //! | `rpcwire_gateway_denied_total` | counter | `method` |
 
-/// When an attempt began, for its latency histogram; without the `metrics` feature it holds
-/// nothing and the clock is not read.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Stopwatch {
-    #[cfg(feature = "metrics")]
-    started: std::time::Instant,
-}
-
-impl Stopwatch {
-    /// Starts timing (reads the clock only with the `metrics` feature).
-    #[inline]
-    pub(crate) fn start() -> Stopwatch {
-        Stopwatch {
-            #[cfg(feature = "metrics")]
-            started: std::time::Instant::now(),
-        }
-    }
-
-    /// Seconds since the start.
-    #[cfg(feature = "metrics")]
-    pub(crate) fn elapsed_secs(&self) -> f64 {
-        self.started.elapsed().as_secs_f64()
-    }
-}
+pub(crate) use crate::trace::Stopwatch;
 
 /// An attempt on `upstream` began.
 #[inline]
@@ -53,7 +30,7 @@ pub(crate) fn attempt_ended(upstream: &str, method: &str, outcome: &'static str,
         let labels = [("upstream", upstream.to_owned()), ("method", method.to_owned())];
         metrics::gauge!("rpcwire_upstream_in_flight", "upstream" => upstream.to_owned()).decrement(1.0);
         metrics::histogram!("rpcwire_upstream_latency_seconds", &labels)
-            .record(stopwatch.started.elapsed().as_secs_f64());
+            .record(stopwatch.elapsed_secs());
         let [upstream, method] = labels;
         metrics::counter!(
             "rpcwire_upstream_requests_total",

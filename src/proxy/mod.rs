@@ -40,7 +40,7 @@ mod gateway;
 mod group;
 mod id_slot;
 mod link;
-pub(crate) mod metrics;
+mod metrics;
 mod retry;
 mod upstream;
 

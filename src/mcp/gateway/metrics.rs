@@ -9,7 +9,7 @@
 //! | `rpcwire_mcp_gateway_call_seconds` | histogram | |
 //! | `rpcwire_mcp_gateway_refused_total` | counter | `reason` (`spawn`, `busy`, `unauthorized`, `forbidden`, `sessions`) |
 
-pub(crate) use crate::proxy::metrics::Stopwatch;
+pub(crate) use crate::trace::Stopwatch;
 
 /// A session began.
 #[inline]
