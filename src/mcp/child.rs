@@ -69,19 +69,19 @@ impl ChildProcess {
         let _ = tokio::time::timeout(REAP_WAIT, self.child.wait()).await;
     }
 
-    /// Ends the child as the MCP stdio transport asks (its stdin closed before this): asks
-    /// the group to terminate, waits up to `grace` for the child, then kills the group; the
-    /// child is reaped either way. Its exit status, when it was seen.
+    /// Ends the child as the MCP stdio transport asks, its stdin closed before this: waits
+    /// up to `grace` for it to exit by itself, then asks its group to terminate and waits
+    /// `grace` again, then kills the group; the child is reaped either way, and what it left
+    /// in its group is killed. Its exit status, when it was seen.
     pub(crate) async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
-        if let Ok(Some(status)) = self.child.try_wait() {
-            // Gone already; what it left in its group goes too.
-            self.signal_group(true);
-            return Some(status);
-        }
-        self.signal_group(false);
-        if let Ok(Ok(status)) = tokio::time::timeout(grace, self.child.wait()).await {
-            self.signal_group(true);
-            return Some(status);
+        for ask in [None, Some(false)] {
+            if let Some(kill) = ask {
+                self.signal_group(kill);
+            }
+            if let Ok(Ok(status)) = tokio::time::timeout(grace, self.child.wait()).await {
+                self.signal_group(true);
+                return Some(status);
+            }
         }
         self.signal_group(true);
         tokio::time::timeout(REAP_WAIT, self.child.wait()).await.ok()?.ok()
