@@ -756,3 +756,209 @@ async fn a_client_that_does_not_read_its_stream_is_cut_off_and_the_rest_goes_on(
         .is_ok());
     gateway.shutdown(Duration::from_secs(1)).await;
 }
+
+/// The HTTP rules of the endpoint, each refused with its status; `/healthz`; and the gateway
+/// served over a socket until a signal, then shut down.
+#[tokio::test]
+async fn the_endpoints_rules_and_serving_over_a_socket_until_a_signal() {
+    let command = fake("")
+        .env("RPCWIRE_TEST", "1")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    assert!(command.to_string().starts_with("python3 "), "{command}");
+    let gateway = McpGateway::new(command)
+        .with_path("/rpc")
+        .with_allowed_hosts(["mcp.example.com"])
+        .with_timeouts(Duration::from_secs(5), Duration::from_secs(5))
+        .with_terminate_grace(Duration::from_millis(200));
+    let mut client = Client::new(&gateway);
+    let to = |method: &str, uri: &str, headers: &[(&str, &str)], body: &str| {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("host", "mcp.example.com:443");
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(Full::new(Bytes::from(body.to_owned()))).unwrap()
+    };
+    let both = ("accept", "application/json, text/event-stream");
+    let json = ("content-type", "application/json");
+    let cases = [
+        (
+            to("POST", "/mcp", &[both, json], INITIALIZE),
+            StatusCode::NOT_FOUND,
+        ),
+        (to("POST", "/healthz", &[], ""), StatusCode::METHOD_NOT_ALLOWED),
+        (
+            to("PUT", "/rpc", &[both, json], ""),
+            StatusCode::METHOD_NOT_ALLOWED,
+        ),
+        (
+            to(
+                "POST",
+                "/rpc",
+                &[("accept", "application/json"), json],
+                INITIALIZE,
+            ),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            to(
+                "POST",
+                "/rpc",
+                &[both, ("content-type", "text/plain")],
+                INITIALIZE,
+            ),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        ),
+        (
+            to(
+                "POST",
+                "/rpc",
+                &[both, json, ("mcp-session-id", "nope")],
+                INITIALIZE,
+            ),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            to("POST", "/rpc", &[both, json, ("mcp-session-id", "")], INITIALIZE),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            to("POST", "/rpc", &[both, json], &" ".repeat(5 << 20)),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+        (
+            to("GET", "/rpc", &[("accept", "application/json")], ""),
+            StatusCode::NOT_ACCEPTABLE,
+        ),
+        (
+            to("GET", "/rpc", &[("accept", "text/event-stream")], ""),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            to(
+                "GET",
+                "/rpc",
+                &[("accept", "text/event-stream"), ("mcp-session-id", "nope")],
+                "",
+            ),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            to(
+                "GET",
+                "/rpc",
+                &[("accept", "text/event-stream"), ("mcp-session-id", "")],
+                "",
+            ),
+            StatusCode::BAD_REQUEST,
+        ),
+        (to("DELETE", "/rpc", &[], ""), StatusCode::BAD_REQUEST),
+        (
+            to("DELETE", "/rpc", &[("mcp-session-id", "")], ""),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            to(
+                "POST",
+                "/rpc",
+                &[both, json],
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            ),
+            StatusCode::BAD_REQUEST,
+        ),
+    ];
+    for (request, status) in cases {
+        let what = format!("{} {} {:?}", request.method(), request.uri(), request.headers());
+        assert_eq!(client.send(request).await.status(), status, "{what}");
+    }
+    let initialized = client.send(to("POST", "/rpc", &[both, json], INITIALIZE)).await;
+    assert_eq!(initialized.status(), StatusCode::OK);
+    assert_eq!(gateway.session_count(), 1);
+    assert_eq!(gateway.sweep(), 0, "not idle yet");
+
+    // Over a socket: served until the signal, then shut down (the child ended).
+    let gateway = McpGateway::new(fake("")).without_host_check();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(gateway.clone().serve_until(
+        listener,
+        async move {
+            let _ = stopped.await;
+        },
+        Duration::from_secs(1),
+    ));
+    let stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let request = Request::post("/mcp")
+        .header("host", "anything.example")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from_static(INITIALIZE.as_bytes())))
+        .unwrap();
+    let answer = sender.send_request(request).await.unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert_eq!(gateway.child_count(), 1);
+    stop.send(()).unwrap();
+    tokio::time::timeout(Duration::from_secs(15), serving)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(gateway.child_count(), 0);
+    let health = Request::get("/healthz").body(Full::new(Bytes::new())).unwrap();
+    let mut service = gateway.clone();
+    let health = json_of(service.call(health).await.unwrap()).await;
+    assert_eq!(health["status"], "closing");
+}
+
+/// What the child sends outside any request goes on the GET stream; a request the child
+/// cancels is cancelled at the client too.
+#[tokio::test]
+async fn the_childs_announcements_reach_the_get_stream_and_its_cancellations_the_client() {
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let get = client.request("GET", "");
+    let stream = client.send(get).await;
+    assert_eq!(stream.status(), StatusCode::OK);
+    let mut stream = stream.into_body();
+    assert_eq!(text_of(&client.call(1, "announce", json!({})).await), "announced");
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let frame = tokio::time::timeout(Duration::from_secs(10), stream.frame())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        for (_, data) in parse_events(std::str::from_utf8(frame.data_ref().unwrap()).unwrap()) {
+            if !data.is_empty() {
+                seen.push(serde_json::from_str::<Value>(&data).unwrap()["method"].clone());
+            }
+        }
+    }
+    assert!(
+        seen.contains(&json!("notifications/tools/list_changed"))
+            && seen.contains(&json!("notifications/custom")),
+        "{seen:?}"
+    );
+    // The child asks the client, then cancels its request: the client is told.
+    let messages = messages_of(client.post(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask-then-cancel","arguments":{}}}"#).await).await;
+    let asked = messages
+        .iter()
+        .find(|m| m["method"] == "sampling/createMessage")
+        .expect("asked");
+    let cancelled = messages
+        .iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .expect("cancelled");
+    assert_eq!(cancelled["params"]["requestId"], asked["id"]);
+    assert_eq!(text_of(messages.last().unwrap()), "cancelled");
+    gateway.shutdown(Duration::from_secs(1)).await;
+}

@@ -1,10 +1,10 @@
-//! `McpGateway` opening and closing a thousand sessions in front of `examples/mcp_server`
-//! over stdio — ended by DELETE, by idle expiry and by shutdown — leaves no child running
-//! and no descriptor open. Alone in its test binary, so that what it counts is its own.
+//! `McpGateway` opening and closing a thousand sessions in front of a stdio server — ended by
+//! DELETE, by idle expiry and by shutdown — leaves no child running and no descriptor open.
+//! Alone in its test binary, so that what it counts is its own. The server is `sed` answering
+//! `initialize` (a thousand instrumented Rust children would each write a coverage profile,
+//! and reused process ids make their files collide).
 #![cfg(all(unix, feature = "mcp", feature = "http"))]
 
-#[path = "support/example_binary.rs"]
-mod example_binary;
 #[path = "support/sse.rs"]
 mod sse;
 
@@ -15,6 +15,9 @@ use http::{Request, StatusCode};
 use http_body_util::Full;
 use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
 use tower_service::Service;
+
+/// Answers `initialize` (as the gateway's Peer writes it, a numeric id) and drops the rest.
+const SERVER: &str = r#"s/^{"jsonrpc":"2.0","id":\([0-9]*\),"method":"initialize".*/{"jsonrpc":"2.0","id":\1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"sed","version":"1"}}}/;t;d"#;
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
@@ -79,8 +82,7 @@ fn open_descriptors() -> usize {
 /// A thousand sessions opened and closed leave no child running and no descriptor open.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_sessions_leave_no_process_or_descriptor_behind() {
-    let server = example_binary::example_binary("mcp_server");
-    let mut gateway = McpGateway::new(StdioCommand::new(&server))
+    let mut gateway = McpGateway::new(StdioCommand::new("sed").args(["-u", SERVER]))
         .with_sessions(2048, Duration::from_millis(200))
         .with_terminate_grace(Duration::from_millis(500));
     // One session first: what the runtime opens once (the signal pipe) is counted.

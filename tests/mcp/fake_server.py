@@ -14,7 +14,10 @@ Otherwise it answers `initialize`, then these tools:
 - `progress`: sends two progress notifications for the call's token, then answers;
 - `cancels`: answers with the request ids of the cancellations it has received;
 - `flood {count, bytes}`: sends that many log messages of that size, then answers;
-- `pid`: answers with its process id.
+- `pid`: answers with its process id;
+- `ask-then-cancel`: asks the client `sampling/createMessage`, cancels that request, answers;
+- `announce`: sends `notifications/tools/list_changed` and `notifications/custom` (outside
+  any request), then answers.
 """
 import json
 import os
@@ -74,6 +77,15 @@ def call_tool(request):
         for _ in range(int(args.get("count", 1000))):
             send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": data}})
         answer(request_id, "flooded")
+    elif name == "ask-then-cancel":
+        send({"jsonrpc": "2.0", "id": "ask-2", "method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}})
+        time.sleep(0.2)
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "ask-2"}})
+        answer(request_id, "cancelled")
+    elif name == "announce":
+        send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+        send({"jsonrpc": "2.0", "method": "notifications/custom", "params": {"x": 1}})
+        answer(request_id, "announced")
     elif name == "cancels":
         answer(request_id, json.dumps(cancelled))
     elif name == "pid":
