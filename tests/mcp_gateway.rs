@@ -962,3 +962,80 @@ async fn the_childs_announcements_reach_the_get_stream_and_its_cancellations_the
     assert_eq!(text_of(messages.last().unwrap()), "cancelled");
     gateway.shutdown(Duration::from_secs(1)).await;
 }
+
+/// Several servers: list pages fetched whole, completion and resources routed, the methods
+/// sent to all, the unknown ones refused; one server failing `initialize` fails it.
+#[tokio::test]
+async fn several_servers_page_route_and_refuse_as_they_should() {
+    let gateway = McpGateway::several([("a", fake("")), ("b", fake(""))]);
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let mut ask = async |id: u64, method: &str, params: Value| {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        answer_of(client.post(&body.to_string()).await).await
+    };
+    let tools = ask(1, "tools/list", json!({})).await;
+    let names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["a__pid", "a__sleep", "b__pid", "b__sleep"],
+        "every page of each"
+    );
+    assert!(tools["result"].get("nextCursor").is_none());
+    let listed = ask(2, "resources/list", json!({})).await;
+    assert_eq!(listed["result"]["resources"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        ask(3, "resources/read", json!({"uri": "fake://one"})).await["result"]["contents"][0]["text"],
+        "one"
+    );
+    let missing = ask(4, "resources/read", json!({"uri": "fake://none"})).await;
+    assert_eq!(
+        missing["error"]["code"], -32002,
+        "each server asked, the last error given"
+    );
+    assert!(ask(5, "resources/templates/list", json!({})).await["result"]["resourceTemplates"].is_array());
+    assert!(ask(6, "prompts/list", json!({})).await["result"]["prompts"].is_array());
+    assert_eq!(
+        ask(7, "logging/setLevel", json!({"level": "info"})).await["result"],
+        json!({})
+    );
+    let completion =
+        json!({"ref": {"type": "ref/prompt", "name": "b__greet"}, "argument": {"name": "x", "value": "y"}});
+    assert_eq!(
+        ask(8, "completion/complete", completion).await["result"],
+        json!({})
+    );
+    let completion = json!({"ref": {"type": "ref/resource", "uri": "fake://one"}, "argument": {"name": "x", "value": "y"}});
+    assert_eq!(
+        ask(9, "completion/complete", completion).await["result"],
+        json!({})
+    );
+    assert_eq!(
+        ask(10, "completion/complete", json!({})).await["error"]["code"],
+        -32602
+    );
+    assert_eq!(
+        ask(11, "resources/subscribe", json!({"uri": "fake://one"})).await["result"],
+        json!({})
+    );
+    assert_eq!(
+        ask(12, "elsewhere/unknown", json!({})).await["error"]["code"],
+        -32601
+    );
+    assert!(
+        text_of(&ask(13, "tools/call", json!({"name": "a__pid", "arguments": {}})).await)
+            .parse::<u32>()
+            .is_ok()
+    );
+    gateway.shutdown(Duration::from_secs(1)).await;
+
+    let gateway = McpGateway::several([("a", fake("")), ("b", fake("crash-init"))]);
+    let answer = json_of(Client::new(&gateway).post(INITIALIZE).await).await;
+    assert_eq!(answer["error"]["code"], SERVER_GONE);
+    eventually("both children are reaped", || gateway.child_count() == 0).await;
+}

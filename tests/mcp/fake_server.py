@@ -4,7 +4,9 @@
     python3 fake_server.py [MODE]
 
 MODE `crash-init` exits with status 3 on `initialize`; `silent-init` never answers it.
-Otherwise it answers `initialize`, then these tools:
+Otherwise it answers `initialize`; lists its tools in two pages (`tools/list`, `nextCursor`),
+one resource `fake://one` (`resources/list`, `resources/read`; another URI is -32002); answers
+other requests with an empty result; and runs these tools:
 
 - `sleep {seconds}`: answers after sleeping (a thread per call, so cancellations arrive);
 - `exit`: exits with status 7 without answering;
@@ -108,6 +110,19 @@ for line in sys.stdin:
             "serverInfo": {"name": "fake", "version": "1"}}})
     elif method == "notifications/cancelled":
         cancelled.append(message["params"]["requestId"])
+    elif method == "tools/list":
+        cursor = (message.get("params") or {}).get("cursor")
+        page = {"tools": [{"name": "sleep", "inputSchema": {"type": "object"}}]} if cursor == "2" else {
+            "tools": [{"name": "pid", "inputSchema": {"type": "object"}}], "nextCursor": "2"}
+        send({"jsonrpc": "2.0", "id": message["id"], "result": page})
+    elif method == "resources/list":
+        send({"jsonrpc": "2.0", "id": message["id"], "result": {"resources": [{"uri": "fake://one", "name": "one"}]}})
+    elif method == "resources/read":
+        uri = message["params"]["uri"]
+        if uri == "fake://one":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {"contents": [{"uri": uri, "text": "one"}]}})
+        else:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32002, "message": "no such resource"}})
     elif method == "tools/call":
         threading.Thread(target=call_tool, args=(message,), daemon=True).start()
     elif method is None and "id" in message:

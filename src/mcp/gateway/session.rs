@@ -245,7 +245,9 @@ impl Children {
                 let name = aggregate::string_member(&reference, "name");
                 if let Some((server, own)) = name.as_deref().and_then(|name| aggregate::split_name(name, &names)) {
                     let renamed = aggregate::with_member(reference.as_bytes(), "name", own);
-                    let params = renamed.and_then(|r| replace_member(params?, "ref", std::str::from_utf8(&r).ok()?));
+                    let params = renamed
+                        .and_then(|r| aggregate::with_member_json(params?, "ref", std::str::from_utf8(&r).ok()?))
+                        .map(JsonBytes::from_validated);
                     return self.call(server, method, params).await;
                 }
                 let uri = aggregate::string_member(&reference, "uri");
@@ -542,16 +544,6 @@ fn uris_in(page: &JsonBytes) -> Vec<String> {
         .iter()
         .filter_map(|resource| aggregate::string_member(resource.get(), "uri"))
         .collect()
-}
-
-/// `object` with its member `member` replaced by the JSON text `value`.
-fn replace_member(object: &[u8], member: &str, value: &str) -> Option<JsonBytes> {
-    let range = crate::json::iter::member_value_range(object, member)?;
-    let mut out = BytesMut::with_capacity(object.len() + value.len());
-    out.extend_from_slice(&object[..range.start]);
-    out.extend_from_slice(value.as_bytes());
-    out.extend_from_slice(&object[range.end..]);
-    Some(JsonBytes::from_validated(out.freeze()))
 }
 
 /// Runs `futures` at once; their outputs in order.

@@ -591,3 +591,24 @@ struct Resume {
     last_id: Option<String>,
     retry: Duration,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recovery_asked_of_a_shared_client_makes_its_own_keeping_the_settings() {
+        let client = StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap());
+        client.set_protocol_version(crate::mcp::ProtocolVersion::V2025_11_25);
+        let before = client.clone();
+        let recovering = client.with_session_recovery();
+        assert!(recovering.shared.recover);
+        assert!(!before.shared.recover, "the clone made before keeps its own");
+        let version = lock_unpoisoned(&recovering.shared.version).clone();
+        assert_eq!(version.as_ref().and_then(|v| v.to_str().ok()), Some("2025-11-25"));
+        assert!(StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap())
+            .with_session_recovery()
+            .shared
+            .recover);
+    }
+}
