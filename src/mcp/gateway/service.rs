@@ -50,12 +50,12 @@ pub const SHUTTING_DOWN: i64 = -32003;
 /// it within a grace period (5 s by default) gets the request cancelled at the child.
 ///
 /// - Faults: a child that exits, closes its output or writes a line over the limit ends its
-///   session — every request under way is answered with an error ([`SERVER_GONE`]
-///   (super::SERVER_GONE)) at once and the session's next request gets `404`; a request the
+///   session — every request under way is answered with an error
+///   ([`SERVER_GONE`](super::SERVER_GONE)) at once and the session's next request gets `404`; a request the
 ///   child does not answer in time gets [`SERVER_TIMEOUT`](super::SERVER_TIMEOUT); a child
 ///   that cannot be started is answered `502` with the reason.
-/// - Children are ended with their whole process group (stdin closed, `SIGTERM`, then
-///   `SIGKILL` after a grace period) and reaped, on `DELETE`, idle expiry, shutdown, or
+/// - Children are ended with their whole process group (stdin closed, a grace period to
+///   exit, `SIGTERM`, another, then `SIGKILL`) and reaped, on `DELETE`, idle expiry, shutdown, or
 ///   their own end.
 /// - Bounds: sessions (1,024), requests under way per session (64) and overall (1,024),
 ///   answered `-32000` at once when full; events kept per stream for slow or reconnecting
