@@ -59,6 +59,7 @@ impl ChildProcess {
     }
 
     /// Waits for the child to exit.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the gateway's
     pub(crate) async fn wait(&mut self) -> std::io::Result<ExitStatus> {
         self.child.wait().await
     }
@@ -73,6 +74,7 @@ impl ChildProcess {
     /// up to `grace` for it to exit by itself, then asks its group to terminate and waits
     /// `grace` again, then kills the group; the child is reaped either way, and what it left
     /// in its group is killed. Its exit status, when it was seen.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the gateway's
     pub(crate) async fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
         for ask in [None, Some(false)] {
             if let Some(kill) = ask {

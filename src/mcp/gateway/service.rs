@@ -27,15 +27,14 @@ use crate::encode;
 use crate::mcp::http::answer::{accepted, event_stream, json_answer, json_status, refusal, rpc_refusal};
 use crate::mcp::http::origin::{self, LOOPBACK_HOSTS};
 use crate::mcp::http::output::{Outcome, PostOutput};
-use crate::mcp::http::request::{accepts, is_json, session_id, Unfinished};
-use crate::mcp::http::service::{LAST_EVENT_ID, SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
+use crate::mcp::http::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, Unfinished};
+use crate::mcp::http::service::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
+use crate::mcp::http::serving::serve_connections;
 use crate::mcp::http::session::Sessions;
-use crate::mcp::http::stream::parse_event_id;
 use crate::mcp::http::McpBody;
 use crate::mcp::version::ProtocolVersion;
 use crate::message::{id_range_within, ErrorObject, Id, JsonBytes, Message, Params};
 use crate::parse::{Limits, Parser};
-use crate::transport::http::body::{read_limited, ReadError};
 use crate::transport::CancelProtocol;
 
 /// The error code of a request refused because the gateway is shutting down.
@@ -428,39 +427,8 @@ impl McpGateway {
         signal: impl Future<Output = ()>,
         deadline: Duration,
     ) -> std::io::Result<()> {
-        let sweeper = {
-            let sessions = Arc::downgrade(&self.sessions);
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_secs(30));
-                loop {
-                    tick.tick().await;
-                    match sessions.upgrade() {
-                        Some(sessions) => sessions.sweep(),
-                        None => break,
-                    };
-                }
-            })
-        };
-        let mut signal = std::pin::pin!(signal);
-        let served = loop {
-            let (stream, _) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    Err(error) => break Err(error),
-                },
-                () = &mut signal => break Ok(()),
-            };
-            let _ = stream.set_nodelay(true);
-            let service = hyper_util::service::TowerToHyperService::new(self.clone());
-            tokio::spawn(async move {
-                let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-                let _ = builder
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
-        };
-        drop(listener);
-        sweeper.abort();
+        let sessions = Arc::downgrade(&self.sessions);
+        let served = serve_connections(self.clone(), listener, sessions, Duration::from_secs(30), signal).await;
         self.shutdown(deadline).await;
         served
     }
@@ -544,33 +512,16 @@ impl McpGateway {
         B::Error: std::fmt::Display,
     {
         let (parts, body) = request.into_parts();
-        let headers = &parts.headers;
-        if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
-            return refusal(
-                StatusCode::NOT_ACCEPTABLE,
-                "Not Acceptable: the client must accept both application/json and text/event-stream",
-            );
+        if let Some(refused) = refuse_post_headers(&parts.headers) {
+            return refused;
         }
-        if !is_json(headers) {
-            return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type: use application/json");
-        }
-        let session = match session_id(headers) {
-            Ok(None) => None,
-            Ok(Some(id)) => match self.sessions.get(id) {
-                Some(session) => Some(session),
-                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
-            },
-            Err(invalid) => return invalid.answer(),
+        let session = match session_of(&self.sessions, &parts.headers) {
+            Ok(session) => session,
+            Err(refused) => return refused,
         };
-        if http_body::Body::size_hint(&body).lower() > self.config.max_body as u64 {
-            return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
-        }
-        let body = std::pin::pin!(body);
-        let body = match tokio::time::timeout(self.config.body_timeout, read_limited(body, self.config.max_body)).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(ReadError::TooLarge)) => return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"),
-            Ok(Err(ReadError::Broken(_))) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: the body broke off"),
-            Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout"),
+        let body = match read_post_body(body, self.config.max_body, self.config.body_timeout).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
         };
         let parsed = match self.parser.parse(&body) {
             Ok(parsed) => parsed,
@@ -783,39 +734,15 @@ impl McpGateway {
     }
 
     fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
-        if !accepts(headers, "text/event-stream") {
-            return refusal(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
-        }
-        let session = match session_id(headers) {
-            Ok(Some(id)) => match self.sessions.get(id) {
-                Some(session) => session,
-                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
-            },
-            Ok(None) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
-            Err(invalid) => return invalid.answer(),
+        let session = match get_session(&self.sessions, headers) {
+            Ok(session) => session,
+            Err(refused) => return refused,
         };
-        let streams = &session.streams;
-        let resumed = headers
-            .get(LAST_EVENT_ID)
-            .and_then(|value| value.to_str().ok())
-            .and_then(parse_event_id)
-            .and_then(|(number, seq)| streams.stream(number)?.attach(Some(seq)));
-        if let Some(events) = resumed {
-            return event_stream(events);
-        }
-        match streams.open_standalone() {
-            Some((stream, _)) => event_stream(stream.attach_from_now()),
-            None => refusal(StatusCode::CONFLICT, "Conflict: the session's stream is open already"),
-        }
+        resumed(&session.streams, headers).unwrap_or_else(|| standalone(session.streams.open_standalone().map(|(stream, _)| stream)))
     }
 
     fn delete(&self, headers: &HeaderMap) -> Response<McpBody> {
-        match session_id(headers) {
-            Ok(Some(id)) if self.sessions.remove(id) => Response::new(McpBody::empty()),
-            Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
-            Ok(None) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
-            Err(invalid) => invalid.answer(),
-        }
+        delete_session(&self.sessions, headers)
     }
 }
 

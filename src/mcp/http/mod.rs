@@ -19,6 +19,7 @@ pub(crate) mod output;
 mod remote;
 pub(crate) mod request;
 pub(crate) mod service;
+pub(crate) mod serving;
 pub(crate) mod session;
 mod stateless;
 pub(crate) mod stream;

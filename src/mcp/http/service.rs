@@ -19,15 +19,13 @@ use super::body::McpBody;
 use super::origin::{self, LOOPBACK_HOSTS};
 use super::output::{Outcome, PostOutput};
 use super::remote::StreamRemote;
-use super::request::{accepts, is_json, session_id, Unfinished};
+use super::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, Unfinished};
 use super::session::{HttpSession, Sessions};
 use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
-use super::stream::parse_event_id;
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
 use crate::mcp::server::{McpServer, Registry};
 use crate::mcp::version::ProtocolVersion;
 use crate::message::{ErrorObject, JsonBytes, Message, Response as RpcResponse};
-use crate::transport::http::body::{read_limited, ReadError};
 use crate::transport::CancelProtocol;
 
 /// The header that carries the session id.
@@ -248,35 +246,8 @@ impl StreamableHttpService {
     /// # }
     /// ```
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
-        let sweeper = {
-            let sessions = Arc::downgrade(&self.sessions);
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(Duration::from_secs(60));
-                loop {
-                    tick.tick().await;
-                    match sessions.upgrade() {
-                        Some(sessions) => sessions.sweep(),
-                        None => break,
-                    };
-                }
-            })
-        };
-        let served = loop {
-            let (stream, _) = match listener.accept().await {
-                Ok(accepted) => accepted,
-                Err(error) => break Err(error),
-            };
-            let _ = stream.set_nodelay(true);
-            let service = hyper_util::service::TowerToHyperService::new(self.clone());
-            tokio::spawn(async move {
-                let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-                let _ = builder
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                    .await;
-            });
-        };
-        sweeper.abort();
-        served
+        let sessions = Arc::downgrade(&self.sessions);
+        super::serving::serve_connections(self, listener, sessions, Duration::from_secs(60), std::future::pending()).await
     }
 
     async fn answer<B>(self, request: Request<B>) -> Response<McpBody>
@@ -340,34 +311,16 @@ impl StreamableHttpService {
         B::Error: std::fmt::Display,
     {
         let (parts, body) = request.into_parts();
-        let headers = &parts.headers;
-        if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
-            return refusal(
-                StatusCode::NOT_ACCEPTABLE,
-                "Not Acceptable: the client must accept both application/json and text/event-stream",
-            );
+        if let Some(refused) = refuse_post_headers(&parts.headers) {
+            return refused;
         }
-        if !is_json(headers) {
-            return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, "Unsupported Media Type: use application/json");
-        }
-        let session = match session_id(headers) {
-            Ok(None) => None,
-            Ok(Some(id)) => match self.sessions.get(id) {
-                Some(session) => Some(session),
-                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
-            },
-            Err(invalid) => return invalid.answer(),
+        let session = match session_of(&self.sessions, &parts.headers) {
+            Ok(session) => session,
+            Err(refused) => return refused,
         };
-        let declared = http_body::Body::size_hint(&body).lower();
-        if declared > self.config.max_body as u64 {
-            return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large");
-        }
-        let body = std::pin::pin!(body);
-        let body = match tokio::time::timeout(self.config.body_timeout, read_limited(body, self.config.max_body)).await {
-            Ok(Ok(body)) => body,
-            Ok(Err(ReadError::TooLarge)) => return refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"),
-            Ok(Err(ReadError::Broken(_))) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: the body broke off"),
-            Err(_) => return refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout"),
+        let body = match read_post_body(body, self.config.max_body, self.config.body_timeout).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
         };
         if let Some(stateless) = self.stateless.as_ref().filter(|stateless| session.is_none() && stateless.claims(&parts.headers, &body)) {
             return stateless.post(&parts.headers, body).await;
@@ -514,38 +467,15 @@ impl StreamableHttpService {
     }
 
     fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
-        if !accepts(headers, "text/event-stream") {
-            return refusal(StatusCode::NOT_ACCEPTABLE, "Not Acceptable: the client must accept text/event-stream");
-        }
-        let session = match session_id(headers) {
-            Ok(Some(id)) => match self.sessions.get(id) {
-                Some(session) => session,
-                None => return refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
-            },
-            Ok(None) => return refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
-            Err(invalid) => return invalid.answer(),
+        let session = match get_session(&self.sessions, headers) {
+            Ok(session) => session,
+            Err(refused) => return refused,
         };
-        let resumed = headers
-            .get(LAST_EVENT_ID)
-            .and_then(|value| value.to_str().ok())
-            .and_then(parse_event_id)
-            .and_then(|(number, seq)| session.streams.stream(number)?.attach(Some(seq)));
-        if let Some(events) = resumed {
-            return event_stream(events);
-        }
-        match session.open_standalone() {
-            Some(stream) => event_stream(stream.attach_from_now()),
-            None => refusal(StatusCode::CONFLICT, "Conflict: the session's stream is open already"),
-        }
+        resumed(&session.streams, headers).unwrap_or_else(|| standalone(session.open_standalone()))
     }
 
     fn delete(&self, headers: &HeaderMap) -> Response<McpBody> {
-        match session_id(headers) {
-            Ok(Some(id)) if self.sessions.remove(id) => Response::new(McpBody::empty()),
-            Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
-            Ok(None) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
-            Err(invalid) => invalid.answer(),
-        }
+        delete_session(&self.sessions, headers)
     }
 }
 
