@@ -24,10 +24,10 @@ use super::session::{Children, ClientRequest, GatewaySession, Servers, SessionLi
 use super::upward::request_key;
 use crate::mcp::http::session::Kept;
 use crate::encode;
-use crate::mcp::http::answer::{accepted, event_stream, json_answer, json_status, refusal, rpc_refusal};
+use crate::mcp::http::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
 use crate::mcp::http::origin::{self, LOOPBACK_HOSTS};
-use crate::mcp::http::output::{Outcome, PostOutput};
-use crate::mcp::http::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, Unfinished};
+use crate::mcp::http::output::PostOutput;
+use crate::mcp::http::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, answer_post};
 use crate::mcp::http::service::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
 use crate::mcp::http::serving::serve_connections;
 use crate::mcp::http::session::Sessions;
@@ -709,26 +709,13 @@ impl McpGateway {
         let done = output.clone();
         // Run here, in the POST's own task; when the POST is dropped it goes on in a task of
         // its own, which cancels it at the child unless its stream is read again.
-        let mut work = Unfinished(Some(Box::pin(async move {
+        let work = Box::pin(async move {
             let _permits = (permit, overall);
             let answer = session.forward(&request, &forwarded).await;
             session.up().end(&key);
             done.complete(answer);
-        })));
-        let handler = work.0.as_mut().expect("just made");
-        let response = tokio::select! {
-            biased;
-            () = handler => {
-                work.0 = None;
-                match output.outcome() {
-                    Outcome::Json(Some(answer)) => json_answer(answer),
-                    // Cancelled: no answer, as MCP wants; a stream that ends at once.
-                    Outcome::Json(None) => event_stream(tokio::sync::mpsc::channel(1).1),
-                    Outcome::Events(events) => event_stream(events),
-                }
-            }
-            events = output.streaming() => event_stream(events),
-        };
+        });
+        let response = answer_post(&output, work).await;
         post_gone.disarm();
         response
     }

@@ -28,7 +28,7 @@ pub(crate) fn is_json(headers: &HeaderMap) -> bool {
 
 /// A handler's future that is not done: dropped with the POST's task, it goes on in a task
 /// of its own (a client going away does not cancel its request; its stream can be resumed).
-pub(crate) struct Unfinished(pub(crate) Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+struct Unfinished(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
 
 impl Drop for Unfinished {
     fn drop(&mut self) {
@@ -159,5 +159,27 @@ pub(crate) fn delete_session<S: Kept>(sessions: &Sessions<S>, headers: &HeaderMa
         Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
         Ok(None) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
         Err(invalid) => invalid.answer(),
+    }
+}
+
+/// The answer to a POST whose `work` writes to `output`: run here, in the POST's own task,
+/// until it is done (JSON, or the stream it made) or its answer has become a stream; when the
+/// POST is dropped before, the work goes on in a task of its own.
+pub(crate) async fn answer_post(output: &super::output::PostOutput, work: Pin<Box<dyn Future<Output = ()> + Send>>) -> Response<McpBody> {
+    use super::output::Outcome;
+    let mut work = Unfinished(Some(work));
+    let handler = work.0.as_mut().expect("just made");
+    tokio::select! {
+        biased;
+        () = handler => {
+            work.0 = None;
+            match output.outcome() {
+                Outcome::Json(Some(answer)) => super::answer::json_answer(answer),
+                // Cancelled (no answer, as MCP wants): a stream that ends at once.
+                Outcome::Json(None) => event_stream(tokio::sync::mpsc::channel(1).1),
+                Outcome::Events(events) => event_stream(events),
+            }
+        }
+        events = output.streaming() => event_stream(events),
     }
 }

@@ -14,12 +14,12 @@ use http::header::{HeaderMap, HeaderValue, ALLOW};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 
-use super::answer::{accepted, event_stream, json_answer, json_status, refusal, rpc_refusal};
+use super::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
 use super::body::McpBody;
 use super::origin::{self, LOOPBACK_HOSTS};
-use super::output::{Outcome, PostOutput};
+use super::output::PostOutput;
 use super::remote::StreamRemote;
-use super::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, Unfinished};
+use super::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, answer_post};
 use super::session::{HttpSession, Sessions};
 use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
@@ -442,26 +442,13 @@ impl StreamableHttpService {
                 let done = output.clone();
                 // Run here, in the POST's own task: no task of its own unless the answer
                 // becomes a stream (or the client goes away) before the handler is done.
-                let mut work = Unfinished(Some(Box::pin(async move {
+                let work = Box::pin(async move {
                     let _permit = permit;
                     let mut out = BytesMut::new();
                     let answered = pending.answer_supervised(&session.router, &serving, &mut out).await;
                     done.complete(answered.then(|| out.freeze()));
-                })));
-                let handler = work.0.as_mut().expect("just made");
-                tokio::select! {
-                    biased;
-                    () = handler => {
-                        work.0 = None;
-                        match output.outcome() {
-                            Outcome::Json(Some(answer)) => json_answer(answer),
-                            // Cancelled (no answer, as MCP wants): a stream that ends at once.
-                            Outcome::Json(None) => event_stream(tokio::sync::mpsc::channel(1).1),
-                            Outcome::Events(events) => event_stream(events),
-                        }
-                    }
-                    events = output.streaming() => event_stream(events),
-                }
+                });
+                answer_post(&output, work).await
             }
         }
     }
