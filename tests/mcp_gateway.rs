@@ -877,6 +877,8 @@ async fn the_endpoints_rules_and_serving_over_a_socket_until_a_signal() {
     assert_eq!(initialized.status(), StatusCode::OK);
     assert_eq!(gateway.session_count(), 1);
     assert_eq!(gateway.sweep(), 0, "not idle yet");
+    gateway.shutdown(Duration::from_secs(1)).await;
+    assert_eq!(gateway.child_count(), 0);
 
     // Over a socket: served until the signal, then shut down (the child ended).
     let gateway = McpGateway::new(fake("")).without_host_check();

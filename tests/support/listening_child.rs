@@ -19,7 +19,18 @@ pub struct Listening {
 }
 
 impl Drop for Listening {
+    /// SIGTERM first, so that a server that shuts down gracefully (the MCP gateway ends and
+    /// reaps its own children) can; SIGKILL after 5 s; reaped either way.
     fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        for _ in 0..500 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

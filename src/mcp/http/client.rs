@@ -205,6 +205,13 @@ impl FrameSender for ClientSender {
                 post.abort();
             }
         }
+        if posted.ids.is_empty() {
+            // Notifications and responses are POSTed in order, each before the frames after
+            // it (`notifications/initialized` before the first request, as the server needs);
+            // they are answered 202 at once.
+            self.shared.clone().post(body, posted, frames, true).await;
+            return Ok(());
+        }
         let single = (posted.ids.len() == 1).then(|| posted.ids.iter().next().cloned()).flatten();
         let shared = self.shared.clone();
         let done = single.clone();
