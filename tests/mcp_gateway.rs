@@ -435,9 +435,10 @@ async fn the_host_the_token_and_the_transports_rules_are_checked() {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
             StatusCode::BAD_REQUEST,
         ),
+        // The stateless revision's discovery, without its header.
         (
             r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#,
-            StatusCode::NOT_FOUND,
+            StatusCode::BAD_REQUEST,
         ),
         (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, StatusCode::OK),
     ] {
@@ -447,6 +448,7 @@ async fn the_host_the_token_and_the_transports_rules_are_checked() {
     stateless
         .headers_mut()
         .insert("mcp-protocol-version", "2026-07-28".parse().unwrap());
+    // The stateless revision has no `initialize`.
     assert_eq!(client.send(stateless).await.status(), StatusCode::BAD_REQUEST);
     client.initialize().await;
     assert_eq!(
@@ -1040,4 +1042,208 @@ async fn several_servers_page_route_and_refuse_as_they_should() {
     let answer = json_of(Client::new(&gateway).post(INITIALIZE).await).await;
     assert_eq!(answer["error"]["code"], SERVER_GONE);
     eventually("both children are reaped", || gateway.child_count() == 0).await;
+}
+
+/// A request of the stateless revision (2026-07-28): its headers as the revision asks.
+fn stateless_request(id: u64, method: &str, name: Option<&str>, params: Value) -> Request<Full<Bytes>> {
+    let mut params = params;
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let mut request = Request::builder()
+        .method("POST")
+        .uri("/mcp")
+        .header("host", "127.0.0.1:1234")
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    request.body(Full::new(Bytes::from(body.to_string()))).unwrap()
+}
+
+#[tokio::test]
+async fn the_stateless_revision_is_forwarded_to_children_no_client_shares_with_another() {
+    let gateway = McpGateway::new(fake("stateless")).with_sessions(16, Duration::from_millis(300));
+    let mut client = Client::new(&gateway);
+    let discovered = client
+        .send(stateless_request(1, "server/discover", None, json!({})))
+        .await;
+    assert_eq!(discovered.status(), StatusCode::OK);
+    assert_eq!(
+        json_of(discovered).await["result"]["supportedVersions"],
+        json!(["2026-07-28"])
+    );
+    assert_eq!(gateway.session_count(), 0, "no session is kept");
+    assert_eq!(gateway.child_count(), 1);
+
+    // The same id from two clients at once: each gets its own answer.
+    let call = |id, tool: &str, arguments: Value| {
+        stateless_request(
+            id,
+            "tools/call",
+            Some(tool),
+            json!({"name": tool, "arguments": arguments}),
+        )
+    };
+    let (mut a, mut b) = (Client::new(&gateway), Client::new(&gateway));
+    let (first, second) = tokio::join!(
+        a.send(call(7, "sleep", json!({"seconds": 0.3}))),
+        b.send(call(7, "pid", json!({})))
+    );
+    assert_eq!(text_of(&answer_of(first).await), "slept");
+    let pid: u32 = text_of(&answer_of(second).await).parse().unwrap();
+    assert!(running(pid));
+
+    // Progress reaches the request whose token it names, the token given back.
+    let mut progress = call(8, "progress", json!({}));
+    *progress.body_mut() = Full::new(Bytes::from(
+        json!({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "progress", "_meta": {
+            "progressToken": "mine", "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+        .to_string(),
+    ));
+    let messages = messages_of(client.send(progress).await).await;
+    let tokens: Vec<&Value> = messages
+        .iter()
+        .filter_map(|m| m["params"].get("progressToken"))
+        .collect();
+    assert_eq!(tokens, [&json!("mine"), &json!("mine")], "{messages:?}");
+    assert_eq!(text_of(messages.last().unwrap()), "done");
+
+    // A log message without a request named goes to the only request under way; with two
+    // under way it could be either client's, and reaches neither.
+    let alone = answer_and_messages(
+        client
+            .send(call(9, "flood", json!({"count": 2, "bytes": 3})))
+            .await,
+    )
+    .await;
+    assert_eq!(alone.len(), 3, "two log messages and the answer: {alone:?}");
+    let (slow, flood) = tokio::join!(a.send(call(10, "sleep", json!({"seconds": 0.5}))), async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        b.send(call(10, "flood", json!({"count": 2, "bytes": 3}))).await
+    });
+    let slow = answer_and_messages(slow).await;
+    let flood = answer_and_messages(flood).await;
+    assert_eq!((slow.len(), flood.len()), (1, 1), "{slow:?} {flood:?}");
+    assert_eq!(text_of(&flood[0]), "flooded");
+
+    // Requests to the client do not exist in this revision: the child is told so.
+    let asked = answer_and_messages(client.send(call(11, "ask", json!({}))).await).await;
+    let answer = text_of(asked.last().unwrap()).to_owned();
+    assert!(answer.contains("input-required"), "{answer}");
+
+    // The headers are checked against the body; the handshake is not forwarded.
+    let mut mismatched = call(12, "pid", json!({}));
+    mismatched
+        .headers_mut()
+        .insert("mcp-name", "other".parse().unwrap());
+    let refused = client.send(mismatched).await;
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(json_of(refused).await["error"]["code"], -32020);
+    let initialize = stateless_request(13, "initialize", None, json!({}));
+    let refused = client.send(initialize).await;
+    assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+    assert_eq!(json_of(refused).await["error"]["code"], -32601);
+    let get = Request::builder()
+        .uri("/mcp")
+        .header("host", "127.0.0.1:1234")
+        .header("mcp-protocol-version", "2026-07-28")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    assert_eq!(client.send(get).await.status(), StatusCode::METHOD_NOT_ALLOWED);
+
+    // Idle, the children are ended (and started again by the next request).
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    gateway.sweep();
+    eventually("the idle child reaped", || gateway.child_count() == 0).await;
+    assert!(!running(pid));
+    let again = client.send(call(14, "pid", json!({}))).await;
+    let new_pid: u32 = text_of(&answer_of(again).await).parse().unwrap();
+    assert_ne!(new_pid, pid);
+    gateway.shutdown(Duration::from_secs(1)).await;
+    assert!(!running(new_pid));
+}
+
+#[tokio::test]
+async fn a_server_without_the_stateless_revision_refuses_discovery_once() {
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    let refused = client
+        .send(stateless_request(1, "server/discover", None, json!({})))
+        .await;
+    assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+    assert_eq!(json_of(refused).await["error"]["code"], -32601);
+    eventually("the child that refused reaped", || gateway.child_count() == 0).await;
+    // Asked again, the gateway answers without starting a child; the handshake still works.
+    let again = client
+        .send(stateless_request(2, "server/discover", None, json!({})))
+        .await;
+    assert_eq!(again.status(), StatusCode::NOT_FOUND);
+    assert_eq!(gateway.child_count(), 0);
+    client.initialize().await;
+    assert_eq!(gateway.child_count(), 1);
+    gateway.shutdown(Duration::from_secs(1)).await;
+}
+
+/// Every message of a JSON or SSE answer.
+async fn answer_and_messages(response: Response<McpBody>) -> Vec<Value> {
+    if response.headers()["content-type"] == "application/json" {
+        vec![json_of(response).await]
+    } else {
+        messages_of(response).await
+    }
+}
+
+/// The stateless revision under one endpoint for several servers: one discovery for all,
+/// every page of every server's list (each asked with the client's `_meta`), calls routed by
+/// name.
+#[tokio::test]
+async fn several_servers_serve_the_stateless_revision_under_their_names() {
+    let server = example_binary::example_binary("mcp_server");
+    let gateway = McpGateway::several([
+        ("one", StdioCommand::new(&server)),
+        ("two", StdioCommand::new(&server)),
+    ]);
+    let mut client = Client::new(&gateway);
+    let discovered = json_of(
+        client
+            .send(stateless_request(1, "server/discover", None, json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(discovered["result"]["serverInfo"]["name"], "rpcwire-mcp-gateway");
+    let versions = discovered["result"]["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2026-07-28")), "{discovered}");
+    let listed = json_of(
+        client
+            .send(stateless_request(2, "tools/list", None, json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"one__add") && names.contains(&"two__add"),
+        "{names:?}"
+    );
+    let call = stateless_request(
+        3,
+        "tools/call",
+        Some("two__add"),
+        json!({"name": "two__add", "arguments": {"a": 2, "b": 5}}),
+    );
+    let added = answer_of(client.send(call).await).await;
+    assert_eq!(text_of(&added), "7");
+    assert_eq!(gateway.child_count(), 2);
+    gateway.shutdown(Duration::from_secs(1)).await;
+    assert_eq!(gateway.child_count(), 0);
 }

@@ -130,10 +130,10 @@ fn the_python_sdk_client_through_the_gateway() {
     };
     let server = example_binary("mcp_server");
     let gateway = gateway_in_front_of(&format!("exec '{}'", server.display()));
-    // Its default mode probes `server/discover` (the stateless revision, which the gateway
-    // does not forward: refused, so it initializes), then the handshake.
+    // Its default mode probes `server/discover` and, the server offering it, speaks the
+    // stateless revision (2026-07-28) through the gateway; then the handshake.
     assert_report(
-        python_client(&python, &["http", &gateway.address]).env("MCP_AUTO_VERSION", "2025-11-25"),
+        &mut python_client(&python, &["http", &gateway.address]),
         "py_client.py through the gateway",
         32,
     );
@@ -232,6 +232,24 @@ fn the_typescript_sdk_client_over_stdio_through_the_gateway_to_a_remote_server()
         &mut command,
         "ts_everything.cjs over stdio through mcp_gateway --connect",
         15,
+    );
+}
+
+/// `mcp_gateway --connect` brings `mcp_server`'s Streamable HTTP endpoint to the Python SDK's
+/// stdio client: the stateless revision (each request's revision sent as its header, outside
+/// any session), then the handshake.
+#[test]
+fn the_python_sdk_client_over_stdio_through_the_gateway_to_a_remote_server() {
+    let Some(python) = mcp_peers::python() else {
+        return;
+    };
+    let server = start_listening(&example_binary("mcp_server"), &["--http", "127.0.0.1:0"]);
+    let gateway = example_binary("mcp_gateway");
+    let gateway = gateway.to_str().unwrap();
+    assert_report(
+        &mut python_client(&python, &["stdio", gateway, "--connect", &server.address]),
+        "py_client.py over stdio through mcp_gateway --connect",
+        30,
     );
 }
 

@@ -3,8 +3,9 @@
 
     python3 fake_server.py [MODE]
 
-MODE `crash-init` exits with status 3 on `initialize`; `silent-init` never answers it.
-Otherwise it answers `initialize`; lists its tools in two pages (`tools/list`, `nextCursor`),
+MODE `crash-init` exits with status 3 on `initialize`; `silent-init` never answers it;
+`stateless` answers `server/discover` (the stateless revision, 2026-07-28), which the other
+modes refuse as a method they do not have. Otherwise it answers `initialize`; lists its tools in two pages (`tools/list`, `nextCursor`),
 one resource `fake://one` (`resources/list`, `resources/read`; another URI is -32002); answers
 other requests with an empty result; and runs these tools:
 
@@ -108,6 +109,13 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": message["id"], "result": {
             "protocolVersion": version, "capabilities": {"tools": {}},
             "serverInfo": {"name": "fake", "version": "1"}}})
+    elif method == "server/discover":
+        if MODE == "stateless":
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {
+                "resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake", "version": "1"}}})
+        else:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}})
     elif method == "notifications/cancelled":
         cancelled.append(message["params"]["requestId"])
     elif method == "tools/list":

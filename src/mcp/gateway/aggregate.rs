@@ -73,7 +73,12 @@ pub(crate) fn merge_lists(key: &str, parts: &[(usize, JsonBytes)], prefix: Optio
             }
         }
     }
-    out.put_slice(b"]}");
+    out.put_slice(b"]");
+    // A result of the stateless revision says it is complete (every page was).
+    if parts.iter().any(|(_, part)| Params::new(part.as_str()).get("resultType").is_some()) {
+        out.put_slice(br#","resultType":"complete""#);
+    }
+    out.put_slice(b"}");
     out.freeze()
 }
 
@@ -82,15 +87,67 @@ pub(crate) fn merge_lists(key: &str, parts: &[(usize, JsonBytes)], prefix: Optio
 /// their instructions each under its name.
 pub(crate) fn merge_initialize(results: &[(usize, JsonBytes)], names: &[Box<str>]) -> Bytes {
     let mut version: Option<String> = None;
-    let mut capabilities = serde_json::Map::new();
-    let mut instructions = Vec::new();
-    for (server, result) in results {
-        let Ok(value) = result.decode::<serde_json::Value>() else { continue };
+    let values = decoded(results);
+    for (_, value) in &values {
         if let Some(theirs) = value["protocolVersion"].as_str() {
             if version.as_deref().map_or(true, |ours| theirs < ours) {
                 version = Some(theirs.to_owned());
             }
         }
+    }
+    let mut answer = serde_json::json!({
+        "protocolVersion": version.unwrap_or_default(),
+        "capabilities": union_of_capabilities(&values),
+        "serverInfo": gateway_info(),
+    });
+    with_instructions(&mut answer, &values, names);
+    Bytes::from(serde_json::to_vec(&answer).unwrap_or_default())
+}
+
+/// The `server/discover` answer for several servers (the stateless revision): the revisions
+/// every one supports, the union of their capabilities, the gateway as the server, their
+/// instructions each under its name, and the shortest time any lets its answer be kept
+/// (private when any says so).
+pub(crate) fn merge_discover(results: &[(usize, JsonBytes)], names: &[Box<str>]) -> Bytes {
+    let values = decoded(results);
+    let listed = |value: &serde_json::Value| -> Vec<String> {
+        value["supportedVersions"]
+            .as_array()
+            .map(|versions| versions.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default()
+    };
+    let mut versions = values.first().map(|(_, value)| listed(value)).unwrap_or_default();
+    for (_, value) in &values[1.min(values.len())..] {
+        let theirs = listed(value);
+        versions.retain(|version| theirs.contains(version));
+    }
+    let ttl = values.iter().filter_map(|(_, value)| value["ttlMs"].as_u64()).min().unwrap_or(0);
+    let public = values.iter().all(|(_, value)| value["cacheScope"].as_str() == Some("public"));
+    let mut answer = serde_json::json!({
+        "resultType": "complete",
+        "ttlMs": ttl,
+        "cacheScope": if public { "public" } else { "private" },
+        "supportedVersions": versions,
+        "capabilities": union_of_capabilities(&values),
+        "serverInfo": gateway_info(),
+        "_meta": { "io.modelcontextprotocol/serverInfo": gateway_info() },
+    });
+    with_instructions(&mut answer, &values, names);
+    Bytes::from(serde_json::to_vec(&answer).unwrap_or_default())
+}
+
+/// The results that are JSON objects, decoded.
+fn decoded(results: &[(usize, JsonBytes)]) -> Vec<(usize, serde_json::Value)> {
+    results
+        .iter()
+        .filter_map(|(server, result)| Some((*server, result.decode::<serde_json::Value>().ok()?)))
+        .collect()
+}
+
+/// Every capability any server offers, with each flag on when one has it on.
+fn union_of_capabilities(values: &[(usize, serde_json::Value)]) -> serde_json::Map<String, serde_json::Value> {
+    let mut capabilities = serde_json::Map::new();
+    for (_, value) in values {
         if let Some(offered) = value["capabilities"].as_object() {
             for (name, capability) in offered {
                 let merged = capabilities.entry(name.clone()).or_insert_with(|| serde_json::json!({}));
@@ -103,19 +160,23 @@ pub(crate) fn merge_initialize(results: &[(usize, JsonBytes)], names: &[Box<str>
                 }
             }
         }
-        if let Some(text) = value["instructions"].as_str() {
-            instructions.push(format!("{}: {text}", names[*server]));
-        }
     }
-    let mut answer = serde_json::json!({
-        "protocolVersion": version.unwrap_or_default(),
-        "capabilities": capabilities,
-        "serverInfo": { "name": "rpcwire-mcp-gateway", "version": env!("CARGO_PKG_VERSION") },
-    });
+    capabilities
+}
+
+/// Their instructions, each under its server's name, when any has some.
+fn with_instructions(answer: &mut serde_json::Value, values: &[(usize, serde_json::Value)], names: &[Box<str>]) {
+    let instructions: Vec<String> = values
+        .iter()
+        .filter_map(|(server, value)| Some(format!("{}: {}", names[*server], value["instructions"].as_str()?)))
+        .collect();
     if !instructions.is_empty() {
         answer["instructions"] = serde_json::Value::String(instructions.join("\n\n"));
     }
-    Bytes::from(serde_json::to_vec(&answer).unwrap_or_default())
+}
+
+fn gateway_info() -> serde_json::Value {
+    serde_json::json!({ "name": "rpcwire-mcp-gateway", "version": env!("CARGO_PKG_VERSION") })
 }
 
 #[cfg(test)]
@@ -175,5 +236,25 @@ mod tests {
         assert!(merged["capabilities"]["prompts"].is_object());
         assert_eq!(merged["serverInfo"]["name"], "rpcwire-mcp-gateway");
         assert_eq!(merged["instructions"], "math: adds");
+    }
+
+    #[test]
+    fn discoveries_agree_on_the_revisions_all_support_and_the_strictest_caching() {
+        let results = [
+            (0, json(r#"{"resultType":"complete","supportedVersions":["2025-11-25","2026-07-28"],"ttlMs":500,"cacheScope":"public","capabilities":{"tools":{}}}"#)),
+            (1, json(r#"{"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":100,"cacheScope":"private","capabilities":{"prompts":{}},"instructions":"greets"}"#)),
+        ];
+        let merged: serde_json::Value = serde_json::from_slice(&merge_discover(&results, &names())).unwrap();
+        assert_eq!(merged["supportedVersions"], serde_json::json!(["2026-07-28"]));
+        assert_eq!((merged["ttlMs"].as_u64(), merged["cacheScope"].as_str()), (Some(100), Some("private")));
+        assert!(merged["capabilities"]["tools"].is_object() && merged["capabilities"]["prompts"].is_object());
+        assert_eq!(merged["instructions"], "text: greets");
+        assert_eq!(merged["resultType"], "complete");
+        let public = [(0, json(r#"{"supportedVersions":["2026-07-28"],"cacheScope":"public"}"#))];
+        let merged: serde_json::Value = serde_json::from_slice(&merge_discover(&public, &names())).unwrap();
+        assert_eq!((merged["ttlMs"].as_u64(), merged["cacheScope"].as_str()), (Some(0), Some("public")));
+        // The stateless revision's lists say they are complete.
+        let lists = [(0, json(r#"{"resultType":"complete","tools":[{"name":"a"}]}"#))];
+        assert_eq!(&merge_lists("tools", &lists, None)[..], br#"{"tools":[{"name":"a"}],"resultType":"complete"}"#);
     }
 }

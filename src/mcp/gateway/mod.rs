@@ -6,9 +6,9 @@
 //! Inside, one way: `command` says how a child is started; `link` is the transport over its
 //! stdio (a line over the limit ends it); `upward` sends what the child sends the client on
 //! the right stream; `session` ties a client session to its child and watches the child;
-//! `service` answers HTTP requests through all of these. `connect` is the other direction,
-//! on the Streamable HTTP client. `metrics` reports through the
-//! `metrics` facade.
+//! `stateless` keeps the children of the stateless revision's requests; `service` answers
+//! HTTP requests through all of these. `connect` is the other direction, on the Streamable
+//! HTTP client. `metrics` reports through the `metrics` facade.
 //!
 //! ```no_run
 //! # #[tokio::main(flavor = "current_thread")]
@@ -26,6 +26,7 @@ mod link;
 mod metrics;
 mod service;
 mod session;
+mod stateless;
 mod upward;
 
 pub use aggregate::SEPARATOR;

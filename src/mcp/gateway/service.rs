@@ -20,7 +20,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::command::StdioCommand;
 use super::metrics;
-use super::session::{Children, ClientRequest, GatewaySession, Servers, SessionLimits};
+use super::session::{Children, ChildrenKind, ClientRequest, GatewaySession, Servers, SessionLimits};
+use super::stateless::{self, StatelessChildren};
 use super::upward::request_key;
 use crate::mcp::http::session::Kept;
 use crate::encode;
@@ -30,6 +31,7 @@ use crate::mcp::http::output::PostOutput;
 use crate::mcp::http::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, answer_post};
 use crate::mcp::http::service::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
 use crate::mcp::http::serving::serve_connections;
+use crate::mcp::http::stateless::{check_headers, error_answer, error_status};
 use crate::mcp::http::session::Sessions;
 use crate::mcp::http::McpBody;
 use crate::mcp::version::ProtocolVersion;
@@ -79,6 +81,8 @@ pub struct McpGateway {
     servers: Arc<Servers>,
     /// With one child for all sessions: the children running now, if any.
     shared: Option<Arc<tokio::sync::Mutex<Option<Arc<Children>>>>>,
+    /// The children of the stateless revision's requests.
+    stateless: Arc<StatelessChildren>,
     sessions: Arc<Sessions<GatewaySession>>,
     limits: SessionLimits,
     config: Arc<Config>,
@@ -160,6 +164,7 @@ impl McpGateway {
         McpGateway {
             servers: Arc::new(servers),
             shared: None,
+            stateless: Arc::default(),
             sessions: Arc::new(Sessions::new(1024, Duration::from_secs(600))),
             limits: SessionLimits {
                 max_line: 4 << 20,
@@ -362,7 +367,9 @@ impl McpGateway {
     /// assert_eq!(gateway.sweep(), 0);
     /// ```
     pub fn sweep(&self) -> usize {
-        self.sessions.sweep()
+        let swept = self.sessions.sweep();
+        self.stateless.sweep(self.sessions.idle());
+        swept
     }
 
     /// Shuts down: new sessions and requests are refused (`503`), requests under way get
@@ -383,6 +390,7 @@ impl McpGateway {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         self.sessions.end_all();
+        self.stateless.end("the gateway shut down").await;
         if let Some(shared) = &self.shared {
             if let Some(children) = shared.lock().await.take() {
                 children.end("the gateway shut down");
@@ -427,8 +435,16 @@ impl McpGateway {
         signal: impl Future<Output = ()>,
         deadline: Duration,
     ) -> std::io::Result<()> {
-        let sessions = Arc::downgrade(&self.sessions);
-        let served = serve_connections(self.clone(), listener, sessions, Duration::from_secs(30), signal).await;
+        let (sessions, children) = (Arc::downgrade(&self.sessions), Arc::downgrade(&self.stateless));
+        let sweep = move || match (sessions.upgrade(), children.upgrade()) {
+            (Some(sessions), Some(children)) => {
+                sessions.sweep();
+                children.sweep(sessions.idle());
+                true
+            }
+            _ => false,
+        };
+        let served = serve_connections(self.clone(), listener, Duration::from_secs(30), sweep, signal).await;
         self.shutdown(deadline).await;
         served
     }
@@ -468,7 +484,15 @@ impl McpGateway {
                 .ok()
                 .and_then(|v| v.parse::<ProtocolVersion>().ok())
                 .is_some_and(|v| !v.is_stateless());
-            if !known {
+            let sessionless = !request.headers().contains_key(SESSION_HEADER);
+            // Without a session, the stateless revision checks the header itself (with the
+            // body), and has nothing but POST.
+            if sessionless && !known && *request.method() != Method::POST {
+                let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed: protocol revision 2026-07-28 has POST only");
+                answer.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+                return answer;
+            }
+            if !known && !sessionless {
                 return refusal(StatusCode::BAD_REQUEST, "Bad Request: unsupported MCP-Protocol-Version");
             }
         }
@@ -535,6 +559,20 @@ impl McpGateway {
             return rpc_refusal(StatusCode::BAD_REQUEST, -32600, "Invalid Request: batches are not forwarded");
         };
         match (session, message) {
+            (None, Message::Request(request)) if stateless::claims(&parts.headers, request.method(), &body) => {
+                // The gateway checks what only it sees (the headers); the servers check the
+                // rest (the revision, the method), but for the handshake, which would start
+                // a session on children every client shares.
+                let params = request.raw_params().map(|params| params.get());
+                if let Err(error) = check_headers(&parts.headers, request.method(), params, |_| Ok(())) {
+                    return error_answer(request.id(), &error);
+                }
+                if request.method() == "initialize" {
+                    return error_answer(request.id(), &ErrorObject::method_not_found("initialize"));
+                }
+                let (request, id_text, progress) = forwarded_parts(&body, &request);
+                self.forward_stateless(request, id_text, progress).await
+            }
             (None, Message::Request(request)) => {
                 let request = client_request(&body, &request);
                 match &*request.method {
@@ -544,25 +582,12 @@ impl McpGateway {
                         encode::write_success_bytes(&mut out, &request.id, b"{}");
                         json_answer(out.freeze())
                     }
-                    "server/discover" => answer_error(
-                        StatusCode::NOT_FOUND,
-                        &request.id,
-                        &ErrorObject::new(-32601, "Method not found: this gateway serves the handshake revisions (initialize first)"),
-                    ),
                     _ => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
                 }
             }
             (None, _) => refusal(StatusCode::BAD_REQUEST, "Bad Request: Mcp-Session-Id header is required"),
             (Some(session), Message::Request(request)) => {
-                let progress = request.params().and_then(|params| params.get("_meta")).and_then(|meta| {
-                    let token = Params::new(meta.get()).get("progressToken")?;
-                    Some(Bytes::copy_from_slice(token.get().as_bytes()))
-                });
-                let id_text = match id_range_within(&body, request.id()) {
-                    Some(range) => body.slice(range),
-                    None => Bytes::from(request.id().json_parts().concat()),
-                };
-                let request = client_request(&body, &request);
+                let (request, id_text, progress) = forwarded_parts(&body, &request);
                 self.forward(session, request, id_text, progress).await
             }
             (Some(session), Message::Notification(notification)) => {
@@ -598,14 +623,7 @@ impl McpGateway {
         }
         let children = match self.children_for_a_session().await {
             Ok(children) => children,
-            Err(error) => {
-                metrics::refused("spawn");
-                let object = ErrorObject::new(
-                    super::SERVER_GONE,
-                    format!("the MCP server could not be started: {error}"),
-                );
-                return answer_error(StatusCode::BAD_GATEWAY, &request.id, &object);
-            }
+            Err(error) => return spawn_failed(&request.id, &error),
         };
         let session = GatewaySession::new(children, &self.limits);
         let (answer, accepted) = session.initialize(&request, self.config.init_timeout).await;
@@ -632,6 +650,34 @@ impl McpGateway {
         response
     }
 
+    /// A request of the stateless revision, forwarded to the stateless children (started
+    /// when none are running) as a session of its own; errors answered as JSON get the
+    /// revision's HTTP status. Servers that refuse `server/discover` are ended, and the next
+    /// discoveries refused here for the idle timeout.
+    async fn forward_stateless(self, request: ClientRequest, id_text: Bytes, progress: Option<Bytes>) -> Response<McpBody> {
+        if self.closing.is_cancelled() {
+            return answer_error(StatusCode::SERVICE_UNAVAILABLE, &request.id, &shutting_down());
+        }
+        let discover = &*request.method == "server/discover";
+        if discover && self.stateless.refuses_discover() {
+            let refused = ErrorObject::new(-32601, "Method not found: server/discover (the MCP server serves the handshake revisions only)");
+            return error_answer(&request.id, &refused);
+        }
+        let spawn = || {
+            Children::spawn(&self.servers, &self.limits, ChildrenKind::Stateless, Arc::downgrade(&self.sessions), self.children.clone())
+        };
+        let children = match self.stateless.get(spawn).await {
+            Ok(children) => children,
+            Err(error) => return spawn_failed(&request.id, &error),
+        };
+        let session = GatewaySession::stateless(children, &self.limits);
+        let response = self.clone().forward(session, request, id_text, progress).await;
+        if discover && response.status() == StatusCode::NOT_FOUND {
+            self.stateless.discover_refused(self.sessions.idle());
+        }
+        response
+    }
+
     /// The children a new session runs on: its own, or the shared ones (started when there
     /// are none running).
     async fn children_for_a_session(&self) -> std::io::Result<Arc<Children>> {
@@ -639,7 +685,7 @@ impl McpGateway {
             Children::spawn(
                 &self.servers,
                 &self.limits,
-                self.shared.is_some(),
+                if self.shared.is_some() { ChildrenKind::Shared } else { ChildrenKind::PerSession },
                 Arc::downgrade(&self.sessions),
                 self.children.clone(),
             )
@@ -707,16 +753,25 @@ impl McpGateway {
         };
         let post_gone = PostGone(Some(forwarded.post_gone.clone()));
         let done = output.clone();
+        let stateless = session.stateless.then(|| forwarded.clone());
         // Run here, in the POST's own task; when the POST is dropped it goes on in a task of
         // its own, which cancels it at the child unless its stream is read again.
         let work = Box::pin(async move {
             let _permits = (permit, overall);
             let answer = session.forward(&request, &forwarded).await;
             session.up().end(&key);
-            done.complete(answer);
+            if let Some((_, Some(code))) = &answer {
+                let _ = forwarded.code.set(*code);
+            }
+            done.complete(answer.map(|(answer, _)| answer));
         });
-        let response = answer_post(&output, work).await;
+        let mut response = answer_post(&output, work).await;
         post_gone.disarm();
+        // An error of the stateless revision answered as JSON gets the revision's status.
+        let code = stateless.as_ref().and_then(|forwarded| forwarded.code.get());
+        if let Some(code) = code.filter(|_| is_json_answer(&response)) {
+            *response.status_mut() = error_status(*code);
+        }
         response
     }
 
@@ -778,6 +833,35 @@ fn client_request(body: &Bytes, request: &crate::message::Request<'_>) -> Client
         method: request.method().into(),
         params: request.raw_params().map(|raw| JsonBytes::slice_of(body, raw)),
     }
+}
+
+/// A request of the client as forwarded, its id's JSON text as the client wrote it, and its
+/// progress token's JSON text.
+fn forwarded_parts(body: &Bytes, request: &crate::message::Request<'_>) -> (ClientRequest, Bytes, Option<Bytes>) {
+    let progress = request.params().and_then(|params| params.get("_meta")).and_then(|meta| {
+        let token = Params::new(meta.get()).get("progressToken")?;
+        Some(Bytes::copy_from_slice(token.get().as_bytes()))
+    });
+    let id_text = match id_range_within(body, request.id()) {
+        Some(range) => body.slice(range),
+        None => Bytes::from(request.id().json_parts().concat()),
+    };
+    (client_request(body, request), id_text, progress)
+}
+
+/// Whether `response` is a JSON answer (not a stream).
+fn is_json_answer(response: &Response<McpBody>) -> bool {
+    response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"))
+}
+
+/// The answer to a request whose servers could not be started: `502` with the reason.
+fn spawn_failed(id: &Id<'_>, error: &std::io::Error) -> Response<McpBody> {
+    metrics::refused("spawn");
+    let object = ErrorObject::new(super::SERVER_GONE, format!("the MCP server could not be started: {error}"));
+    answer_error(StatusCode::BAD_GATEWAY, id, &object)
 }
 
 /// `params` with `_meta.progressToken` set to the JSON text `token`.

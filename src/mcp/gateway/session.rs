@@ -81,7 +81,18 @@ pub(crate) struct Children {
     shared: bool,
 }
 
-/// One session.
+/// Whom children serve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChildrenKind {
+    /// One session.
+    PerSession,
+    /// Every session.
+    Shared,
+    /// The stateless revision's requests, each a session of its own.
+    Stateless,
+}
+
+/// One session (or one request of the stateless revision).
 pub(crate) struct GatewaySession {
     pub(crate) id: Box<str>,
     /// Its number among the sessions of its children (keys of its requests).
@@ -95,6 +106,8 @@ pub(crate) struct GatewaySession {
     pub(crate) version: OnceLock<ProtocolVersion>,
     /// Set once the session is kept in the table (counted in the sessions gauge).
     pub(crate) kept: AtomicBool,
+    /// A request of the stateless revision, not a session.
+    pub(crate) stateless: bool,
     resume_grace: Duration,
     last_seen: Mutex<Instant>,
 }
@@ -117,12 +130,13 @@ enum Answered {
 }
 
 impl Children {
-    /// Starts the children (`shared`: for every session). Their sessions are taken out of
-    /// `sessions` when one of them goes; `children` counts the children not reaped yet.
+    /// Starts the children (`Shared`: for every session; `Stateless`: for the stateless
+    /// revision's requests). Their sessions are taken out of `sessions` when one of them
+    /// goes; `children` counts the children not reaped yet.
     pub(crate) fn spawn(
         servers: &Servers,
         limits: &SessionLimits,
-        shared: bool,
+        kind: ChildrenKind,
         sessions: Weak<Sessions<GatewaySession>>,
         children: Arc<AtomicUsize>,
     ) -> io::Result<Arc<Children>> {
@@ -132,7 +146,8 @@ impl Children {
             let spawned = ChildProcess::spawn(&mut command.command());
             started.push(spawned.map_err(|error| io::Error::new(error.kind(), format!("{command}: {error}")))?);
         }
-        let up = Arc::new(Upward::new(limits.client_call_timeout));
+        let shared = kind != ChildrenKind::PerSession;
+        let up = Arc::new(Upward::new(limits.client_call_timeout, kind == ChildrenKind::Stateless));
         let mut peers = Vec::with_capacity(started.len());
         let mut processes = Vec::with_capacity(started.len());
         for (child, stdin, stdout) in started {
@@ -202,6 +217,13 @@ impl Children {
                     None => Answered::Result(JsonBytes::from_validated(aggregate::merge_initialize(&results(answers), &names))),
                 }
             }
+            "server/discover" => {
+                let answers = self.call_all(method, params.cloned()).await;
+                match answers.iter().find(|(_, answered)| !matches!(answered, Answered::Result(_))) {
+                    Some((_, failed)) => clone_answered(failed),
+                    None => Answered::Result(JsonBytes::from_validated(aggregate::merge_discover(&results(answers), &names))),
+                }
+            }
             "ping" => Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}"))),
             "logging/setLevel" => {
                 let _ = self.call_all(method, params.cloned()).await;
@@ -214,7 +236,9 @@ impl Children {
                     "resources/list" => "resources",
                     _ => "resourceTemplates",
                 };
-                let pages = self.all_pages(method).await;
+                // The stateless revision's `_meta` goes with every page's request.
+                let meta = params.and_then(|p| Params::new(p.as_str()).get("_meta")).map(|meta| meta.get().to_owned());
+                let pages = self.all_pages(method, meta.as_deref()).await;
                 if key == "resources" {
                     let mut listed = lock_unpoisoned(&self.resources);
                     for (server, page) in &pages {
@@ -281,16 +305,27 @@ impl Children {
         last
     }
 
-    /// Every page of a list method from every server that answers it.
-    async fn all_pages(&self, method: &str) -> Vec<(usize, JsonBytes)> {
+    /// Every page of a list method from every server that answers it, each asked with the
+    /// client's `meta` (its JSON text), when it sent one.
+    async fn all_pages(&self, method: &str, meta: Option<&str>) -> Vec<(usize, JsonBytes)> {
         let fetches = (0..self.links.len()).map(|server| async move {
             let mut pages = Vec::new();
             let mut cursor: Option<String> = None;
             for _ in 0..100 {
-                let params = cursor.as_ref().map(|cursor| {
+                let params = (cursor.is_some() || meta.is_some()).then(|| {
                     let mut out = BytesMut::new();
-                    out.extend_from_slice(b"{\"cursor\":");
-                    encode::write_str(&mut out, cursor);
+                    out.extend_from_slice(b"{");
+                    if let Some(meta) = meta {
+                        out.extend_from_slice(b"\"_meta\":");
+                        out.extend_from_slice(meta.as_bytes());
+                    }
+                    if let Some(cursor) = &cursor {
+                        if meta.is_some() {
+                            out.extend_from_slice(b",");
+                        }
+                        out.extend_from_slice(b"\"cursor\":");
+                        encode::write_str(&mut out, cursor);
+                    }
                     out.extend_from_slice(b"}");
                     JsonBytes::from_validated(out.freeze())
                 });
@@ -348,8 +383,21 @@ impl Children {
 impl GatewaySession {
     /// A new session on `children`.
     pub(crate) fn new(children: Arc<Children>, limits: &SessionLimits) -> Arc<GatewaySession> {
+        GatewaySession::made(children, limits, false)
+    }
+
+    /// One request of the stateless revision on `children` (stateless ones), as a session
+    /// of its own that is never kept: nothing outside the request reaches it, and a client
+    /// that closes the request's stream cancels it at once (the revision has no resumption).
+    pub(crate) fn stateless(children: Arc<Children>, limits: &SessionLimits) -> Arc<GatewaySession> {
+        GatewaySession::made(children, limits, true)
+    }
+
+    fn made(children: Arc<Children>, limits: &SessionLimits, stateless: bool) -> Arc<GatewaySession> {
         let streams = Arc::new(SessionStreams::default());
-        children.up.listen(&streams);
+        if !stateless {
+            children.up.listen(&streams);
+        }
         Arc::new(GatewaySession {
             id: new_session_id().into(),
             number: children.next_number.fetch_add(1, Ordering::Relaxed),
@@ -359,7 +407,8 @@ impl GatewaySession {
             ended: CancellationToken::new(),
             version: OnceLock::new(),
             kept: AtomicBool::new(false),
-            resume_grace: limits.resume_grace,
+            stateless,
+            resume_grace: if stateless { Duration::ZERO } else { limits.resume_grace },
             last_seen: Mutex::new(Instant::now()),
         })
     }
@@ -381,7 +430,7 @@ impl GatewaySession {
 
     /// Forwards `request` and writes its answer with the client's id; `None` when it gets
     /// none (the client cancelled it, or went away and did not come back within the grace).
-    pub(crate) async fn forward(&self, request: &ClientRequest, forwarded: &Forwarded) -> Option<Bytes> {
+    pub(crate) async fn forward(&self, request: &ClientRequest, forwarded: &Forwarded) -> Option<(Bytes, Option<i64>)> {
         let span = RequestSpan::start(&request.method, Some(&request.id));
         let stopwatch = metrics::Stopwatch::start();
         let answered = span
@@ -402,7 +451,7 @@ impl GatewaySession {
         let (answer, code, outcome) = write_answer(&request.id, &answered);
         span.finish(code, false);
         metrics::call_ended(outcome, stopwatch);
-        Some(answer)
+        Some((answer, code))
     }
 
     /// Forwards the client's `initialize` (waiting at most `within` for the children to

@@ -46,6 +46,8 @@ pub(crate) struct Forwarded {
     pub(crate) post_gone: CancellationToken,
     /// Its progress token's JSON text as the child knows it, when it has one.
     pub(crate) progress: Option<Bytes>,
+    /// The error code it was answered with, once answered with an error.
+    pub(crate) code: std::sync::OnceLock<i64>,
     /// Its place in the order requests came.
     order: u64,
 }
@@ -69,6 +71,9 @@ pub(crate) struct Upward {
     pub(crate) client_calls: CorrelationTable<ClientAnswer>,
     client_call_timeout: Duration,
     next_order: AtomicU64,
+    /// Serving the stateless revision: requests of different clients, none of which may see
+    /// what belongs to another, and no requests to the client.
+    stateless: bool,
 }
 
 /// Why a request of the client cannot be forwarded now.
@@ -76,7 +81,8 @@ pub(crate) struct Upward {
 pub(crate) struct DuplicateId;
 
 impl Upward {
-    pub(crate) fn new(client_call_timeout: Duration) -> Upward {
+    /// The way up, for the stateless revision's requests when `stateless`.
+    pub(crate) fn new(client_call_timeout: Duration, stateless: bool) -> Upward {
         Upward {
             listeners: Mutex::new(Vec::new()),
             requests: Mutex::new(HashMap::new()),
@@ -88,6 +94,7 @@ impl Upward {
             }),
             client_call_timeout,
             next_order: AtomicU64::new(0),
+            stateless,
         }
     }
 
@@ -126,6 +133,7 @@ impl Upward {
             cancel: CancellationToken::new(),
             post_gone: CancellationToken::new(),
             progress: progress.clone(),
+            code: std::sync::OnceLock::new(),
             order: self.next_order.fetch_add(1, Ordering::Relaxed),
         });
         {
@@ -161,6 +169,11 @@ impl Upward {
         }
     }
 
+    /// How many requests are under way.
+    pub(crate) fn under_way(&self) -> usize {
+        lock_unpoisoned(&self.requests).len()
+    }
+
     /// How many requests of the session numbered `session` are under way.
     pub(crate) fn under_way_in(&self, session: u64) -> usize {
         let prefix = session.to_le_bytes();
@@ -169,12 +182,19 @@ impl Upward {
 
     /// The streams for a message that belongs to a request without naming it (a log
     /// message, a request to the client): the latest request's under way, else the GET
-    /// streams.
+    /// streams. Stateless requests come from clients that must not see each other's: the
+    /// request's only when it is the only one under way, else none (the message is dropped).
     fn related(&self) -> Vec<Arc<EventStream>> {
-        let latest = lock_unpoisoned(&self.requests)
-            .values()
-            .max_by_key(|forwarded| forwarded.order)
-            .map(|forwarded| forwarded.output.clone());
+        let latest = {
+            let requests = lock_unpoisoned(&self.requests);
+            if self.stateless && requests.len() != 1 {
+                return Vec::new();
+            }
+            requests
+                .values()
+                .max_by_key(|forwarded| forwarded.order)
+                .map(|forwarded| forwarded.output.clone())
+        };
         match latest {
             Some(output) => vec![output.stream().clone()],
             None => self.standalone_streams(),
@@ -227,6 +247,11 @@ impl Upward {
     /// Sends the child's request to the client, on the stream of the request it belongs to
     /// (or the GET stream), and waits for the client's answer.
     async fn ask_client(&self, method: &str, params: Option<JsonBytes>) -> FallbackAnswer {
+        if self.stateless {
+            return FallbackAnswer::Error(ErrorObject::internal_error(format_args!(
+                "no request ({method}) to the client in protocol revision 2026-07-28: return an input-required result"
+            )));
+        }
         let Some(stream) = self.related().into_iter().next() else {
             return FallbackAnswer::Error(ErrorObject::internal_error(
                 "the client has no stream open to send this request on",

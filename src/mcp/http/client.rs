@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 
 use super::events::EventReader;
 use super::service::{SESSION_HEADER, VERSION_HEADER};
-use crate::message::Message;
+use crate::message::{Message, Params};
 use crate::parse::Parsed;
 use crate::sync::lock_unpoisoned;
 use crate::transport::http::client::{failure_answer, ExchangeFailure};
@@ -264,6 +264,9 @@ struct Posted {
     name: Option<String>,
     /// The id (JSON text) a `notifications/cancelled` cancels.
     cancelled: Option<String>,
+    /// A single request's revision in its `_meta` (the stateless revision's requests say
+    /// it there): sent as its `MCP-Protocol-Version`, outside any session.
+    stateless: Option<String>,
 }
 
 /// What `frame` holds, as far as the POST carrying it needs to know.
@@ -287,6 +290,13 @@ fn requests_in(frame: &[u8]) -> Posted {
                 posted.cancelled = crate::transport::CancelProtocol::Mcp.cancelled_id(params);
             }
             posted.method = method.map(str::to_owned);
+            posted.stateless = params
+                .filter(|_| matches!(message, Message::Request(_)))
+                .and_then(|params| params.get("_meta"))
+                .and_then(|meta| {
+                    let version = Params::new(meta.get()).get("io.modelcontextprotocol/protocolVersion")?;
+                    version.decode::<String>().ok()
+                });
             let target = match method {
                 Some("tools/call" | "prompts/get") => "name",
                 Some("resources/read") => "uri",
@@ -349,14 +359,29 @@ impl Shared {
         request
     }
 
+    /// A POST of a stateless request (no session) that names `version`.
+    fn stateless_request(body: Bytes, version: &str) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = Method::POST;
+        if let Ok(version) = HeaderValue::from_str(version) {
+            request.headers_mut().insert(VERSION_HEADER, version);
+        }
+        request
+    }
+
     /// POSTs one frame and hands what comes back to the receiver; requests left without an
     /// answer get an error answer, so that every call ends. With session recovery, a frame
     /// refused `404` in an expired session is sent again (once, `may_recover`) in a new one.
     async fn post(self: Arc<Self>, frame: Bytes, posted: Posted, frames: mpsc::UnboundedSender<Bytes>, may_recover: bool) {
         let again = (self.recover && may_recover && !posted.initialize).then(|| posted.clone());
         let (mut owed, initialize) = (posted.ids, posted.initialize);
-        let sent_in = lock_unpoisoned(&self.session).clone();
-        let mut request = self.request(Method::POST, frame.clone());
+        let (sent_in, mut request) = match posted.stateless.as_deref() {
+            Some(version) => (None, Shared::stateless_request(frame.clone(), version)),
+            None => {
+                let sent_in = lock_unpoisoned(&self.session).clone();
+                (sent_in, self.request(Method::POST, frame.clone()))
+            }
+        };
         let headers = request.headers_mut();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -414,7 +439,7 @@ impl Shared {
                 }
             }
             status => {
-                if status == StatusCode::NOT_FOUND && lock_unpoisoned(&self.session).take().is_some() {
+                if status == StatusCode::NOT_FOUND && sent_in.is_some() && lock_unpoisoned(&self.session).take().is_some() {
                     // The session is gone: the next initialize starts another.
                     self.listening.store(false, Ordering::Release);
                 }

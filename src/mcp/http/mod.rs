@@ -21,7 +21,7 @@ pub(crate) mod request;
 pub(crate) mod service;
 pub(crate) mod serving;
 pub(crate) mod session;
-mod stateless;
+pub(crate) mod stateless;
 pub(crate) mod stream;
 pub(crate) mod streams;
 

@@ -247,7 +247,8 @@ impl StreamableHttpService {
     /// ```
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let sessions = Arc::downgrade(&self.sessions);
-        super::serving::serve_connections(self, listener, sessions, Duration::from_secs(60), std::future::pending()).await
+        let sweep = super::serving::sweep_of(sessions);
+        super::serving::serve_connections(self, listener, Duration::from_secs(60), sweep, std::future::pending()).await
     }
 
     async fn answer<B>(self, request: Request<B>) -> Response<McpBody>

@@ -13,28 +13,37 @@ use hyper::body::Incoming;
 use super::body::McpBody;
 use super::session::{Kept, Sessions};
 
+/// A sweep of `sessions` for [`serve_connections`]: the idle ones ended while they are there.
+pub(crate) fn sweep_of<K: Kept + 'static>(sessions: Weak<Sessions<K>>) -> impl FnMut() -> bool + Send + 'static {
+    move || match sessions.upgrade() {
+        Some(sessions) => {
+            sessions.sweep();
+            true
+        }
+        None => false,
+    }
+}
+
 /// Serves `service` on `listener` until it fails (`Err`) or `signal` completes (`Ok`),
-/// sweeping `sessions` every `sweep`.
-pub(crate) async fn serve_connections<S, K>(
+/// calling `sweep` every `every` (until it returns `false`: what it sweeps is gone).
+pub(crate) async fn serve_connections<S>(
     service: S,
     listener: tokio::net::TcpListener,
-    sessions: Weak<Sessions<K>>,
-    sweep: Duration,
+    every: Duration,
+    mut sweep: impl FnMut() -> bool + Send + 'static,
     signal: impl Future<Output = ()>,
 ) -> std::io::Result<()>
 where
     S: tower_service::Service<Request<Incoming>, Response = Response<McpBody>, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
-    K: Kept + 'static,
 {
     let sweeper = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(sweep);
+        let mut tick = tokio::time::interval(every);
         loop {
             tick.tick().await;
-            match sessions.upgrade() {
-                Some(sessions) => sessions.sweep(),
-                None => break,
-            };
+            if !sweep() {
+                break;
+            }
         }
     });
     let mut signal = std::pin::pin!(signal);

@@ -189,6 +189,11 @@ impl<S: Kept> Sessions<S> {
         Some(session)
     }
 
+    /// How long a session may be idle before it is ended.
+    pub(crate) fn idle(&self) -> Duration {
+        self.idle
+    }
+
     /// Keeps `session`; `false` when the table is full even after the idle ones are ended.
     pub(crate) fn insert(&self, session: Arc<S>) -> bool {
         let mut table = lock_unpoisoned(&self.table);

@@ -150,33 +150,13 @@ impl Stateless {
         }
     }
 
-    /// The checks before a request is served, in the revision's order: the revision header
-    /// (-32020), `_meta` (-32602), header and `_meta` agreeing (-32020), a revision served
-    /// (-32022), `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` matching the body (-32020), a
-    /// method the revision has (-32601).
+    /// The checks before a request is served, in the revision's order: those of the
+    /// transport ([`check_headers`], with a revision served), `Mcp-Param-*` matching the
+    /// body (-32020), a method the revision has (-32601).
     fn check(&self, headers: &HeaderMap, method: &str, params: Option<&str>) -> Result<stateless::RequestMeta, ErrorObject<'static>> {
-        let Some(version) = headers.get(VERSION_HEADER) else {
-            return Err(ErrorObject::new(HEADER_MISMATCH, "Missing MCP-Protocol-Version header"));
-        };
-        let meta = stateless::read_meta(params)?;
-        if version.as_bytes() != meta.version.as_bytes() {
-            return Err(ErrorObject::new(
-                HEADER_MISMATCH,
-                "MCP-Protocol-Version header does not match _meta io.modelcontextprotocol/protocolVersion",
-            ));
-        }
-        stateless::check_version(&self.registry, &meta.version)?;
-        let mismatch = |what: &str| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {what}"));
-        if header(headers, "mcp-method") != Some(method) {
-            return Err(mismatch("Mcp-Method must name the body's method"));
-        }
-        if let Some(target) = target(method, params) {
-            if header(headers, "mcp-name").and_then(header_text).as_deref() != Some(target.as_str()) {
-                return Err(mismatch("Mcp-Name must name the body's name or uri"));
-            }
-            if method == "tools/call" {
-                self.check_params(headers, &target, params)?;
-            }
+        let (meta, target) = check_headers(headers, method, params, |version| stateless::check_version(&self.registry, version))?;
+        if let Some(target) = target.filter(|_| method == "tools/call") {
+            self.check_params(headers, &target, params)?;
         }
         if !serves(method) {
             return Err(ErrorObject::method_not_found(method));
@@ -347,6 +327,41 @@ impl Remote for EventRemote {
     }
 }
 
+/// The checks of a stateless request's headers against its body, in the revision's order:
+/// the revision header (-32020), `_meta` (-32602), header and `_meta` agreeing (-32020), a
+/// revision served (`version_served`, -32022 by the revision), `Mcp-Method` and `Mcp-Name`
+/// matching the body (-32020). The request's `_meta` and its target (the name or URI
+/// `Mcp-Name` names).
+pub(crate) fn check_headers(
+    headers: &HeaderMap,
+    method: &str,
+    params: Option<&str>,
+    version_served: impl FnOnce(&str) -> Result<(), ErrorObject<'static>>,
+) -> Result<(stateless::RequestMeta, Option<String>), ErrorObject<'static>> {
+    let Some(version) = headers.get(VERSION_HEADER) else {
+        return Err(ErrorObject::new(HEADER_MISMATCH, "Missing MCP-Protocol-Version header"));
+    };
+    let meta = stateless::read_meta(params)?;
+    if version.as_bytes() != meta.version.as_bytes() {
+        return Err(ErrorObject::new(
+            HEADER_MISMATCH,
+            "MCP-Protocol-Version header does not match _meta io.modelcontextprotocol/protocolVersion",
+        ));
+    }
+    version_served(&meta.version)?;
+    let mismatch = |what: &str| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {what}"));
+    if header(headers, "mcp-method") != Some(method) {
+        return Err(mismatch("Mcp-Method must name the body's method"));
+    }
+    let target = target(method, params);
+    if let Some(target) = &target {
+        if header(headers, "mcp-name").and_then(header_text).as_deref() != Some(target.as_str()) {
+            return Err(mismatch("Mcp-Name must name the body's name or uri"));
+        }
+    }
+    Ok((meta, target))
+}
+
 /// The methods the stateless revision serves (besides `subscriptions/listen`, which is the
 /// transport's).
 const METHODS: [&str; 10] = [
@@ -446,15 +461,19 @@ fn error_frame(id: &Id<'_>, error: &ErrorObject<'_>) -> Bytes {
     frame.freeze()
 }
 
-/// An error as JSON with the revision's status: 404 for a method it lacks, 400 for a
-/// request it refuses, 200 for a handler's error.
-fn error_answer(id: &Id<'_>, error: &ErrorObject<'_>) -> Response<McpBody> {
-    let status = match error.code().code() {
+/// An error as JSON with the revision's status ([`error_status`]).
+pub(crate) fn error_answer(id: &Id<'_>, error: &ErrorObject<'_>) -> Response<McpBody> {
+    json_status(error_status(error.code().code()), error_frame(id, error))
+}
+
+/// The HTTP status the stateless revision gives an error answered as JSON: 404 for a method
+/// it lacks, 400 for a request it refuses, 200 for a handler's error.
+pub(crate) fn error_status(code: i64) -> StatusCode {
+    match code {
         -32601 => StatusCode::NOT_FOUND,
         -32700 | -32600 | -32602 | -32020 | -32021 | -32022 => StatusCode::BAD_REQUEST,
         _ => StatusCode::OK,
-    };
-    json_status(status, error_frame(id, error))
+    }
 }
 
 #[cfg(test)]
