@@ -12,6 +12,9 @@
 //! configuration): every message is forwarded to the remote endpoint and back, streams are
 //! resumed with `Last-Event-ID`, and a session the remote server forgot (`404`, a restart) is
 //! started again without the host's session ending. It exits when the host closes stdin.
+//! `--header "NAME: VALUE"` (repeatable) is sent with every request to the remote server (a
+//! credential it asks for); `--header-file FILE` reads such lines from a file instead of the
+//! command line (which other users of the machine can see).
 //!
 //! The command line runs with `sh -c`, in a process group of its own that is ended whole.
 //! Several servers go under one endpoint with `--stdio NAME="CMD ARGS"` given once per
@@ -46,11 +49,13 @@ const USAGE: &str =
     "usage: mcp_gateway --stdio \"CMD ARGS\" [--listen ADDRESS] [--shared] [--token TOKEN | --token-file FILE]
                    [--allow-host HOST …] [--no-host-check] [--max-sessions N] [--idle-timeout SECS]
                    [--session-in-flight N] [--in-flight N] [--call-timeout SECS] [--max-message BYTES]
-                   [--shutdown-deadline SECS] [--metrics ADDRESS]";
+                   [--shutdown-deadline SECS] [--metrics ADDRESS]
+       mcp_gateway --connect URL [--header \"NAME: VALUE\" …] [--header-file FILE]";
 
 struct Arguments {
     stdio: Vec<String>,
     connect: Option<String>,
+    headers: Vec<String>,
     listen: String,
     token: Option<String>,
     allowed_hosts: Vec<String>,
@@ -70,6 +75,7 @@ fn parse_arguments() -> Result<Arguments, String> {
     let mut parsed = Arguments {
         stdio: Vec::new(),
         connect: None,
+        headers: Vec::new(),
         listen: "127.0.0.1:8000".to_owned(),
         token: None,
         allowed_hosts: Vec::new(),
@@ -94,6 +100,17 @@ fn parse_arguments() -> Result<Arguments, String> {
         match arg.as_str() {
             "--stdio" => parsed.stdio.push(value("--stdio")?),
             "--connect" => parsed.connect = Some(value("--connect")?),
+            "--header" => parsed.headers.push(value("--header")?),
+            "--header-file" => {
+                let path = value("--header-file")?;
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|error| format!("--header-file {path}: {error}"))?;
+                parsed.headers.extend(
+                    text.lines()
+                        .filter(|line| !line.trim().is_empty())
+                        .map(str::to_owned),
+                );
+            }
             "--listen" => parsed.listen = value("--listen")?,
             "--token" => parsed.token = Some(value("--token")?),
             "--token-file" => {
@@ -122,10 +139,26 @@ fn parse_arguments() -> Result<Arguments, String> {
         (None, true) => return Err("--stdio or --connect is needed".to_owned()),
         _ => {}
     }
+    if parsed.connect.is_none() && !parsed.headers.is_empty() {
+        return Err("--header goes with --connect".to_owned());
+    }
     if parsed.token.as_deref() == Some("") {
         return Err("the token is empty".to_owned());
     }
     Ok(parsed)
+}
+
+/// A `NAME: VALUE` header line (the value is not shown in errors: it may be a secret).
+fn header(line: &str) -> Result<(http::HeaderName, http::HeaderValue), String> {
+    let (name, value) = line
+        .split_once(':')
+        .ok_or_else(|| "expected NAME: VALUE".to_owned())?;
+    let name = http::HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| format!("{:?} is not a header name", name.trim()))?;
+    let mut value = http::HeaderValue::from_str(value.trim())
+        .map_err(|_| format!("the value of {name} is not a valid header value"))?;
+    value.set_sensitive(true);
+    Ok((name, value))
 }
 
 /// Completes on SIGINT or SIGTERM.
@@ -163,7 +196,17 @@ async fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        return match rpcwire::mcp::gateway::connect_stdio(url).await {
+        let mut remote = rpcwire::mcp::http::StreamableHttpClient::new(url);
+        for line in &arguments.headers {
+            match header(line) {
+                Ok((name, value)) => remote = remote.with_header(name, value),
+                Err(error) => {
+                    eprintln!("mcp_gateway: --header: {error}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        return match rpcwire::mcp::gateway::connect_stdio_with(remote).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("mcp_gateway: {error}");

@@ -1247,3 +1247,66 @@ async fn several_servers_serve_the_stateless_revision_under_their_names() {
     gateway.shutdown(Duration::from_secs(1)).await;
     assert_eq!(gateway.child_count(), 0);
 }
+
+/// `connect_with` sends the headers its client was given with every request: a remote
+/// gateway that asks for a bearer token answers the host that has it, and refuses (an
+/// error answer to the host's request) the one that has not.
+#[tokio::test]
+async fn connect_with_a_header_reaches_a_server_that_asks_for_a_token() {
+    use http::header::{HeaderValue, AUTHORIZATION};
+    use rpcwire::frame::Framing;
+    use rpcwire::mcp::http::StreamableHttpClient;
+    use rpcwire::transport::StreamTransport;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let remote = McpGateway::new(fake("")).with_token("s3cret");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url: http::Uri = format!("http://{}/mcp", listener.local_addr().unwrap())
+        .parse()
+        .unwrap();
+    tokio::spawn(remote.clone().serve(listener));
+    for (token, served) in [(Some("Bearer s3cret"), true), (None, false)] {
+        let mut client = StreamableHttpClient::new(url.clone());
+        if let Some(token) = token {
+            client = client.with_header(AUTHORIZATION, HeaderValue::from_static(token));
+        }
+        let (host, ours) = tokio::io::duplex(1 << 16);
+        let bridge = tokio::spawn(rpcwire::mcp::gateway::connect_with(
+            StreamTransport::from_io(ours, Framing::Ndjson),
+            client,
+        ));
+        let (read, mut write) = tokio::io::split(host);
+        let mut lines = BufReader::new(read).lines();
+        let mut exchange = async |line: &str| -> Value {
+            write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+            let answer = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            serde_json::from_str(&answer).unwrap()
+        };
+        let initialized = exchange(INITIALIZE).await;
+        assert_eq!(initialized["result"].is_object(), served, "{initialized}");
+        if served {
+            let call =
+                r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"pid","arguments":{}}}"#;
+            let answer = exchange(call).await;
+            assert!(text_of(&answer).parse::<u32>().is_ok(), "{answer}");
+        } else {
+            assert!(
+                initialized["error"]["message"].as_str().unwrap().contains("401"),
+                "{initialized}"
+            );
+        }
+        drop(write);
+        drop(lines);
+        tokio::time::timeout(Duration::from_secs(10), bridge)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+    remote.shutdown(Duration::from_secs(1)).await;
+    assert_eq!(remote.child_count(), 0);
+}

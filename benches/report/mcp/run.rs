@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use super::load;
 use super::servers::{
-    FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_HTTP, RPCWIRE_STDIO,
+    FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_GATEWAY_SHARED, RPCWIRE_HTTP,
+    RPCWIRE_STDIO,
 };
 use super::{McpRun, SessionMemory};
 use crate::config::Config;
@@ -53,7 +54,7 @@ enum Bridge {
     McpProxy,
 }
 
-const SUBJECTS: [Subject; 11] = [
+const SUBJECTS: [Subject; 12] = [
     Subject { server: "rpcwire", transport: "stdio", implementation: "rpcwire McpServer::serve_stdio, 1 tokio thread", start: Start::Bench(RPCWIRE_STDIO) },
     Subject { server: "rmcp", transport: "stdio", implementation: "rmcp 3.11 #[tool_router] over rmcp::transport::stdio, 1 tokio thread", start: Start::Bench(RMCP_STDIO) },
     Subject { server: "typescript", transport: "stdio", implementation: "@modelcontextprotocol/sdk 1.32.2 McpServer + StdioServerTransport, Node 22", start: Start::Node("stdio") },
@@ -63,6 +64,7 @@ const SUBJECTS: [Subject; 11] = [
     Subject { server: "floor", transport: "http", implementation: "hyper 1 http1, body read, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_HTTP) },
     Subject { server: "typescript", transport: "http", implementation: "@modelcontextprotocol/sdk 1.32.2 StreamableHTTPServerTransport (sessions, SSE) on node:http, Node 22", start: Start::Node("http") },
     Subject { server: "rpcwire-gateway", transport: "gateway", implementation: "rpcwire McpGateway::serve (a child per session), 1 tokio thread, in front of rpcwire-stdio", start: Start::Bench(RPCWIRE_GATEWAY) },
+    Subject { server: "rpcwire-gateway-shared", transport: "gateway", implementation: "rpcwire McpGateway::serve with_shared_child (one child for all sessions), 1 tokio thread, in front of rpcwire-stdio", start: Start::Bench(RPCWIRE_GATEWAY_SHARED) },
     Subject { server: "supergateway", transport: "gateway", implementation: "supergateway 4.0.0 --outputTransport streamableHttp --stateful (a child per session), Node 22, in front of rpcwire-stdio", start: Start::Bridge(Bridge::Supergateway) },
     Subject { server: "mcp-proxy", transport: "gateway", implementation: "mcp-proxy 0.13.0 (one child for all sessions), Python 3.11, in front of rpcwire-stdio", start: Start::Bridge(Bridge::McpProxy) },
 ];

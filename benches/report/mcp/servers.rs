@@ -18,6 +18,8 @@ pub(crate) const FLOOR_HTTP: &str = "floor-http";
 /// rpcwire's MCP gateway (`McpGateway`, one tokio thread) in front of `rpcwire-stdio`
 /// children, one per session.
 pub(crate) const RPCWIRE_GATEWAY: &str = "rpcwire-gateway";
+/// The same gateway with one `rpcwire-stdio` child for every session (`with_shared_child`).
+pub(crate) const RPCWIRE_GATEWAY_SHARED: &str = "rpcwire-gateway-shared";
 
 /// The floors' answer, around the request's id.
 const FLOOR_ANSWER: (&str, &str) = (
@@ -112,7 +114,7 @@ pub(crate) fn serve(kind: &str) {
                     .expect("rmcp serves");
                 let _ = running.waiting().await;
             }
-            RPCWIRE_HTTP | RMCP_HTTP | FLOOR_HTTP | RPCWIRE_GATEWAY => {
+            RPCWIRE_HTTP | RMCP_HTTP | FLOOR_HTTP | RPCWIRE_GATEWAY | RPCWIRE_GATEWAY_SHARED => {
                 exit_when_stdin_closes();
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
                 println!("listening on {}", listener.local_addr().expect("address"));
@@ -123,13 +125,15 @@ pub(crate) fn serve(kind: &str) {
                         let _ = service.serve(listener).await;
                     }
                     RMCP_HTTP => rmcp_http(listener).await,
-                    RPCWIRE_GATEWAY => {
+                    RPCWIRE_GATEWAY | RPCWIRE_GATEWAY_SHARED => {
                         let exe = std::env::current_exe().expect("the bench binary");
                         let child = rpcwire::mcp::gateway::StdioCommand::new(exe)
                             .args(["--mcp-server", RPCWIRE_STDIO]);
-                        let _ = rpcwire::mcp::gateway::McpGateway::new(child)
-                            .serve(listener)
-                            .await;
+                        let mut gateway = rpcwire::mcp::gateway::McpGateway::new(child);
+                        if kind == RPCWIRE_GATEWAY_SHARED {
+                            gateway = gateway.with_shared_child();
+                        }
+                        let _ = gateway.serve(listener).await;
                     }
                     _ => floor_http(listener).await,
                 }

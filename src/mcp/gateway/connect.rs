@@ -27,7 +27,24 @@ use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
 /// # }
 /// ```
 pub async fn connect_stdio(url: Uri) -> Result<(), TransportError> {
-    connect(crate::transport::stdio(crate::frame::Framing::Ndjson), url).await
+    connect_stdio_with(StreamableHttpClient::new(url)).await
+}
+
+/// [`connect_stdio`] through `remote`, a client set up as the server asks (a credential
+/// header, say: [`StreamableHttpClient::with_header`]); sessions are recovered as
+/// [`connect`] says.
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), rpcwire::transport::TransportError> {
+/// use http::header::{HeaderValue, AUTHORIZATION};
+/// let remote = rpcwire::mcp::http::StreamableHttpClient::new("http://127.0.0.1:8000/mcp".parse().unwrap())
+///     .with_header(AUTHORIZATION, HeaderValue::from_static("Bearer s3cret"));
+/// rpcwire::mcp::gateway::connect_stdio_with(remote).await
+/// # }
+/// ```
+pub async fn connect_stdio_with(remote: StreamableHttpClient) -> Result<(), TransportError> {
+    connect_with(crate::transport::stdio(crate::frame::Framing::Ndjson), remote).await
 }
 
 /// Serves the remote MCP server at `url` to a host over `host`: each frame the host sends
@@ -50,7 +67,25 @@ pub async fn connect_stdio(url: Uri) -> Result<(), TransportError> {
 /// # });
 /// ```
 pub async fn connect<T: Transport>(host: T, url: Uri) -> Result<(), TransportError> {
-    let remote = StreamableHttpClient::new(url).with_session_recovery();
+    connect_with(host, StreamableHttpClient::new(url)).await
+}
+
+/// [`connect`] through `remote`, a client set up as the server asks (with session recovery
+/// turned on).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::frame::Framing;
+/// use rpcwire::mcp::http::StreamableHttpClient;
+/// use rpcwire::transport::StreamTransport;
+/// let (host, ours) = tokio::io::duplex(4096);
+/// drop(host);
+/// let remote = StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap());
+/// assert!(rpcwire::mcp::gateway::connect_with(StreamTransport::from_io(ours, Framing::Ndjson), remote).await.is_ok());
+/// # });
+/// ```
+pub async fn connect_with<T: Transport>(host: T, remote: StreamableHttpClient) -> Result<(), TransportError> {
+    let remote = remote.with_session_recovery();
     let headers = remote.clone();
     let (mut from_host, to_host) = host.split();
     let (mut from_remote, mut to_remote) = remote.split();

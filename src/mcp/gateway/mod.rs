@@ -31,6 +31,6 @@ mod upward;
 
 pub use aggregate::SEPARATOR;
 pub use command::StdioCommand;
-pub use connect::{connect, connect_stdio};
+pub use connect::{connect, connect_stdio, connect_stdio_with, connect_with};
 pub use service::{McpGateway, SHUTTING_DOWN};
 pub use session::{SERVER_GONE, SERVER_TIMEOUT};

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{HeaderValue, ACCEPT, CONTENT_TYPE};
+use http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
 use http::{Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -59,6 +59,8 @@ struct Shared {
     recover: bool,
     /// Those two frames, once sent.
     handshake: Mutex<(Option<Bytes>, Option<Bytes>)>,
+    /// Sent with every request (`with_header`).
+    headers: HeaderMap,
     /// One recovery at a time.
     recovering: tokio::sync::Mutex<()>,
 }
@@ -84,6 +86,7 @@ impl StreamableHttpClient {
                 default_retry: Duration::from_secs(1),
                 recover: false,
                 handshake: Mutex::new((None, None)),
+                headers: HeaderMap::new(),
                 recovering: tokio::sync::Mutex::new(()),
             }),
         }
@@ -101,29 +104,48 @@ impl StreamableHttpClient {
     /// # let _ = transport;
     /// ```
     pub fn with_session_recovery(mut self) -> StreamableHttpClient {
-        match Arc::get_mut(&mut self.shared) {
-            Some(shared) => shared.recover = true,
-            None => {
-                // Shared already: a copy of the settings with recovery on, no session yet.
-                let old = self.shared.clone();
-                let version = lock_unpoisoned(&old.version).clone();
-                self.shared = Arc::new(Shared {
-                    url: old.url.clone(),
-                    connections: Connections::new(&old.url),
-                    session: Mutex::new(None),
-                    version: Mutex::new(version),
-                    listening: AtomicBool::new(false),
-                    posts: Mutex::new(HashMap::new()),
-                    max_message: old.max_message,
-                    max_resumes: old.max_resumes,
-                    default_retry: old.default_retry,
-                    recover: true,
-                    handshake: Mutex::new((None, None)),
-                    recovering: tokio::sync::Mutex::new(()),
-                });
-            }
-        }
+        self.settings().recover = true;
         self
+    }
+
+    /// Sends `name: value` with every request (a credential the server asks for, say); a
+    /// header the transport sets itself (the session, the revision, `Accept`,
+    /// `Content-Type`, `Mcp-Method`, `Mcp-Name`) is the transport's.
+    ///
+    /// ```
+    /// use http::header::{HeaderValue, AUTHORIZATION};
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap())
+    ///     .with_header(AUTHORIZATION, HeaderValue::from_static("Bearer s3cret"));
+    /// # let _ = transport;
+    /// ```
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> StreamableHttpClient {
+        self.settings().headers.append(name, value);
+        self
+    }
+
+    /// The settings, to change: this client's own, or (when it was cloned) a copy of them
+    /// with no session yet.
+    fn settings(&mut self) -> &mut Shared {
+        if Arc::get_mut(&mut self.shared).is_none() {
+            let old = self.shared.clone();
+            let version = lock_unpoisoned(&old.version).clone();
+            self.shared = Arc::new(Shared {
+                url: old.url.clone(),
+                connections: Connections::new(&old.url),
+                session: Mutex::new(None),
+                version: Mutex::new(version),
+                listening: AtomicBool::new(false),
+                posts: Mutex::new(HashMap::new()),
+                max_message: old.max_message,
+                max_resumes: old.max_resumes,
+                default_retry: old.default_retry,
+                recover: old.recover,
+                handshake: Mutex::new((None, None)),
+                headers: old.headers.clone(),
+                recovering: tokio::sync::Mutex::new(()),
+            });
+        }
+        Arc::get_mut(&mut self.shared).expect("just made its own")
     }
 
     /// The session id the server gave at `initialize`.
@@ -240,6 +262,7 @@ impl FrameSender for ClientSender {
         if let Some(session) = session {
             let mut request = Request::new(Full::default());
             *request.method_mut() = Method::DELETE;
+            *request.headers_mut() = self.shared.headers.clone();
             request.headers_mut().insert(SESSION_HEADER, session);
             let ended = tokio::time::timeout(Duration::from_secs(5), self.shared.connections.send(request)).await;
             if let Ok(Ok((response, lease))) = ended {
@@ -350,6 +373,7 @@ impl Shared {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
         let headers = request.headers_mut();
+        headers.clone_from(&self.headers);
         if let Some(session) = lock_unpoisoned(&self.session).clone() {
             headers.insert(SESSION_HEADER, session);
         }
@@ -360,9 +384,10 @@ impl Shared {
     }
 
     /// A POST of a stateless request (no session) that names `version`.
-    fn stateless_request(body: Bytes, version: &str) -> Request<Full<Bytes>> {
+    fn stateless_request(&self, body: Bytes, version: &str) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = Method::POST;
+        request.headers_mut().clone_from(&self.headers);
         if let Ok(version) = HeaderValue::from_str(version) {
             request.headers_mut().insert(VERSION_HEADER, version);
         }
@@ -376,7 +401,7 @@ impl Shared {
         let again = (self.recover && may_recover && !posted.initialize).then(|| posted.clone());
         let (mut owed, initialize) = (posted.ids, posted.initialize);
         let (sent_in, mut request) = match posted.stateless.as_deref() {
-            Some(version) => (None, Shared::stateless_request(frame.clone(), version)),
+            Some(version) => (None, self.stateless_request(frame.clone(), version)),
             None => {
                 let sent_in = lock_unpoisoned(&self.session).clone();
                 (sent_in, self.request(Method::POST, frame.clone()))
