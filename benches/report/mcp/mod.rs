@@ -110,7 +110,7 @@ pub(crate) fn mcp_targets(runs: &[McpRun]) -> Vec<crate::targets::Target> {
 pub(crate) fn gateway_targets(runs: &[McpRun], memory: &[SessionMemory]) -> Vec<crate::targets::Target> {
     let mut out = Vec::new();
     for r in runs.iter().filter(|r| r.server.starts_with("rpcwire-gateway")) {
-        let place = match &*r.server {
+        let place = match r.server {
             "rpcwire-gateway" => format!("MCP gateway at {} in flight", r.in_flight),
             _ => format!("MCP gateway, one shared child, at {} in flight", r.in_flight),
         };
