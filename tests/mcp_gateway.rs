@@ -1310,3 +1310,60 @@ async fn connect_with_a_header_reaches_a_server_that_asks_for_a_token() {
     remote.shutdown(Duration::from_secs(1)).await;
     assert_eq!(remote.child_count(), 0);
 }
+
+/// Batches, in the revision that has them (2025-03-26): requests forwarded together, their
+/// answers one array on the batch's answer (after the progress of any of them), an element
+/// that is no message answered with its error, notifications passed on; refused elsewhere.
+#[tokio::test]
+async fn batches_are_forwarded_in_the_revision_that_has_them() {
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    let response = client.post(&INITIALIZE.replace("2025-11-25", "2025-03-26")).await;
+    client.session = Some(response.headers()["mcp-session-id"].to_str().unwrap().to_owned());
+    assert_eq!(json_of(response).await["result"]["protocolVersion"], "2025-03-26");
+    let only_notifications = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+    assert_eq!(
+        client.post(only_notifications).await.status(),
+        StatusCode::ACCEPTED
+    );
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pid", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": "two", "method": "tools/call", "params": {"name": "progress", "_meta": {"progressToken": 9}}},
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": 3},
+        7
+    ]);
+    let response = client.post(&batch.to_string()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let messages = answer_and_messages(response).await;
+    let (answers, before) = messages.split_last().unwrap();
+    let progress: Vec<&Value> = before.iter().map(|m| &m["params"]["progressToken"]).collect();
+    assert_eq!(progress, [&json!(9), &json!(9)], "{messages:?}");
+    let answers = answers.as_array().expect("one array of answers");
+    assert_eq!(answers.len(), 4, "{answers:?}");
+    let by_id = |id: Value| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("{id} in {answers:?}"))
+    };
+    assert!(text_of(by_id(json!(1))).parse::<u32>().is_ok());
+    assert_eq!(text_of(by_id(json!("two"))), "done");
+    assert_eq!(by_id(json!(3))["error"]["code"], -32600);
+    assert_eq!(
+        answers
+            .iter()
+            .filter(|a| a["id"].is_null() && a["error"]["code"] == -32600)
+            .count(),
+        1
+    );
+
+    // Another revision has no batches.
+    let mut newer = Client::new(&gateway);
+    newer.initialize().await;
+    assert_eq!(
+        newer.post(&batch.to_string()).await.status(),
+        StatusCode::BAD_REQUEST
+    );
+    gateway.shutdown(Duration::from_secs(1)).await;
+}

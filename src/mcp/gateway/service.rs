@@ -15,14 +15,14 @@ use http::header::{HeaderMap, HeaderValue, ALLOW, AUTHORIZATION, WWW_AUTHENTICAT
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use sha2::{Digest, Sha256};
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::command::StdioCommand;
 use super::metrics;
 use super::session::{Children, ChildrenKind, ClientRequest, GatewaySession, Servers, SessionLimits};
 use super::stateless::{self, StatelessChildren};
-use super::upward::request_key;
+use super::upward::{request_key, Forwarded};
 use crate::mcp::http::session::Kept;
 use crate::encode;
 use crate::mcp::http::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
@@ -36,7 +36,7 @@ use crate::mcp::http::session::Sessions;
 use crate::mcp::http::McpBody;
 use crate::mcp::version::ProtocolVersion;
 use crate::message::{id_range_within, ErrorObject, Id, JsonBytes, Message, Params};
-use crate::parse::{Limits, Parser};
+use crate::parse::{Limits, Parsed, Parser};
 use crate::transport::CancelProtocol;
 
 /// The error code of a request refused because the gateway is shutting down.
@@ -555,8 +555,16 @@ impl McpGateway {
                 return json_status(StatusCode::BAD_REQUEST, out.freeze());
             }
         };
-        let Some(message) = parsed.single() else {
-            return rpc_refusal(StatusCode::BAD_REQUEST, -32600, "Invalid Request: batches are not forwarded");
+        let message = match parsed {
+            Parsed::Single(message) => message,
+            Parsed::Batch(batch) => {
+                let allowed = session.as_ref().and_then(|session| session.version.get()).is_some_and(|v| v.allows_batches());
+                let Some(session) = session.filter(|_| allowed) else {
+                    return rpc_refusal(StatusCode::BAD_REQUEST, -32600, "Invalid Request: batches are not accepted in this protocol revision");
+                };
+                let elements = batch.iter().filter_map(|element| batch_element(&session, &body, element)).collect();
+                return self.forward_batch(session, elements).await;
+            }
         };
         match (session, message) {
             (None, Message::Request(request)) if stateless::claims(&parts.headers, request.method(), &body) => {
@@ -592,9 +600,7 @@ impl McpGateway {
             }
             (Some(session), Message::Notification(notification)) => {
                 if notification.method() == "notifications/cancelled" {
-                    if let Some(id) = CancelProtocol::Mcp.cancelled_id(notification.params()) {
-                        session.up().cancel(&request_key(session.number, id.as_bytes()));
-                    }
+                    cancelled(&session, &notification);
                     return accepted();
                 }
                 let params = notification.raw_params().map(|raw| JsonBytes::slice_of(&body, raw));
@@ -604,12 +610,7 @@ impl McpGateway {
                 accepted()
             }
             (Some(session), Message::Response(response)) => {
-                let answer = match (response.result(), response.error_object()) {
-                    (Some(result), _) => Ok(JsonBytes::slice_of(&body, result)),
-                    (None, Some(error)) => Err(error.clone().into_owned()),
-                    (None, None) => return accepted(),
-                };
-                let _ = session.up().client_calls.complete(response.id(), answer);
+                answered(&session, &body, &response);
                 accepted()
             }
         }
@@ -713,57 +714,22 @@ impl McpGateway {
         id_text: Bytes,
         progress: Option<Bytes>,
     ) -> Response<McpBody> {
-        if session.is_ended() {
-            return refusal(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+        if let Some(refused) = self.refuse_in(&session, &request.id) {
+            return refused;
         }
-        if self.closing.is_cancelled() {
-            return answer_error(StatusCode::SERVICE_UNAVAILABLE, &request.id, &shutting_down());
-        }
-        if &*request.method == "initialize" {
-            let object = ErrorObject::new(-32600, "Invalid Request: the session is initialized already");
-            return answer_error(StatusCode::OK, &request.id, &object);
-        }
-        let busy = |what: &str| {
-            metrics::refused("busy");
-            let object = ErrorObject::new(TOO_MANY_REQUESTS, format!("too many requests under way {what}"));
-            answer_error(StatusCode::OK, &request.id, &object)
+        let output = Arc::new(PostOutput::new(session.streams.clone(), self.prime(&session)));
+        let prepared = match self.prepare(&session, request, &id_text, progress, &output) {
+            Ok(prepared) => prepared,
+            Err(refused) => return json_answer(refused),
         };
-        let Ok(permit) = session.in_flight.clone().try_acquire_owned() else {
-            return busy("in this session");
-        };
-        let Ok(overall) = self.total.clone().try_acquire_owned() else {
-            return busy("at the gateway");
-        };
-        let prime = session
-            .version
-            .get()
-            .is_some_and(|v| *v >= ProtocolVersion::V2025_11_25)
-            .then(|| self.config.retry.as_millis() as u64);
-        let output = Arc::new(PostOutput::new(session.streams.clone(), prime));
-        let key = request_key(session.number, &id_text);
-        let progress = progress.map(|token| session.progress_token(token));
-        let mut request = request;
-        if let Some((unique, Some(_))) = &progress {
-            // Shared children: the token made unique among the sessions.
-            request.params = request.params.as_ref().and_then(|params| with_progress_token(params, unique)).or(request.params);
-        }
-        let Ok(forwarded) = session.up().begin(key.clone(), output.clone(), progress) else {
-            let object = ErrorObject::new(-32600, "Invalid Request: a request with this id is under way in this session");
-            return answer_error(StatusCode::OK, &request.id, &object);
-        };
-        let post_gone = PostGone(Some(forwarded.post_gone.clone()));
+        let post_gone = PostGone(vec![prepared.forwarded.post_gone.clone()]);
         let done = output.clone();
-        let stateless = session.stateless.then(|| forwarded.clone());
+        let stateless = session.stateless.then(|| prepared.forwarded.clone());
         // Run here, in the POST's own task; when the POST is dropped it goes on in a task of
         // its own, which cancels it at the child unless its stream is read again.
         let work = Box::pin(async move {
-            let _permits = (permit, overall);
-            let answer = session.forward(&request, &forwarded).await;
-            session.up().end(&key);
-            if let Some((_, Some(code))) = &answer {
-                let _ = forwarded.code.set(*code);
-            }
-            done.complete(answer.map(|(answer, _)| answer));
+            let answer = prepared.run(&session).await;
+            done.complete(answer);
         });
         let mut response = answer_post(&output, work).await;
         post_gone.disarm();
@@ -773,6 +739,128 @@ impl McpGateway {
             *response.status_mut() = error_status(*code);
         }
         response
+    }
+
+    /// A batch in a session of a revision that has them (2025-03-26): cancellations and the
+    /// client's answers taken at once, notifications sent on, requests forwarded together,
+    /// their answers one array (JSON, or one event of the stream the batch's answer became);
+    /// `202` when it has no request.
+    async fn forward_batch(self, session: Arc<GatewaySession>, elements: Vec<Element>) -> Response<McpBody> {
+        if let Some(refused) = self.refuse_in(&session, &Id::null()) {
+            return refused;
+        }
+        let output = Arc::new(PostOutput::new(session.streams.clone(), self.prime(&session)));
+        let mut refused = Vec::new();
+        let mut prepared = Vec::new();
+        for element in elements {
+            match element {
+                Element::Request(request, id_text, progress) => match self.prepare(&session, request, &id_text, progress, &output) {
+                    Ok(ready) => prepared.push(ready),
+                    Err(answer) => refused.push(answer),
+                },
+                Element::Notification(method, params) => {
+                    if !session.notify(&method, params.as_ref()).await {
+                        return refusal(StatusCode::NOT_FOUND, "Not Found: the session has ended");
+                    }
+                }
+                Element::Refused(answer) => refused.push(answer),
+            }
+        }
+        if prepared.is_empty() && refused.is_empty() {
+            return accepted();
+        }
+        let post_gone = PostGone(prepared.iter().map(|ready| ready.forwarded.post_gone.clone()).collect());
+        let done = output.clone();
+        let work = Box::pin(async move {
+            let answers = super::session::join_all(prepared.into_iter().map(|ready| {
+                let session = &session;
+                async move { ready.run(session).await }
+            }))
+            .await;
+            let answers: Vec<Bytes> = refused.into_iter().chain(answers.into_iter().flatten()).collect();
+            if answers.is_empty() {
+                // Every request cancelled: nothing to answer.
+                return done.complete(None);
+            }
+            let mut array = BytesMut::with_capacity(answers.iter().map(|answer| answer.len() + 1).sum::<usize>() + 1);
+            for answer in &answers {
+                array.extend_from_slice(if array.is_empty() { b"[" } else { b"," });
+                array.extend_from_slice(answer);
+            }
+            array.extend_from_slice(b"]");
+            done.complete(Some(array.freeze()));
+        });
+        let response = answer_post(&output, work).await;
+        post_gone.disarm();
+        response
+    }
+
+    /// The answer to a request in `session` when none can be forwarded now: the session
+    /// has ended, or the gateway is shutting down.
+    fn refuse_in(&self, session: &GatewaySession, id: &Id<'_>) -> Option<Response<McpBody>> {
+        if session.is_ended() {
+            return Some(refusal(StatusCode::NOT_FOUND, "Not Found: the session has ended"));
+        }
+        if self.closing.is_cancelled() {
+            return Some(answer_error(StatusCode::SERVICE_UNAVAILABLE, id, &shutting_down()));
+        }
+        None
+    }
+
+    /// The `retry:` of the priming event of the session's streams, when its revision has one.
+    fn prime(&self, session: &GatewaySession) -> Option<u64> {
+        session
+            .version
+            .get()
+            .is_some_and(|v| *v >= ProtocolVersion::V2025_11_25)
+            .then(|| self.config.retry.as_millis() as u64)
+    }
+
+    /// A request of `session` made ready to forward, its answer to go to `output`: its
+    /// permits taken, its progress token made unique for shared children, kept under way;
+    /// or the error answer it gets at once (`initialize` again, too many under way, its id
+    /// under way already).
+    fn prepare(
+        &self,
+        session: &GatewaySession,
+        mut request: ClientRequest,
+        id_text: &[u8],
+        progress: Option<Bytes>,
+        output: &Arc<PostOutput>,
+    ) -> Result<Prepared, Bytes> {
+        let refused = |object: ErrorObject<'_>| {
+            let mut out = BytesMut::new();
+            encode::write_error(&mut out, &request.id, &object);
+            out.freeze()
+        };
+        if &*request.method == "initialize" {
+            return Err(refused(ErrorObject::new(-32600, "Invalid Request: the session is initialized already")));
+        }
+        let busy = |what: &str| {
+            metrics::refused("busy");
+            refused(ErrorObject::new(TOO_MANY_REQUESTS, format!("too many requests under way {what}")))
+        };
+        let Ok(permit) = session.in_flight.clone().try_acquire_owned() else {
+            return Err(busy("in this session"));
+        };
+        let Ok(overall) = self.total.clone().try_acquire_owned() else {
+            return Err(busy("at the gateway"));
+        };
+        let key = request_key(session.number, id_text);
+        let progress = progress.map(|token| session.progress_token(token));
+        if let Some((unique, Some(_))) = &progress {
+            // Shared children: the token made unique among the sessions.
+            request.params = request.params.as_ref().and_then(|params| with_progress_token(params, unique)).or(request.params);
+        }
+        let Ok(forwarded) = session.up().begin(key.clone(), output.clone(), progress) else {
+            return Err(refused(ErrorObject::new(-32600, "Invalid Request: a request with this id is under way in this session")));
+        };
+        Ok(Prepared {
+            request,
+            forwarded,
+            key,
+            _permits: (permit, overall),
+        })
     }
 
     fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
@@ -808,19 +896,51 @@ where
     }
 }
 
-/// Tells a forwarded request that its POST was dropped before it was answered (the client
+/// A request of the client ready to be forwarded (`McpGateway::prepare`).
+struct Prepared {
+    request: ClientRequest,
+    forwarded: Arc<Forwarded>,
+    key: Bytes,
+    _permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
+}
+
+impl Prepared {
+    /// Forwards it in `session`: its answer (`None`: none, it was cancelled), its error code
+    /// kept.
+    async fn run(self, session: &GatewaySession) -> Option<Bytes> {
+        let answer = session.forward(&self.request, &self.forwarded).await;
+        session.up().end(&self.key);
+        let (answer, code) = answer?;
+        if let Some(code) = code {
+            let _ = self.forwarded.code.set(code);
+        }
+        Some(answer)
+    }
+}
+
+/// An element of a batch, as forwarded.
+enum Element {
+    /// A request, its id's JSON text, its progress token's.
+    Request(ClientRequest, Bytes, Option<Bytes>),
+    /// A notification to send on.
+    Notification(Box<str>, Option<JsonBytes>),
+    /// The error answer of an element that is not a message.
+    Refused(Bytes),
+}
+
+/// Tells forwarded requests that their POST was dropped before it was answered (the client
 /// went away), unless disarmed.
-struct PostGone(Option<CancellationToken>);
+struct PostGone(Vec<CancellationToken>);
 
 impl PostGone {
     fn disarm(mut self) {
-        self.0 = None;
+        self.0.clear();
     }
 }
 
 impl Drop for PostGone {
     fn drop(&mut self) {
-        if let Some(gone) = self.0.take() {
+        for gone in self.0.drain(..) {
             gone.cancel();
         }
     }
@@ -832,6 +952,51 @@ fn client_request(body: &Bytes, request: &crate::message::Request<'_>) -> Client
         id: request.id().clone().into_owned(),
         method: request.method().into(),
         params: request.raw_params().map(|raw| JsonBytes::slice_of(body, raw)),
+    }
+}
+
+/// The client's `notifications/cancelled` in `session`: the request it names cancelled.
+fn cancelled(session: &GatewaySession, notification: &crate::message::Notification<'_>) {
+    if let Some(id) = CancelProtocol::Mcp.cancelled_id(notification.params()) {
+        session.up().cancel(&request_key(session.number, id.as_bytes()));
+    }
+}
+
+/// The client's answer to a request of a child in `session`, given to the child's call.
+fn answered(session: &GatewaySession, body: &Bytes, response: &crate::message::Response<'_>) {
+    let answer = match (response.result(), response.error_object()) {
+        (Some(result), _) => Ok(JsonBytes::slice_of(body, result)),
+        (None, Some(error)) => Err(error.clone().into_owned()),
+        (None, None) => return,
+    };
+    let _ = session.up().client_calls.complete(response.id(), answer);
+}
+
+/// One element of a batch in `session`: a cancellation or an answer of the client taken at
+/// once, the rest to forward (or the error answer of an element that is no message).
+fn batch_element(session: &GatewaySession, body: &Bytes, element: Result<Message<'_>, &crate::parse::ParseError>) -> Option<Element> {
+    match element {
+        Ok(Message::Request(request)) => {
+            let (request, id_text, progress) = forwarded_parts(body, &request);
+            Some(Element::Request(request, id_text, progress))
+        }
+        Ok(Message::Notification(notification)) if notification.method() == "notifications/cancelled" => {
+            cancelled(session, &notification);
+            None
+        }
+        Ok(Message::Notification(notification)) => {
+            let params = notification.raw_params().map(|raw| JsonBytes::slice_of(body, raw));
+            Some(Element::Notification(notification.method().into(), params))
+        }
+        Ok(Message::Response(response)) => {
+            answered(session, body, &response);
+            None
+        }
+        Err(error) => {
+            let mut out = BytesMut::new();
+            encode::write_error(&mut out, error.id().unwrap_or(&Id::null()), &ErrorObject::from(error));
+            Some(Element::Refused(out.freeze()))
+        }
     }
 }
 

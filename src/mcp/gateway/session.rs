@@ -338,7 +338,7 @@ impl Children {
             }
             pages
         });
-        futures_join_all(fetches).await.into_iter().flatten().collect()
+        join_all(fetches).await.into_iter().flatten().collect()
     }
 
     /// The same request to every server, at once.
@@ -347,7 +347,7 @@ impl Children {
             let params = params.clone();
             async move { (server, self.call(server, method, params).await) }
         });
-        futures_join_all(calls).await
+        join_all(calls).await
     }
 
     /// One request to one server.
@@ -596,7 +596,7 @@ fn uris_in(page: &JsonBytes) -> Vec<String> {
 }
 
 /// Runs `futures` at once; their outputs in order.
-async fn futures_join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
+pub(crate) async fn join_all<F: std::future::Future>(futures: impl Iterator<Item = F>) -> Vec<F::Output> {
     let mut set = Vec::new();
     for future in futures {
         set.push(Box::pin(future));
