@@ -26,6 +26,14 @@ const IDLE_SESSIONS: usize = 200;
 /// Sessions opened for the memory per idle session of a gateway (each may be a child).
 const IDLE_GATEWAY_SESSIONS: usize = 100;
 
+/// The calls in flight to measure: [`IN_FLIGHT`], or those `MCP_IN_FLIGHT` lists (`1,64`).
+fn in_flight() -> Vec<usize> {
+    match std::env::var("MCP_IN_FLIGHT") {
+        Ok(list) => list.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+        Err(_) => IN_FLIGHT.to_vec(),
+    }
+}
+
 /// Who serves, and how it is started.
 #[derive(Clone, Copy)]
 struct Subject {
@@ -324,7 +332,7 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
         })
         .collect();
     let plan: Vec<(usize, usize)> = (0..processes.len())
-        .flat_map(|p| IN_FLIGHT.map(|n| (p, n)))
+        .flat_map(|p| in_flight().into_iter().map(move |n| (p, n)))
         .collect();
     let mut samples: Vec<Vec<McpRun>> = vec![Vec::new(); plan.len()];
     for round_number in 1..=rounds {
@@ -379,7 +387,9 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
         })
         .collect();
     let mut memory = Vec::new();
-    for (subject, process) in &processes {
+    // For profiling one configuration: `MCP_IN_FLIGHT=1 MCP_NO_MEMORY=1`.
+    let memory_measured = std::env::var_os("MCP_NO_MEMORY").is_none();
+    for (subject, process) in processes.iter().filter(|_| memory_measured) {
         let Some(address) = process.address else { continue };
         let sessions = if subject.transport == "gateway" {
             IDLE_GATEWAY_SESSIONS
