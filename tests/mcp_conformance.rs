@@ -253,6 +253,73 @@ fn every_2026_07_28_scenario_of_the_next_suite_passes() {
     );
 }
 
+/// Through `examples/mcp_gateway` in front of `examples/mcp_server` over stdio, the next
+/// suite's scenarios of `version`: for 2026-07-28 the stateless revision forwarded (headers
+/// checked at the gateway, the servers' input-required results, caching hints and errors
+/// passed on), for 2025-11-25 the session lifecycle.
+fn next_suite_through_the_gateway(version: &str, expected: usize) -> Option<Summary> {
+    let stdio_server = example_binary("mcp_server");
+    let command = format!("exec '{}'", stdio_server.display());
+    let args = ["--stdio", command.as_str(), "--listen", "127.0.0.1:0"];
+    let summary = run_suite_against(
+        "mcp_gateway",
+        &args,
+        "conformance-next",
+        &["--spec-version", version],
+    )?;
+    let failed: Vec<&(String, u32, u32)> = summary
+        .scenarios
+        .iter()
+        .filter(|(_, _, failed)| *failed > 0)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed scenarios {failed:?}:\n{}",
+        summary.output
+    );
+    assert_eq!(summary.scenarios.len(), expected, "{}", summary.output);
+    // As with 0.1.16: the SSE-polling scenario has only INFO checks through a gateway.
+    for (name, passed, _) in &summary.scenarios {
+        assert!(
+            *passed > 0 || name == "server-sse-polling",
+            "{name} has no passed check:\n{}",
+            summary.output
+        );
+    }
+    let doubtful: Vec<&String> = summary
+        .statuses
+        .iter()
+        .filter(|status| !matches!(status.as_str(), "SUCCESS" | "INFO"))
+        .collect();
+    assert!(
+        doubtful.is_empty(),
+        "no warning, failure or skip: {doubtful:?}\n{}",
+        summary.output
+    );
+    Some(summary)
+}
+
+#[test]
+fn every_2026_07_28_scenario_of_the_next_suite_passes_through_the_gateway() {
+    if let Some(summary) = next_suite_through_the_gateway("2026-07-28", 40) {
+        for needed in [
+            "server-stateless",
+            "http-custom-header-server-validation",
+            "input-required-result-tampered-state",
+        ] {
+            assert!(
+                summary.scenarios.iter().any(|(name, _, _)| name == needed),
+                "{needed} ran"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_2025_11_25_scenario_of_the_next_suite_passes_through_the_gateway() {
+    next_suite_through_the_gateway("2025-11-25", 33);
+}
+
 /// Runs one client scenario of the suite (`package`: its directory in node_modules) with
 /// `examples/mcp_client` as the client; the suite's output, which must say every check
 /// passed.

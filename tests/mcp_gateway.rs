@@ -1136,6 +1136,49 @@ async fn the_stateless_revision_is_forwarded_to_children_no_client_shares_with_a
     let answer = text_of(asked.last().unwrap()).to_owned();
     assert!(answer.contains("input-required"), "{answer}");
 
+    // A listen stream: acknowledged with what the server can send (its tools change, its
+    // prompts do not), then the tools' changes tagged with the stream's id.
+    let listen = stateless_request(
+        15,
+        "subscriptions/listen",
+        None,
+        json!({"notifications": {"toolsListChanged": true, "promptsListChanged": true}}),
+    );
+    let listening = client.send(listen).await;
+    assert_eq!(listening.headers()["content-type"], "text/event-stream");
+    let mut stream = listening.into_body();
+    let mut next_message = async || loop {
+        let frame = tokio::time::timeout(Duration::from_secs(10), stream.frame())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        let events = parse_events(std::str::from_utf8(frame.data_ref().unwrap()).unwrap());
+        if let Some((_, data)) = events.into_iter().find(|(_, data)| !data.is_empty()) {
+            break serde_json::from_str::<Value>(&data).unwrap();
+        }
+    };
+    let ack = next_message().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"toolsListChanged": true}),
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        15
+    );
+    let announced = answer_of(client.send(call(16, "announce", json!({}))).await).await;
+    assert_eq!(text_of(&announced), "announced");
+    let changed = next_message().await;
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        15
+    );
+    drop(stream);
+
     // The headers are checked against the body; the handshake is not forwarded.
     let mut mismatched = call(12, "pid", json!({}));
     mismatched

@@ -154,28 +154,36 @@ pub(crate) struct ToolEntry {
 
 impl ToolEntry {
     fn new(tool: Tool, handler: Arc<ToolFn>) -> ToolEntry {
-        #[derive(serde::Deserialize)]
-        struct Schema {
-            #[serde(default)]
-            properties: HashMap<String, Property>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Property {
-            #[serde(rename = "x-mcp-header")]
-            header: Option<String>,
-        }
-        let mut headers: Vec<(String, String)> = serde_json::from_str::<Schema>(tool.input_schema.get())
-            .map(|schema| {
-                schema
-                    .properties
-                    .into_iter()
-                    .filter_map(|(name, property)| Some((name, format!("mcp-param-{}", property.header?.to_ascii_lowercase()))))
-                    .collect()
-            })
-            .unwrap_or_default();
-        headers.sort();
+        let headers = mirrored_headers(tool.input_schema.get());
         ToolEntry { tool, handler, headers }
     }
+}
+
+/// The arguments a tool's input schema (its JSON text) mirrors in headers (`x-mcp-header`):
+/// (argument, header name), in order.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn mirrored_headers(input_schema: &str) -> Vec<(String, String)> {
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        #[serde(default)]
+        properties: HashMap<String, Property>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Property {
+        #[serde(rename = "x-mcp-header")]
+        header: Option<String>,
+    }
+    let mut headers: Vec<(String, String)> = serde_json::from_str::<Schema>(input_schema)
+        .map(|schema| {
+            schema
+                .properties
+                .into_iter()
+                .filter_map(|(name, property)| Some((name, format!("mcp-param-{}", property.header?.to_ascii_lowercase()))))
+                .collect()
+        })
+        .unwrap_or_default();
+    headers.sort();
+    headers
 }
 
 struct ResourceEntry {

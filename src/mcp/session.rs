@@ -246,7 +246,16 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
     });
     {
         let registry = registry.clone();
-        router.raw_method("server/discover", move |_: Option<Params<'_>>, reply: Reply<'_>| {
+        router.raw_method("server/discover", move |params: Option<Params<'_>>, reply: Reply<'_>| {
+            // A discovery that names a revision (in the stateless revision's `_meta`) must
+            // name one served when the server serves the stateless revision, as over HTTP
+            // (a server without it lists its revisions, which the client finds it lacks).
+            let raw = params.as_ref().map(|params| params.raw());
+            let text = raw.as_ref().map(|raw| raw.get());
+            if registry.versions.iter().any(|version| version.is_stateless()) && crate::mcp::stateless::carries_meta(text) {
+                let meta = crate::mcp::stateless::read_meta(text)?;
+                crate::mcp::stateless::check_version(&registry, &meta.version)?;
+            }
             Ok(reply.raw(&registry.discover_result()))
         });
     }

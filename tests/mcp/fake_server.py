@@ -112,7 +112,7 @@ for line in sys.stdin:
     elif method == "server/discover":
         if MODE == "stateless":
             send({"jsonrpc": "2.0", "id": message["id"], "result": {
-                "resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                "resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "fake", "version": "1"}}})
         else:
             send({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "Method not found"}})

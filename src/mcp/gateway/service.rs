@@ -31,7 +31,7 @@ use crate::mcp::http::output::PostOutput;
 use crate::mcp::http::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of, standalone, answer_post};
 use crate::mcp::http::service::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
 use crate::mcp::http::serving::serve_connections;
-use crate::mcp::http::stateless::{check_headers, error_answer, error_status};
+use crate::mcp::http::stateless::{check_headers, check_param_headers, error_answer, error_status};
 use crate::mcp::http::session::Sessions;
 use crate::mcp::http::McpBody;
 use crate::mcp::version::ProtocolVersion;
@@ -83,6 +83,8 @@ pub struct McpGateway {
     shared: Option<Arc<tokio::sync::Mutex<Option<Arc<Children>>>>>,
     /// The children of the stateless revision's requests.
     stateless: Arc<StatelessChildren>,
+    /// The stateless revision's listen streams open at most.
+    listeners: Arc<Semaphore>,
     sessions: Arc<Sessions<GatewaySession>>,
     limits: SessionLimits,
     config: Arc<Config>,
@@ -165,6 +167,7 @@ impl McpGateway {
             servers: Arc::new(servers),
             shared: None,
             stateless: Arc::default(),
+            listeners: Arc::new(Semaphore::new(256)),
             sessions: Arc::new(Sessions::new(1024, Duration::from_secs(600))),
             limits: SessionLimits {
                 max_line: 4 << 20,
@@ -579,7 +582,7 @@ impl McpGateway {
                     return error_answer(request.id(), &ErrorObject::method_not_found("initialize"));
                 }
                 let (request, id_text, progress) = forwarded_parts(&body, &request);
-                self.forward_stateless(request, id_text, progress).await
+                self.forward_stateless(&parts.headers, request, id_text, progress).await
             }
             (None, Message::Request(request)) => {
                 let request = client_request(&body, &request);
@@ -655,7 +658,13 @@ impl McpGateway {
     /// when none are running) as a session of its own; errors answered as JSON get the
     /// revision's HTTP status. Servers that refuse `server/discover` are ended, and the next
     /// discoveries refused here for the idle timeout.
-    async fn forward_stateless(self, request: ClientRequest, id_text: Bytes, progress: Option<Bytes>) -> Response<McpBody> {
+    async fn forward_stateless(
+        self,
+        headers: &HeaderMap,
+        request: ClientRequest,
+        id_text: Bytes,
+        progress: Option<Bytes>,
+    ) -> Response<McpBody> {
         if self.closing.is_cancelled() {
             return answer_error(StatusCode::SERVICE_UNAVAILABLE, &request.id, &shutting_down());
         }
@@ -671,6 +680,25 @@ impl McpGateway {
             Ok(children) => children,
             Err(error) => return spawn_failed(&request.id, &error),
         };
+        if &*request.method == "subscriptions/listen" {
+            let Ok(permit) = self.listeners.clone().try_acquire_owned() else {
+                return error_answer(&request.id, &ErrorObject::new(TOO_MANY_REQUESTS, "too many listening streams"));
+            };
+            return stateless::listen(&children, &request.id, &id_text, request.params.as_ref(), permit).await;
+        }
+        if &*request.method == "tools/call" {
+            // The servers cannot see the headers: the arguments a tool mirrors in them
+            // (`x-mcp-header`) are checked here.
+            let params = request.params.as_ref().map(JsonBytes::as_str);
+            let tool = params.and_then(|params| super::aggregate::string_member(params, "name"));
+            let meta = params.and_then(|params| Params::new(params).get("_meta")).map(|meta| meta.get().to_owned());
+            if let Some(tool) = tool {
+                let mirrored = self.stateless.mirrored(&children, &tool, meta.as_deref()).await;
+                if let Err(error) = check_param_headers(headers, &mirrored, params) {
+                    return error_answer(&request.id, &error);
+                }
+            }
+        }
         let session = GatewaySession::stateless(children, &self.limits);
         let response = self.clone().forward(session, request, id_text, progress).await;
         if discover && response.status() == StatusCode::NOT_FOUND {

@@ -341,6 +341,36 @@ impl Children {
         join_all(fetches).await.into_iter().flatten().collect()
     }
 
+    /// The arguments each tool mirrors in headers (`x-mcp-header`), by its name as clients
+    /// see it (with its server's name before it when there are several), from every page of
+    /// every server's `tools/list` (asked with the client's `meta`).
+    pub(crate) async fn mirrored_headers(&self, meta: Option<&str>) -> HashMap<String, Vec<(String, String)>> {
+        let mut mirrored = HashMap::new();
+        for (server, page) in self.all_pages("tools/list", meta).await {
+            let Some(tools) = Params::new(page.as_str()).get("tools") else { continue };
+            for tool in Params::new(tools.get()).iter() {
+                let tool = Params::new(tool.get());
+                let (Some(name), Some(schema)) = (tool.get("name"), tool.get("inputSchema")) else { continue };
+                let Ok(name) = name.decode::<String>() else { continue };
+                let name = match &self.names {
+                    Some(names) => format!("{}{SEPARATOR}{name}", names[server]),
+                    None => name,
+                };
+                mirrored.insert(name, crate::mcp::server::mirrored_headers(schema.get()));
+            }
+        }
+        mirrored
+    }
+
+    /// What the servers answer `request` with: its result (merged, for several), or
+    /// `None` for an error.
+    pub(crate) async fn ask(&self, request: &ClientRequest) -> Option<JsonBytes> {
+        match self.dispatch(request).await {
+            Answered::Result(result) => Some(result),
+            _ => None,
+        }
+    }
+
     /// The same request to every server, at once.
     async fn call_all(&self, method: &str, params: Option<JsonBytes>) -> Vec<(usize, Answered)> {
         let calls = (0..self.links.len()).map(|server| {
@@ -680,6 +710,7 @@ async fn watch(
         sessions.remove_where(|session| Arc::ptr_eq(&session.children, &set));
     }
     set.up.client_calls.cancel_all();
+    set.up.end_subscriptions();
     // Its stdin closed first: a server that reads its end of input exits by itself.
     peer.close_within(Duration::from_millis(200)).await;
     child.terminate(terminate_grace).await;

@@ -3,16 +3,29 @@
 //! the first and ended once idle, the requests of different clients multiplexed on them as a
 //! shared child's are (nothing one client's request sends before its answer reaches another).
 
+use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use http::header::HeaderMap;
+use http::Response;
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use tokio::sync::OwnedSemaphorePermit;
 
-use super::session::Children;
+use super::session::{Children, ClientRequest};
+use super::upward::Subscriber;
+use crate::mcp::http::answer::event_stream;
 use crate::mcp::http::service::VERSION_HEADER;
+use crate::mcp::http::stateless::{error_answer, notification};
+use crate::mcp::http::McpBody;
 use crate::mcp::version::ProtocolVersion;
+use crate::message::{ErrorObject, Id, JsonBytes, Params};
 use crate::sync::lock_unpoisoned;
+
+/// Events a listen stream holds for a client that does not read.
+const LISTEN_BUFFER: usize = 32;
 
 /// The children that serve stateless requests, while there are any.
 #[derive(Default)]
@@ -22,7 +35,22 @@ pub(crate) struct StatelessChildren {
     /// Until when `server/discover` is answered here: the servers said they have no such
     /// method (they serve the handshake revisions only).
     refused_until: Mutex<Option<Instant>>,
+    /// The arguments the running children's tools mirror in headers, and when they were
+    /// listed.
+    mirrored: tokio::sync::Mutex<Mirrored>,
 }
+
+/// What the children's tools mirror in headers, as last listed.
+#[derive(Default)]
+struct Mirrored {
+    /// The children listed.
+    of: std::sync::Weak<Children>,
+    tools: HashMap<String, Vec<(String, String)>>,
+    listed: Option<Instant>,
+}
+
+/// How often the tools are listed again at most, for a tool the last list did not have.
+const RELIST_AFTER: Duration = Duration::from_secs(5);
 
 impl StatelessChildren {
     /// The children running, or new ones from `spawn` when none are.
@@ -39,6 +67,21 @@ impl StatelessChildren {
         }
     }
 
+    /// The arguments `tool` of `children` mirrors in headers: from their `tools/list`
+    /// (asked with the client's `meta`), listed when it was not yet, or when the tool is not
+    /// in the last list and that is older than a few seconds.
+    pub(crate) async fn mirrored(&self, children: &Arc<Children>, tool: &str, meta: Option<&str>) -> Vec<(String, String)> {
+        let mut mirrored = self.mirrored.lock().await;
+        let same = mirrored.of.upgrade().is_some_and(|listed| Arc::ptr_eq(&listed, children));
+        let stale = mirrored.listed.map_or(true, |listed| listed.elapsed() >= RELIST_AFTER);
+        if !same || (!mirrored.tools.contains_key(tool) && stale) {
+            mirrored.tools = children.mirrored_headers(meta).await;
+            mirrored.of = Arc::downgrade(children);
+            mirrored.listed = Some(Instant::now());
+        }
+        mirrored.tools.get(tool).cloned().unwrap_or_default()
+    }
+
     /// Whether `server/discover` is refused without asking the servers.
     pub(crate) fn refuses_discover(&self) -> bool {
         lock_unpoisoned(&self.refused_until).is_some_and(|until| Instant::now() < until)
@@ -49,7 +92,7 @@ impl StatelessChildren {
     pub(crate) fn discover_refused(&self, remember: Duration) {
         *lock_unpoisoned(&self.refused_until) = Some(Instant::now() + remember);
         if let Ok(mut running) = self.running.try_lock() {
-            if running.as_ref().is_some_and(|children| children.up.under_way() == 0) {
+            if running.as_ref().is_some_and(|children| is_idle(children)) {
                 if let Some(children) = running.take() {
                     children.end("the MCP server does not serve the stateless revision");
                 }
@@ -64,7 +107,7 @@ impl StatelessChildren {
         let Ok(mut running) = self.running.try_lock() else {
             return false;
         };
-        if !quiet || !running.as_ref().is_some_and(|children| children.up.under_way() == 0) {
+        if !quiet || !running.as_ref().is_some_and(|children| is_idle(children)) {
             return false;
         }
         match running.take() {
@@ -82,6 +125,109 @@ impl StatelessChildren {
             children.end(why);
         }
     }
+}
+
+/// Whether nothing is under way on `children` and no listen stream is open.
+fn is_idle(children: &Children) -> bool {
+    children.up.under_way() == 0 && children.up.subscribers() == 0
+}
+
+/// `subscriptions/listen` (request `id`, its JSON text `id_text`): an SSE stream that
+/// acknowledges the part of the filter the servers can serve (by the capabilities their
+/// `server/discover` names: `listChanged`, `subscribe`), then carries those changes of the
+/// children, each tagged with the listen request's id, until the client goes away (or the
+/// children end). Resource updates are asked of the servers with `resources/subscribe`.
+/// `permit` is held while the stream is open.
+pub(crate) async fn listen(
+    children: &Arc<Children>,
+    id: &Id<'static>,
+    id_text: &[u8],
+    params: Option<&JsonBytes>,
+    permit: OwnedSemaphorePermit,
+) -> Response<McpBody> {
+    #[derive(Deserialize, Default)]
+    #[serde(rename_all = "camelCase")]
+    struct Filter {
+        #[serde(default)]
+        tools_list_changed: bool,
+        #[serde(default)]
+        prompts_list_changed: bool,
+        #[serde(default)]
+        resources_list_changed: bool,
+        #[serde(default)]
+        resource_subscriptions: Vec<String>,
+    }
+    #[derive(Deserialize)]
+    struct Listen {
+        #[serde(default)]
+        notifications: Filter,
+    }
+    let text = params.map_or("{}", JsonBytes::as_str);
+    let asked = match serde_json::from_str::<Listen>(text) {
+        Ok(listen) => listen.notifications,
+        Err(error) => return error_answer(id, &ErrorObject::invalid_params(error)),
+    };
+    let meta = Params::new(text).get("_meta").map(|meta| meta.get().to_owned());
+    let with_meta = |members: &str| {
+        let mut params = format!("{{{members}");
+        if let Some(meta) = &meta {
+            params.push_str(if members.is_empty() { "" } else { "," });
+            params.push_str("\"_meta\":");
+            params.push_str(meta);
+        }
+        params.push('}');
+        JsonBytes::new(bytes::Bytes::from(params)).ok()
+    };
+    let discover = ClientRequest {
+        id: Id::null(),
+        method: "server/discover".into(),
+        params: with_meta(""),
+    };
+    let discovered = children.ask(&discover).await.and_then(|result| result.decode::<Value>().ok());
+    let capabilities = discovered.as_ref().map_or(&Value::Null, |result| &result["capabilities"]);
+    let can = |capability: &str, flag: &str| capabilities[capability][flag].as_bool() == Some(true);
+    let mut lists = Vec::new();
+    let mut accepted = Map::new();
+    for (asked, capability, method, key) in [
+        (asked.tools_list_changed, "tools", "notifications/tools/list_changed", "toolsListChanged"),
+        (asked.prompts_list_changed, "prompts", "notifications/prompts/list_changed", "promptsListChanged"),
+        (asked.resources_list_changed, "resources", "notifications/resources/list_changed", "resourcesListChanged"),
+    ] {
+        if asked && can(capability, "listChanged") {
+            lists.push(method);
+            accepted.insert(key.into(), Value::Bool(true));
+        }
+    }
+    let uris = if can("resources", "subscribe") { asked.resource_subscriptions } else { Vec::new() };
+    for uri in &uris {
+        // Best effort: a server that refuses it sends no updates.
+        let subscribe = ClientRequest {
+            id: Id::null(),
+            method: "resources/subscribe".into(),
+            params: JsonBytes::new(bytes::Bytes::from(json!({ "uri": uri }).to_string())).ok(),
+        };
+        let _ = children.ask(&subscribe).await;
+    }
+    if !uris.is_empty() {
+        accepted.insert("resourceSubscriptions".into(), Value::from(uris.clone()));
+    }
+    let id_value: Value = serde_json::from_slice(id_text).unwrap_or(Value::Null);
+    let tag = json!({ "io.modelcontextprotocol/subscriptionId": id_value });
+    let (events, receiver) = tokio::sync::mpsc::channel(LISTEN_BUFFER);
+    let ack = notification("notifications/subscriptions/acknowledged", &json!({ "notifications": accepted, "_meta": tag }));
+    let _ = events.try_send(ack);
+    let open = events.clone();
+    children.up.subscribe(Subscriber {
+        lists,
+        uris,
+        id_text: String::from_utf8_lossy(id_text).into_owned(),
+        events,
+    });
+    tokio::spawn(async move {
+        open.closed().await;
+        drop(permit);
+    });
+    event_stream(receiver)
 }
 
 /// Whether a POST without a session belongs to the stateless revision: `server/discover`,

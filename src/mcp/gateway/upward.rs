@@ -74,6 +74,20 @@ pub(crate) struct Upward {
     /// Serving the stateless revision: requests of different clients, none of which may see
     /// what belongs to another, and no requests to the client.
     stateless: bool,
+    /// The stateless revision's listen streams (`subscriptions/listen`).
+    subscribers: Mutex<Vec<Subscriber>>,
+}
+
+/// A `subscriptions/listen` stream: the changes it asked for, as SSE events tagged with its
+/// id.
+pub(crate) struct Subscriber {
+    /// The list-changed notifications it takes (`notifications/tools/list_changed`, …).
+    pub(crate) lists: Vec<&'static str>,
+    /// The resources whose updates it takes.
+    pub(crate) uris: Vec<String>,
+    /// Its listen request's id, as JSON text.
+    pub(crate) id_text: String,
+    pub(crate) events: tokio::sync::mpsc::Sender<Bytes>,
 }
 
 /// Why a request of the client cannot be forwarded now.
@@ -95,6 +109,7 @@ impl Upward {
             client_call_timeout,
             next_order: AtomicU64::new(0),
             stateless,
+            subscribers: Mutex::new(Vec::new()),
         }
     }
 
@@ -169,6 +184,66 @@ impl Upward {
         }
     }
 
+    /// Sends the changes `subscriber` asked for to it, until its stream closes.
+    pub(crate) fn subscribe(&self, subscriber: Subscriber) {
+        let mut subscribers = lock_unpoisoned(&self.subscribers);
+        subscribers.retain(|open| !open.events.is_closed());
+        subscribers.push(subscriber);
+    }
+
+    /// How many listen streams are open.
+    pub(crate) fn subscribers(&self) -> usize {
+        let mut subscribers = lock_unpoisoned(&self.subscribers);
+        subscribers.retain(|open| !open.events.is_closed());
+        subscribers.len()
+    }
+
+    /// Ends every listen stream (the children are gone).
+    pub(crate) fn end_subscriptions(&self) {
+        lock_unpoisoned(&self.subscribers).clear();
+    }
+
+    /// Passes a change notification of the children to the listen streams that asked for
+    /// it, tagged with each one's id; a stream that does not keep up misses it.
+    fn to_subscribers(&self, method: &str, params: Option<&Params<'_>>) {
+        let mut subscribers = lock_unpoisoned(&self.subscribers);
+        if subscribers.is_empty() {
+            return;
+        }
+        let uri = match method {
+            "notifications/resources/updated" => match params.and_then(|params| params.get("uri")).and_then(|uri| uri.decode::<String>().ok()) {
+                Some(uri) => Some(uri),
+                None => return,
+            },
+            _ => None,
+        };
+        subscribers.retain(|subscriber| !subscriber.events.is_closed());
+        for subscriber in subscribers.iter() {
+            let wanted = match &uri {
+                Some(uri) => subscriber.uris.contains(uri),
+                None => subscriber.lists.contains(&method),
+            };
+            if !wanted {
+                continue;
+            }
+            let mut params = BytesMut::with_capacity(64 + subscriber.id_text.len());
+            params.extend_from_slice(b"{");
+            if let Some(uri) = &uri {
+                params.extend_from_slice(b"\"uri\":");
+                encode::write_str(&mut params, uri);
+                params.extend_from_slice(b",");
+            }
+            params.extend_from_slice(b"\"_meta\":{\"io.modelcontextprotocol/subscriptionId\":");
+            params.extend_from_slice(subscriber.id_text.as_bytes());
+            params.extend_from_slice(b"}}");
+            let Ok(params) = std::str::from_utf8(&params).map(RawJson::from_validated) else { continue };
+            let mut frame = BytesMut::new();
+            if encode::write_call_raw(&mut frame, None, method, Some(&params)).is_ok() {
+                let _ = subscriber.events.try_send(crate::mcp::http::stateless::event(&frame));
+            }
+        }
+    }
+
     /// How many requests are under way.
     pub(crate) fn under_way(&self) -> usize {
         lock_unpoisoned(&self.requests).len()
@@ -222,7 +297,10 @@ impl Upward {
                 }
             }
             "notifications/message" => self.related(),
-            _ => self.standalone_streams(),
+            _ => {
+                self.to_subscribers(method, params.as_ref());
+                self.standalone_streams()
+            }
         };
         if targets.is_empty() {
             // No stream to the client is open: nothing to send it on (as an SDK server

@@ -165,45 +165,12 @@ impl Stateless {
     }
 
     /// Each argument the tool's schema mirrors in a header (`x-mcp-header`) must be there
-    /// and say what the body says (base64 in `=?base64?…?=`, strict).
+    /// and say what the body says ([`check_param_headers`]).
     fn check_params(&self, headers: &HeaderMap, tool: &str, params: Option<&str>) -> Result<(), ErrorObject<'static>> {
-        let Some(entry) = self.registry.tool(tool) else {
-            return Ok(());
-        };
-        if entry.headers.is_empty() {
-            return Ok(());
+        match self.registry.tool(tool) {
+            Some(entry) => check_param_headers(headers, &entry.headers, params),
+            None => Ok(()),
         }
-        #[derive(Deserialize)]
-        struct Call {
-            arguments: Option<Map<String, Value>>,
-        }
-        let arguments = params
-            .and_then(|params| serde_json::from_str::<Call>(params).ok())
-            .and_then(|call| call.arguments)
-            .unwrap_or_default();
-        for (argument, name) in &entry.headers {
-            let value = match arguments.get(argument) {
-                None | Some(Value::Null) => continue,
-                Some(value) => value,
-            };
-            let given = headers
-                .get(name.as_str())
-                .and_then(|given| given.to_str().ok())
-                .ok_or_else(|| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} is missing")))?;
-            let text = header_text(given)
-                .ok_or_else(|| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} is not valid base64")))?;
-            let same = match value {
-                Value::String(value) => *value == text,
-                Value::Number(number) => text.parse::<f64>().ok() == number.as_f64(),
-                Value::Bool(flag) => text == if *flag { "true" } else { "false" },
-                // Only strings, numbers and booleans can be mirrored in a header.
-                _ => false,
-            };
-            if !same {
-                return Err(ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} differs from the argument {argument}")));
-            }
-        }
-        Ok(())
     }
 
     /// `subscriptions/listen`: an SSE stream that acknowledges the filter the server accepts
@@ -362,6 +329,46 @@ pub(crate) fn check_headers(
     Ok((meta, target))
 }
 
+/// Each argument of a `tools/call` that the tool's schema mirrors in a header (`mirrored`:
+/// (argument, header name), from `x-mcp-header`) must be there and say what the body says
+/// (base64 in `=?base64?…?=`, strict): -32020 otherwise.
+pub(crate) fn check_param_headers(headers: &HeaderMap, mirrored: &[(String, String)], params: Option<&str>) -> Result<(), ErrorObject<'static>> {
+    if mirrored.is_empty() {
+        return Ok(());
+    }
+    #[derive(Deserialize)]
+    struct Call {
+        arguments: Option<Map<String, Value>>,
+    }
+    let arguments = params
+        .and_then(|params| serde_json::from_str::<Call>(params).ok())
+        .and_then(|call| call.arguments)
+        .unwrap_or_default();
+    for (argument, name) in mirrored {
+        let value = match arguments.get(argument) {
+            None | Some(Value::Null) => continue,
+            Some(value) => value,
+        };
+        let given = headers
+            .get(name.as_str())
+            .and_then(|given| given.to_str().ok())
+            .ok_or_else(|| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} is missing")))?;
+        let text = header_text(given)
+            .ok_or_else(|| ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} is not valid base64")))?;
+        let same = match value {
+            Value::String(value) => *value == text,
+            Value::Number(number) => text.parse::<f64>().ok() == number.as_f64(),
+            Value::Bool(flag) => text == if *flag { "true" } else { "false" },
+            // Only strings, numbers and booleans can be mirrored in a header.
+            _ => false,
+        };
+        if !same {
+            return Err(ErrorObject::new(HEADER_MISMATCH, format!("Header mismatch: {name} differs from the argument {argument}")));
+        }
+    }
+    Ok(())
+}
+
 /// The methods the stateless revision serves (besides `subscriptions/listen`, which is the
 /// transport's).
 const METHODS: [&str; 10] = [
@@ -434,7 +441,7 @@ fn filter_key(list: ListChanged) -> &'static str {
 }
 
 /// One SSE event carrying `frame`.
-fn event(frame: &[u8]) -> Bytes {
+pub(crate) fn event(frame: &[u8]) -> Bytes {
     let mut event = BytesMut::with_capacity(frame.len() + 24);
     event.put_slice(b"event: message\ndata: ");
     event.put_slice(frame);
@@ -442,7 +449,8 @@ fn event(frame: &[u8]) -> Bytes {
     event.freeze()
 }
 
-fn notification(method: &str, params: &Value) -> Bytes {
+/// One SSE event carrying the notification `method` with `params`.
+pub(crate) fn notification(method: &str, params: &Value) -> Bytes {
     let mut frame = BytesMut::new();
     let params = RawJson::from_value(params).ok();
     let _ = encode::write_call_raw(&mut frame, None, method, params.as_ref());
