@@ -152,26 +152,7 @@ fn all_pass_through_the_gateway(extra: &[&str]) {
     else {
         return;
     };
-    let failed: Vec<&(String, u32, u32)> = summary
-        .scenarios
-        .iter()
-        .filter(|(_, _, failed)| *failed > 0)
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "failed scenarios {failed:?}:\n{}",
-        summary.output
-    );
-    assert_eq!(summary.scenarios.len(), 32, "{}", summary.output);
-    // Every scenario but the SSE-polling one has a passed check; that one has only INFO
-    // checks when the answer is JSON (a stdio server cannot close the HTTP stream itself).
-    for (name, passed, _) in &summary.scenarios {
-        assert!(
-            *passed > 0 || name == "server-sse-polling",
-            "{name} has no passed check:\n{}",
-            summary.output
-        );
-    }
+    assert_all_pass_through_a_gateway(&summary, 32);
     for needed in [
         "dns-rebinding-protection",
         "tools-call-with-progress",
@@ -187,6 +168,36 @@ fn all_pass_through_the_gateway(extra: &[&str]) {
             "{needed} passed"
         );
     }
+}
+
+/// A run through a gateway: every one of `expected` scenarios passes, with a passed check
+/// but the SSE-polling one (only INFO checks when the answer is JSON: a stdio server cannot
+/// close the HTTP stream itself), and no check warns, fails or is skipped.
+fn assert_all_pass_through_a_gateway(summary: &Summary, expected: usize) {
+    let failed: Vec<&(String, u32, u32)> = summary
+        .scenarios
+        .iter()
+        .filter(|(_, _, failed)| *failed > 0)
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed scenarios {failed:?}:\n{}",
+        summary.output
+    );
+    assert_eq!(summary.scenarios.len(), expected, "{}", summary.output);
+    for (name, passed, _) in &summary.scenarios {
+        assert!(
+            *passed > 0 || name == "server-sse-polling",
+            "{name} has no passed check:\n{}",
+            summary.output
+        );
+    }
+    assert_no_doubtful_check(summary);
+}
+
+/// No check warns, fails or is skipped (and the checks were read).
+fn assert_no_doubtful_check(summary: &Summary) {
+    assert!(!summary.statuses.is_empty(), "checks.json read");
     let doubtful: Vec<&String> = summary
         .statuses
         .iter()
@@ -240,17 +251,7 @@ fn every_2026_07_28_scenario_of_the_next_suite_passes() {
             "{needed} ran"
         );
     }
-    assert!(!summary.statuses.is_empty(), "checks.json read");
-    let doubtful: Vec<&String> = summary
-        .statuses
-        .iter()
-        .filter(|status| !matches!(status.as_str(), "SUCCESS" | "INFO"))
-        .collect();
-    assert!(
-        doubtful.is_empty(),
-        "no warning, failure or skip: {doubtful:?}\n{}",
-        summary.output
-    );
+    assert_no_doubtful_check(&summary);
 }
 
 /// Through `examples/mcp_gateway` in front of `examples/mcp_server` over stdio, the next
@@ -267,35 +268,7 @@ fn next_suite_through_the_gateway(version: &str, expected: usize) -> Option<Summ
         "conformance-next",
         &["--spec-version", version],
     )?;
-    let failed: Vec<&(String, u32, u32)> = summary
-        .scenarios
-        .iter()
-        .filter(|(_, _, failed)| *failed > 0)
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "failed scenarios {failed:?}:\n{}",
-        summary.output
-    );
-    assert_eq!(summary.scenarios.len(), expected, "{}", summary.output);
-    // As with 0.1.16: the SSE-polling scenario has only INFO checks through a gateway.
-    for (name, passed, _) in &summary.scenarios {
-        assert!(
-            *passed > 0 || name == "server-sse-polling",
-            "{name} has no passed check:\n{}",
-            summary.output
-        );
-    }
-    let doubtful: Vec<&String> = summary
-        .statuses
-        .iter()
-        .filter(|status| !matches!(status.as_str(), "SUCCESS" | "INFO"))
-        .collect();
-    assert!(
-        doubtful.is_empty(),
-        "no warning, failure or skip: {doubtful:?}\n{}",
-        summary.output
-    );
+    assert_all_pass_through_a_gateway(&summary, expected);
     Some(summary)
 }
 

@@ -97,6 +97,57 @@ impl Client {
     }
 }
 
+/// A host's side of `connect`: it writes lines and reads the answers.
+struct HostLines {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl HostLines {
+    fn new(host: tokio::io::DuplexStream) -> HostLines {
+        use tokio::io::AsyncBufReadExt;
+        let (read, write) = tokio::io::split(host);
+        HostLines {
+            write,
+            lines: tokio::io::BufReader::new(read).lines(),
+        }
+    }
+
+    /// Writes `line` (and a newline); the next line that comes back, as JSON.
+    async fn exchange(&mut self, line: &str) -> Value {
+        use tokio::io::AsyncWriteExt;
+        self.write
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&answer).unwrap()
+    }
+}
+
+/// A gateway for two `mcp_server` children, `one` and `two`, under one endpoint.
+fn two_demo_servers() -> McpGateway {
+    let server = example_binary::example_binary("mcp_server");
+    McpGateway::several([
+        ("one", StdioCommand::new(&server)),
+        ("two", StdioCommand::new(&server)),
+    ])
+}
+
+/// The names of the tools a `tools/list` answer lists.
+fn tool_names(listed: &Value) -> Vec<&str> {
+    listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect()
+}
+
 /// The last message of a JSON or SSE answer.
 async fn answer_of(response: Response<McpBody>) -> Value {
     if response.headers()["content-type"] == "application/json" {
@@ -503,7 +554,6 @@ async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session
     use rpcwire::mcp::http::StreamableHttpService;
     use rpcwire::mcp::{CallToolResult, McpServer};
     use rpcwire::transport::StreamTransport;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let server = McpServer::new("remote", "1").tool("echo", "Echoes", |args: Echo, _| async move {
         Ok(CallToolResult::text(args.text))
@@ -517,18 +567,8 @@ async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session
         StreamTransport::from_io(ours, Framing::Ndjson),
         url.parse().unwrap(),
     ));
-    let (read, mut write) = tokio::io::split(host);
-    let mut lines = BufReader::new(read).lines();
-    let mut exchange = async |line: &str| -> Value {
-        write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
-        let answer = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
-        serde_json::from_str(&answer).unwrap()
-    };
-    let initialized = exchange(INITIALIZE).await;
+    let mut host = HostLines::new(host);
+    let initialized = host.exchange(INITIALIZE).await;
     assert_eq!(initialized["result"]["serverInfo"]["name"], "remote");
     // A notification has no answer: the next line is the next request's.
     let notified = format!(
@@ -536,9 +576,9 @@ async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
         r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#
     );
-    assert_eq!(exchange(&notified).await["result"], json!({}));
+    assert_eq!(host.exchange(&notified).await["result"], json!({}));
     let call = r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"one"}}}"#;
-    let answer = exchange(call).await;
+    let answer = host.exchange(call).await;
     assert_eq!(
         (answer["id"].clone(), text_of(&answer).to_owned()),
         (json!("a"), "one".to_owned())
@@ -548,17 +588,16 @@ async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session
     assert_eq!(service.sweep(), 1);
     assert_eq!(service.session_count(), 0);
     let call = r#"{"jsonrpc":"2.0","id":"b","method":"tools/call","params":{"name":"echo","arguments":{"text":"two"}}}"#;
-    let answer = exchange(call).await;
+    let answer = host.exchange(call).await;
     assert_eq!(
         (answer["id"].clone(), text_of(&answer).to_owned()),
         (json!("b"), "two".to_owned())
     );
     assert_eq!(service.session_count(), 1, "a new session");
     // Not JSON: answered here.
-    let answer = exchange("{oops").await;
+    let answer = host.exchange("{oops").await;
     assert_eq!(answer["error"]["code"], -32700);
-    drop(write);
-    drop(lines);
+    drop(host);
     tokio::time::timeout(Duration::from_secs(10), bridge)
         .await
         .unwrap()
@@ -570,11 +609,7 @@ async fn connect_brings_a_remote_server_to_a_host_and_starts_a_forgotten_session
 /// routed by them, resources read from the server that listed them, one `initialize`.
 #[tokio::test]
 async fn several_servers_are_served_under_their_names() {
-    let server = example_binary::example_binary("mcp_server");
-    let gateway = McpGateway::several([
-        ("one", StdioCommand::new(&server)),
-        ("two", StdioCommand::new(&server)),
-    ]);
+    let gateway = two_demo_servers();
     let mut client = Client::new(&gateway);
     let initialized = client.initialize().await;
     assert_eq!(initialized["result"]["serverInfo"]["name"], "rpcwire-mcp-gateway");
@@ -587,12 +622,7 @@ async fn several_servers_are_served_under_their_names() {
             .await,
     )
     .await;
-    let names: Vec<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&listed);
     assert!(
         names.contains(&"one__add") && names.contains(&"two__add"),
         "{names:?}"
@@ -1246,11 +1276,7 @@ async fn answer_and_messages(response: Response<McpBody>) -> Vec<Value> {
 /// name.
 #[tokio::test]
 async fn several_servers_serve_the_stateless_revision_under_their_names() {
-    let server = example_binary::example_binary("mcp_server");
-    let gateway = McpGateway::several([
-        ("one", StdioCommand::new(&server)),
-        ("two", StdioCommand::new(&server)),
-    ]);
+    let gateway = two_demo_servers();
     let mut client = Client::new(&gateway);
     let discovered = json_of(
         client
@@ -1268,12 +1294,7 @@ async fn several_servers_serve_the_stateless_revision_under_their_names() {
     )
     .await;
     assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
-    let names: Vec<&str> = listed["result"]["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names = tool_names(&listed);
     assert!(
         names.contains(&"one__add") && names.contains(&"two__add"),
         "{names:?}"
@@ -1300,7 +1321,6 @@ async fn connect_with_a_header_reaches_a_server_that_asks_for_a_token() {
     use rpcwire::frame::Framing;
     use rpcwire::mcp::http::StreamableHttpClient;
     use rpcwire::transport::StreamTransport;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     let remote = McpGateway::new(fake("")).with_token("s3cret");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -1318,23 +1338,13 @@ async fn connect_with_a_header_reaches_a_server_that_asks_for_a_token() {
             StreamTransport::from_io(ours, Framing::Ndjson),
             client,
         ));
-        let (read, mut write) = tokio::io::split(host);
-        let mut lines = BufReader::new(read).lines();
-        let mut exchange = async |line: &str| -> Value {
-            write.write_all(format!("{line}\n").as_bytes()).await.unwrap();
-            let answer = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-                .await
-                .unwrap()
-                .unwrap()
-                .unwrap();
-            serde_json::from_str(&answer).unwrap()
-        };
-        let initialized = exchange(INITIALIZE).await;
+        let mut host = HostLines::new(host);
+        let initialized = host.exchange(INITIALIZE).await;
         assert_eq!(initialized["result"].is_object(), served, "{initialized}");
         if served {
             let call =
                 r#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"pid","arguments":{}}}"#;
-            let answer = exchange(call).await;
+            let answer = host.exchange(call).await;
             assert!(text_of(&answer).parse::<u32>().is_ok(), "{answer}");
         } else {
             assert!(
@@ -1342,8 +1352,7 @@ async fn connect_with_a_header_reaches_a_server_that_asks_for_a_token() {
                 "{initialized}"
             );
         }
-        drop(write);
-        drop(lines);
+        drop(host);
         tokio::time::timeout(Duration::from_secs(10), bridge)
             .await
             .unwrap()

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use http::header::HeaderMap;
 use http::Response;
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use tokio::sync::OwnedSemaphorePermit;
 
@@ -18,10 +17,10 @@ use super::session::{Children, ClientRequest};
 use super::upward::Subscriber;
 use crate::mcp::http::answer::event_stream;
 use crate::mcp::http::service::VERSION_HEADER;
-use crate::mcp::http::stateless::{error_answer, notification};
+use crate::mcp::http::stateless::{error_answer, notification, ListenFilter};
 use crate::mcp::http::McpBody;
 use crate::mcp::version::ProtocolVersion;
-use crate::message::{ErrorObject, Id, JsonBytes, Params};
+use crate::message::{Id, JsonBytes, Params};
 use crate::sync::lock_unpoisoned;
 
 /// Events a listen stream holds for a client that does not read.
@@ -145,27 +144,10 @@ pub(crate) async fn listen(
     params: Option<&JsonBytes>,
     permit: OwnedSemaphorePermit,
 ) -> Response<McpBody> {
-    #[derive(Deserialize, Default)]
-    #[serde(rename_all = "camelCase")]
-    struct Filter {
-        #[serde(default)]
-        tools_list_changed: bool,
-        #[serde(default)]
-        prompts_list_changed: bool,
-        #[serde(default)]
-        resources_list_changed: bool,
-        #[serde(default)]
-        resource_subscriptions: Vec<String>,
-    }
-    #[derive(Deserialize)]
-    struct Listen {
-        #[serde(default)]
-        notifications: Filter,
-    }
     let text = params.map_or("{}", JsonBytes::as_str);
-    let asked = match serde_json::from_str::<Listen>(text) {
-        Ok(listen) => listen.notifications,
-        Err(error) => return error_answer(id, &ErrorObject::invalid_params(error)),
+    let asked = match ListenFilter::of(Some(text)) {
+        Ok(asked) => asked,
+        Err(error) => return error_answer(id, &error),
     };
     let meta = Params::new(text).get("_meta").map(|meta| meta.get().to_owned());
     let with_meta = |members: &str| {

@@ -177,26 +177,9 @@ impl Stateless {
     /// of the one asked for, then carries those changes, each tagged with the listen
     /// request's id, until the client goes away.
     fn listen(&self, id: Id<'static>, params: Option<&str>) -> Response<McpBody> {
-        #[derive(Deserialize, Default)]
-        #[serde(rename_all = "camelCase")]
-        struct Filter {
-            #[serde(default)]
-            tools_list_changed: bool,
-            #[serde(default)]
-            prompts_list_changed: bool,
-            #[serde(default)]
-            resources_list_changed: bool,
-            #[serde(default)]
-            resource_subscriptions: Vec<String>,
-        }
-        #[derive(Deserialize)]
-        struct Listen {
-            #[serde(default)]
-            notifications: Filter,
-        }
-        let asked = match serde_json::from_str::<Listen>(params.unwrap_or("{}")) {
-            Ok(listen) => listen.notifications,
-            Err(error) => return error_answer(&id, &ErrorObject::invalid_params(error)),
+        let asked = match ListenFilter::of(params) {
+            Ok(asked) => asked,
+            Err(error) => return error_answer(&id, &error),
         };
         let Ok(permit) = self.listeners.clone().try_acquire_owned() else {
             return error_answer(&id, &ErrorObject::new(super::TOO_MANY_REQUESTS, "too many listening streams"));
@@ -250,6 +233,34 @@ impl Stateless {
             }
         });
         event_stream(receiver)
+    }
+}
+
+/// What a `subscriptions/listen` asks to hear of.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListenFilter {
+    #[serde(default)]
+    pub(crate) tools_list_changed: bool,
+    #[serde(default)]
+    pub(crate) prompts_list_changed: bool,
+    #[serde(default)]
+    pub(crate) resources_list_changed: bool,
+    #[serde(default)]
+    pub(crate) resource_subscriptions: Vec<String>,
+}
+
+impl ListenFilter {
+    /// The filter in a listen request's params (-32602 when they are not one).
+    pub(crate) fn of(params: Option<&str>) -> Result<ListenFilter, ErrorObject<'static>> {
+        #[derive(Deserialize)]
+        struct Listen {
+            #[serde(default)]
+            notifications: ListenFilter,
+        }
+        serde_json::from_str::<Listen>(params.unwrap_or("{}"))
+            .map(|listen| listen.notifications)
+            .map_err(ErrorObject::invalid_params)
     }
 }
 
