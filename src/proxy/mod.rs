@@ -33,6 +33,9 @@
 //! assert_eq!(&restored[..], br#"{"jsonrpc":"2.0","id":1.50,"result":"0x00"}"#);
 //! ```
 
+#[cfg(feature = "redis")]
+pub mod fleet;
+
 mod batch_split;
 mod breaker;
 mod forward_error;

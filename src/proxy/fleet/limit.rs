@@ -1,0 +1,306 @@
+//! `SharedLimiter`: a rate limit per API key shared by every instance of a fleet, kept in
+//! Redis by one atomic script per request, with a local stand-in while Redis is down.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::gcra::{interval_and_tolerance, LocalLimiter};
+use super::keys::ApiKey;
+use crate::sync::lock_unpoisoned;
+
+/// GCRA in Redis, on the server's clock (every instance agrees on it): KEYS[1] the key's
+/// theoretical arrival time (µs); ARGV the emission interval and tolerance (µs) and the
+/// request's cost. `{1, 0}` when allowed (the time stored, expiring once the burst is whole
+/// again), `{0, µs to wait}` when not.
+const GCRA_SCRIPT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then tat = now end
+local nxt = tat + interval * cost
+local allowed_at = nxt - tolerance
+if now < allowed_at then
+  return {0, allowed_at - now}
+end
+redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.ceil((nxt - now) / 1000) + 1)
+return {1, 0}
+";
+
+/// What a limiter does when Redis does not answer in time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OnRedisDown {
+    /// A local limiter per instance takes over, at each key's rate divided by `instances`
+    /// (the instances of the fleet), so that the fleet together stays near the rate.
+    Open {
+        /// How many instances share each key's rate.
+        instances: u32,
+    },
+    /// Requests are refused ([`Decision::Unavailable`]) until Redis answers again.
+    Closed,
+}
+
+/// How a [`SharedLimiter`] works.
+#[derive(Clone, Debug)]
+pub struct LimitConfig {
+    /// Before each key's digest (hex) in Redis.
+    pub prefix: String,
+    /// How long a request waits for Redis before the limiter decides without it.
+    pub timeout: Duration,
+    /// What to do then.
+    pub on_down: OnRedisDown,
+    /// After Redis failed to answer, how long requests are decided without asking it (so
+    /// that not every request waits for the timeout while Redis is down); then the next
+    /// request asks it again.
+    pub retry_after: Duration,
+}
+
+impl Default for LimitConfig {
+    /// `rpcwire:limit:`, 50 ms, open with one instance, Redis asked again after 1 s.
+    fn default() -> LimitConfig {
+        LimitConfig {
+            prefix: "rpcwire:limit:".to_owned(),
+            timeout: Duration::from_millis(50),
+            on_down: OnRedisDown::Open { instances: 1 },
+            retry_after: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What the limiter decided about one request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decision {
+    /// Let through; `shared` when Redis decided (else the local stand-in).
+    Allowed {
+        /// Whether Redis decided.
+        shared: bool,
+    },
+    /// Over the key's rate: may be sent again after `retry_after`.
+    Limited {
+        /// How long until it would be let through.
+        retry_after: Duration,
+    },
+    /// Redis did not answer in time and the limiter is closed then.
+    Unavailable,
+}
+
+/// Counters of a [`SharedLimiter`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LimitStats {
+    /// Requests Redis decided on.
+    pub shared: u64,
+    /// Requests decided without Redis (the local stand-in, or refused when closed).
+    pub without_redis: u64,
+    /// Requests over their key's rate.
+    pub limited: u64,
+    /// Redis calls that failed or did not answer in time.
+    pub redis_errors: u64,
+}
+
+/// A rate limit per [`ApiKey`] that every instance of a fleet shares through Redis: a burst
+/// of one second's worth, then the key's rate, across all of them. Each request costs one
+/// Redis round trip (an atomic script, `EVALSHA`), bounded by the timeout; past it the
+/// limiter decides without Redis ([`OnRedisDown`]) and goes back to Redis as soon as it
+/// answers again (the connection is made again in the background; no restart). Redis may be
+/// down when the limiter is made.
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use rpcwire::proxy::fleet::{ApiKeys, Decision, LimitConfig, SharedLimiter};
+/// let keys = ApiKeys::parse("k3y 100")?;
+/// let limiter = SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default())?;
+/// match limiter.check(keys.find("k3y").unwrap(), 1).await {
+///     Decision::Allowed { .. } => { /* forward it */ }
+///     Decision::Limited { retry_after } => { /* 429, Retry-After */ let _ = retry_after; }
+///     Decision::Unavailable => { /* 503 */ }
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct SharedLimiter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: redis::Client,
+    script: redis::Script,
+    config: LimitConfig,
+    manager: Mutex<Option<ConnectionManager>>,
+    connecting: AtomicBool,
+    /// Until when Redis is not asked (it failed to answer).
+    down_until: Mutex<Option<std::time::Instant>>,
+    local: LocalLimiter,
+    shared: AtomicU64,
+    without_redis: AtomicU64,
+    limited: AtomicU64,
+    redis_errors: AtomicU64,
+}
+
+impl std::fmt::Debug for SharedLimiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedLimiter")
+            .field("config", &self.inner.config)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl SharedLimiter {
+    /// A limiter on the Redis at `url` (`redis://HOST:PORT/`); an error only for a URL that
+    /// is not one (Redis is connected to on the first check, and again whenever needed).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{LimitConfig, SharedLimiter};
+    /// assert!(SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).is_ok());
+    /// assert!(SharedLimiter::new("not a url", LimitConfig::default()).is_err());
+    /// ```
+    pub fn new(url: &str, config: LimitConfig) -> Result<SharedLimiter, redis::RedisError> {
+        Ok(SharedLimiter {
+            inner: Arc::new(Inner {
+                client: redis::Client::open(url)?,
+                script: redis::Script::new(GCRA_SCRIPT),
+                config,
+                manager: Mutex::new(None),
+                connecting: AtomicBool::new(false),
+                down_until: Mutex::new(None),
+                local: LocalLimiter::new(),
+                shared: AtomicU64::new(0),
+                without_redis: AtomicU64::new(0),
+                limited: AtomicU64::new(0),
+                redis_errors: AtomicU64::new(0),
+            }),
+        })
+    }
+
+    /// Decides on a request of `key` that costs `cost` (1 for most methods; more for a
+    /// heavy one).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{ApiKeys, Decision, LimitConfig, OnRedisDown, SharedLimiter};
+    /// let keys = ApiKeys::parse("k3y 1").unwrap();
+    /// // No Redis listens on port 9: the local stand-in decides, at the key's whole rate.
+    /// let config = LimitConfig { timeout: Duration::from_millis(20), ..LimitConfig::default() };
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:9/", config).unwrap();
+    /// let key = keys.find("k3y").unwrap();
+    /// assert_eq!(limiter.check(key, 1).await, Decision::Allowed { shared: false });
+    /// assert!(matches!(limiter.check(key, 1).await, Decision::Limited { .. }));
+    /// # });
+    /// ```
+    pub async fn check(&self, key: &ApiKey, cost: u64) -> Decision {
+        let inner = &self.inner;
+        if let Some(mut connection) = self.connection() {
+            let (interval, tolerance) = interval_and_tolerance(key.rate());
+            let mut name = String::with_capacity(inner.config.prefix.len() + 64);
+            name.push_str(&inner.config.prefix);
+            for byte in key.digest() {
+                name.push_str(&format!("{byte:02x}"));
+            }
+            let mut invocation = inner.script.key(name);
+            invocation.arg(interval).arg(tolerance).arg(cost);
+            let answered = tokio::time::timeout(inner.config.timeout, invocation.invoke_async::<(i64, i64)>(&mut connection)).await;
+            match answered {
+                Ok(Ok((allowed, wait))) => {
+                    inner.shared.fetch_add(1, Ordering::Relaxed);
+                    if allowed == 1 {
+                        return Decision::Allowed { shared: true };
+                    }
+                    inner.limited.fetch_add(1, Ordering::Relaxed);
+                    return Decision::Limited {
+                        retry_after: Duration::from_micros(wait.max(0) as u64),
+                    };
+                }
+                Ok(Err(_)) | Err(_) => {
+                    inner.redis_errors.fetch_add(1, Ordering::Relaxed);
+                    *lock_unpoisoned(&inner.down_until) = Some(std::time::Instant::now() + inner.config.retry_after);
+                }
+            }
+        }
+        inner.without_redis.fetch_add(1, Ordering::Relaxed);
+        match inner.config.on_down {
+            OnRedisDown::Closed => Decision::Unavailable,
+            OnRedisDown::Open { instances } => {
+                let rate = key.rate() / f64::from(instances.max(1));
+                match inner.local.check(key.digest(), rate, cost) {
+                    Ok(()) => Decision::Allowed { shared: false },
+                    Err(retry_after) => {
+                        inner.limited.fetch_add(1, Ordering::Relaxed);
+                        Decision::Limited { retry_after }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Its counters.
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{LimitConfig, SharedLimiter};
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).unwrap();
+    /// assert_eq!(limiter.stats().shared, 0);
+    /// ```
+    pub fn stats(&self) -> LimitStats {
+        let inner = &self.inner;
+        LimitStats {
+            shared: inner.shared.load(Ordering::Relaxed),
+            without_redis: inner.without_redis.load(Ordering::Relaxed),
+            limited: inner.limited.load(Ordering::Relaxed),
+            redis_errors: inner.redis_errors.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The connection to Redis, when there is one and Redis did not just fail to answer;
+    /// when there is none, one is being made in the background (a task of its own that tries until it connects or the limiter is
+    /// dropped).
+    fn connection(&self) -> Option<ConnectionManager> {
+        {
+            let mut down_until = lock_unpoisoned(&self.inner.down_until);
+            match *down_until {
+                Some(until) if std::time::Instant::now() < until => return None,
+                Some(_) => *down_until = None,
+                None => {}
+            }
+        }
+        if let Some(manager) = lock_unpoisoned(&self.inner.manager).clone() {
+            return Some(manager);
+        }
+        if !self.inner.connecting.swap(true, Ordering::AcqRel) {
+            tokio::spawn(connect(Arc::downgrade(&self.inner)));
+        }
+        None
+    }
+}
+
+/// Connects the limiter to Redis, trying again every 250 ms until it can or the limiter is
+/// gone; the connection then makes itself again whenever it breaks.
+async fn connect(inner: Weak<Inner>) {
+    loop {
+        let Some(strong) = inner.upgrade() else { return };
+        let timeout = strong.config.timeout.max(Duration::from_millis(10));
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(timeout * 4)
+            .set_response_timeout(timeout)
+            .set_number_of_retries(2)
+            .set_max_delay(250);
+        let client = strong.client.clone();
+        drop(strong);
+        match ConnectionManager::new_with_config(client, config).await {
+            Ok(manager) => {
+                if let Some(strong) = inner.upgrade() {
+                    *lock_unpoisoned(&strong.manager) = Some(manager);
+                    strong.connecting.store(false, Ordering::Release);
+                }
+                return;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! A fleet of gateways (`redis` feature): several identical instances behind a load
+//! balancer that agree, through a real Redis, on what each client may still send.
+//!
+//! - [`ApiKeys`]: the clients' keys and their rates (from a file of `KEY RATE` lines), found
+//!   in a request by `Authorization: Bearer`, `x-api-key` or the path (`/KEY`), kept and
+//!   compared as SHA-256 digests, never logged (a key is shown by its label).
+//! - [`SharedLimiter`]: a rate limit per key shared by every instance — one atomic Redis
+//!   script per request (GCRA: a burst of one second's worth, then the rate), within a
+//!   timeout; when Redis does not answer in time, a local limiter at the key's rate divided
+//!   by the instances takes over ([`OnRedisDown::Open`]) or requests are refused
+//!   ([`OnRedisDown::Closed`]), and Redis is used again as soon as it answers.
+//!
+//! ```
+//! use rpcwire::proxy::fleet::ApiKeys;
+//! let keys = ApiKeys::parse("# key            rate per second\nk3y-alpha 100\nk3y-beta 2.5\n").unwrap();
+//! let key = keys.find("k3y-beta").unwrap();
+//! assert_eq!((key.label(), key.rate()), ("line 3", 2.5));
+//! assert!(keys.find("k3y-gamma").is_none());
+//! ```
+
+mod gcra;
+mod keys;
+mod limit;
+
+pub use gcra::LocalLimiter;
+pub use keys::{key_in, ApiKey, ApiKeys, KeysError};
+pub use limit::{Decision, LimitConfig, LimitStats, OnRedisDown, SharedLimiter};

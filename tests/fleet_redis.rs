@@ -1,0 +1,213 @@
+//! The fleet's shared rate limit against a real Redis (Debian's `redis-server`, started by
+//! the test on a loopback port without persistence): three limiters stand for three gateway
+//! instances, each with its own connection. A key's limit holds across them (within 5% of
+//! rate × time, plus a burst of one second's worth); an instance that stops changes nothing;
+//! Redis killed mid-load: every check still answered within its timeout (open: at the local
+//! share of the rate; closed: refused), and shared again once Redis is back.
+#![cfg(feature = "redis")]
+
+#[path = "support/python_peer.rs"]
+mod python_peer;
+#[path = "support/redis_server.rs"]
+mod redis_server;
+
+use std::time::{Duration, Instant};
+
+use redis_server::RedisServer;
+use rpcwire::proxy::fleet::{ApiKeys, Decision, LimitConfig, OnRedisDown, SharedLimiter};
+
+fn limiters(server: &RedisServer, count: usize, on_down: OnRedisDown) -> Vec<SharedLimiter> {
+    let config = LimitConfig {
+        prefix: format!("rpcwire:test:{}:", std::process::id()),
+        timeout: Duration::from_millis(100),
+        on_down,
+        retry_after: Duration::from_millis(500),
+    };
+    (0..count)
+        .map(|_| SharedLimiter::new(&server.url(), config.clone()).unwrap())
+        .collect()
+}
+
+/// Checks `key` on every limiter in turn, every `every`, for `duration`: what each decided.
+async fn load(
+    limiters: &[SharedLimiter],
+    keys: &ApiKeys,
+    key: &str,
+    every: Duration,
+    duration: Duration,
+) -> Vec<(Decision, Duration)> {
+    let key = keys.find(key).unwrap();
+    let mut decisions = Vec::new();
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(every);
+    let mut turn = 0;
+    while started.elapsed() < duration {
+        tick.tick().await;
+        let asked = Instant::now();
+        let decision = limiters[turn % limiters.len()].check(key, 1).await;
+        decisions.push((decision, asked.elapsed()));
+        turn += 1;
+    }
+    decisions
+}
+
+fn allowed(decisions: &[(Decision, Duration)]) -> usize {
+    decisions
+        .iter()
+        .filter(|(d, _)| matches!(d, Decision::Allowed { .. }))
+        .count()
+}
+
+/// Waits until every limiter decides through Redis.
+async fn until_shared(limiters: &[SharedLimiter], keys: &ApiKeys) {
+    let probe = keys.find("probe").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    for limiter in limiters {
+        while limiter.check(probe, 1).await != (Decision::Allowed { shared: true }) {
+            assert!(Instant::now() < deadline, "the limiter reaches Redis");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_keys_limit_holds_across_instances_and_one_stopping_changes_nothing() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let keys = ApiKeys::parse("alpha 40\nbeta 1000\nprobe 1000000").unwrap();
+    let mut fleet = limiters(&server, 3, OnRedisDown::Open { instances: 3 });
+    until_shared(&fleet, &keys).await;
+
+    // Four times the rate offered, spread over three instances, for 3 s.
+    let started = Instant::now();
+    let first = load(
+        &fleet,
+        &keys,
+        "alpha",
+        Duration::from_millis(6),
+        Duration::from_millis(1500),
+    )
+    .await;
+    // One instance stops; the other two go on.
+    fleet.pop();
+    let second = load(
+        &fleet,
+        &keys,
+        "alpha",
+        Duration::from_millis(6),
+        Duration::from_millis(1500),
+    )
+    .await;
+    let seconds = started.elapsed().as_secs_f64();
+    let decisions: Vec<_> = first.iter().chain(&second).collect();
+    assert!(
+        decisions
+            .iter()
+            .all(|(d, _)| !matches!(d, Decision::Allowed { shared: false } | Decision::Unavailable)),
+        "every decision was Redis's"
+    );
+    let admitted = allowed(&first) + allowed(&second);
+    let (rate, burst) = (40.0, 40.0);
+    let low = rate * seconds * 0.95;
+    let high = rate * seconds * 1.05 + burst;
+    assert!(
+        (low..=high).contains(&(admitted as f64)),
+        "admitted {admitted} in {seconds:.2} s at {rate}/s (burst {burst}): expected {low:.0}..{high:.0}"
+    );
+    // A limited request is told when to come back: within one interval.
+    let waits: Vec<Duration> = decisions
+        .iter()
+        .filter_map(|(d, _)| match d {
+            Decision::Limited { retry_after } => Some(*retry_after),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        !waits.is_empty() && waits.iter().all(|w| *w <= Duration::from_millis(26)),
+        "{:?}",
+        &waits[..waits.len().min(5)]
+    );
+
+    // Another key is limited apart: under its rate, all of it goes through.
+    let beta = load(
+        &fleet,
+        &keys,
+        "beta",
+        Duration::from_millis(5),
+        Duration::from_millis(300),
+    )
+    .await;
+    assert_eq!(allowed(&beta), beta.len());
+    let stats = fleet[0].stats();
+    assert!(
+        stats.shared > 0 && stats.limited > 0 && stats.redis_errors == 0,
+        "{stats:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_killed_mid_load_every_check_is_answered_in_time_and_shared_again_when_it_is_back() {
+    let Some(mut server) = RedisServer::start() else {
+        return;
+    };
+    let keys = ApiKeys::parse("alpha 60\nprobe 1000000").unwrap();
+    let open = limiters(&server, 3, OnRedisDown::Open { instances: 3 });
+    let closed = limiters(&server, 1, OnRedisDown::Closed);
+    until_shared(&open, &keys).await;
+    until_shared(&closed, &keys).await;
+
+    let before = load(
+        &open,
+        &keys,
+        "alpha",
+        Duration::from_millis(5),
+        Duration::from_millis(500),
+    )
+    .await;
+    assert!(before
+        .iter()
+        .all(|(d, _)| !matches!(d, Decision::Allowed { shared: false })));
+    server.stop();
+    let started = Instant::now();
+    let down = load(
+        &open,
+        &keys,
+        "alpha",
+        Duration::from_millis(5),
+        Duration::from_millis(2000),
+    )
+    .await;
+    let seconds = started.elapsed().as_secs_f64();
+    // Every check answered, none past its timeout (100 ms) by much.
+    let slowest = down.iter().map(|(_, took)| *took).max().unwrap();
+    assert!(slowest < Duration::from_millis(500), "a check took {slowest:?}");
+    // Decided locally, each instance at a third of the rate (its burst a third too): the
+    // three together near the rate.
+    assert!(down
+        .iter()
+        .all(|(d, _)| !matches!(d, Decision::Allowed { shared: true } | Decision::Unavailable)));
+    let admitted = allowed(&down) as f64;
+    let high = 60.0 * seconds * 1.05 + 60.0 + 3.0;
+    assert!(
+        admitted <= high && admitted >= 60.0 * seconds * 0.5,
+        "admitted {admitted} in {seconds:.2} s with Redis down"
+    );
+    let refused = closed[0].check(keys.find("alpha").unwrap(), 1).await;
+    assert_eq!(refused, Decision::Unavailable);
+    assert!(open[0].stats().redis_errors > 0 && open[0].stats().without_redis > 0);
+
+    // A limiter made while Redis is down decides locally, and connects once it is up.
+    let late = limiters(&server, 1, OnRedisDown::Open { instances: 1 });
+    assert_eq!(
+        late[0].check(keys.find("alpha").unwrap(), 1).await,
+        Decision::Allowed { shared: false }
+    );
+    assert!(format!("{:?}", late[0]).contains("SharedLimiter"));
+
+    // Redis back on the same port: shared again, without a new limiter.
+    let _back = RedisServer::start_on(server.port).expect("redis-server again");
+    until_shared(&open, &keys).await;
+    until_shared(&closed, &keys).await;
+    until_shared(&late, &keys).await;
+}
