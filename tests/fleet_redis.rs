@@ -211,3 +211,118 @@ async fn redis_killed_mid_load_every_check_is_answered_in_time_and_shared_again_
     until_shared(&closed, &keys).await;
     until_shared(&late, &keys).await;
 }
+
+/// `FleetLayer` in front of rpcwire's `HttpService`: keys checked (401), each key's rate
+/// shared through Redis (429 with `Retry-After` and -32005 with each request's id; a batch
+/// decided element by element), heavy methods weighed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_answers_401_and_429_per_request_and_per_batch_element() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use rpcwire::proxy::fleet::FleetLayer;
+    use rpcwire::transport::http::HttpService;
+    use serde_json::{json, Value};
+    use tower_layer::Layer;
+    use tower_service::Service;
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let keys = ApiKeys::parse("single 5\nbatch 2\nheavy 2\nprobe 1000000").unwrap();
+    let limiter = limiters(&server, 1, OnRedisDown::Closed).remove(0);
+    until_shared(std::slice::from_ref(&limiter), &keys).await;
+    let mut router = rpcwire::dispatch::Router::new();
+    router.method("echo", |(n,): (u64,)| Ok(n));
+    router.method("heavy", |_: rpcwire::dispatch::NoParams| Ok("done"));
+    let layer = FleetLayer::new(keys)
+        .with_limiter(limiter)
+        .with_weight("heavy", 3);
+    let mut service = layer.layer(HttpService::new(router));
+    let mut post = async |path: &str, key: Option<&str>, body: Value| {
+        let mut request = http::Request::post(path).header("content-type", "application/json");
+        if let Some(key) = key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        let request = request.body(Full::new(Bytes::from(body.to_string()))).unwrap();
+        let response = service.call(request).await.unwrap();
+        let status = response.status();
+        let retry = response
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let auth = response.headers().contains_key("www-authenticate");
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let body: Value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap()
+        };
+        (status.as_u16(), retry, auth, body)
+    };
+    let echo = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "echo", "params": [id]});
+
+    // No key, an unknown one: 401 with a JSON-RPC error, id null.
+    for key in [None, Some("nope")] {
+        let (status, _, auth, body) = post("/", key, echo(1)).await;
+        assert_eq!((status, auth), (401, true));
+        assert_eq!(
+            (body["error"]["code"].as_i64(), body["id"].clone()),
+            (Some(-32001), Value::Null)
+        );
+    }
+    // The key in the path.
+    assert_eq!(post("/single", None, echo(1)).await.0, 200);
+
+    // Rate 5 (its burst 5, one used above): four more pass, then 429 with the request's id.
+    let mut statuses = Vec::new();
+    for id in 2..=8 {
+        let (status, retry, _, body) = post("/", Some("single"), echo(id)).await;
+        statuses.push(status);
+        if status == 429 {
+            assert_eq!(
+                (body["id"].as_u64(), body["error"]["code"].as_i64()),
+                (Some(id), Some(-32005)),
+                "{body}"
+            );
+            assert!(retry.unwrap().parse::<u64>().unwrap() >= 1);
+        } else {
+            assert_eq!(body["result"].as_u64(), Some(id));
+        }
+    }
+    // (A slow machine may see one more interval pass: at most one more let through.)
+    let passed = statuses.iter().take_while(|status| **status == 200).count();
+    assert!(
+        (4..=5).contains(&passed) && statuses[passed..].iter().all(|s| *s == 429),
+        "{statuses:?}"
+    );
+    let notification = json!({"jsonrpc": "2.0", "method": "echo", "params": [0]});
+    let (status, _, _, body) = post("/", Some("single"), notification).await;
+    assert_eq!((status, body), (429, Value::Null));
+
+    // A batch of four on a key of rate 2: two answered, two refused, each with its id.
+    let batch = json!([echo(11), echo(12), echo(13), echo(14)]);
+    let (status, _, _, body) = post("/", Some("batch"), batch.clone()).await;
+    assert_eq!(status, 200);
+    let answers = body.as_array().unwrap();
+    assert_eq!(answers.len(), 4, "{body}");
+    let results: Vec<u64> = answers.iter().filter_map(|a| a["result"].as_u64()).collect();
+    let mut refused: Vec<u64> = answers
+        .iter()
+        .filter(|a| a["error"]["code"] == -32005)
+        .map(|a| a["id"].as_u64().unwrap())
+        .collect();
+    refused.sort();
+    assert_eq!((results, refused), (vec![11, 12], vec![13, 14]));
+    // All of it refused: 429 with every refusal.
+    let (status, retry, _, body) = post("/", Some("batch"), batch).await;
+    assert_eq!((status, body.as_array().map(Vec::len)), (429, Some(4)));
+    assert!(retry.is_some());
+
+    // A heavy method costs 3: over a burst of 2 at once.
+    let heavy = json!({"jsonrpc": "2.0", "id": "h", "method": "heavy"});
+    let (status, _, _, body) = post("/", Some("heavy"), heavy).await;
+    assert_eq!((status, body["id"].as_str()), (429, Some("h")));
+    // Not JSON: the service answers (-32700), the key's rate counted.
+    let (status, _, _, _) = post("/", Some("heavy"), json!("x")).await;
+    assert!(status == 200 || status == 429, "{status}");
+}

@@ -9,6 +9,9 @@
 //!   timeout; when Redis does not answer in time, a local limiter at the key's rate divided
 //!   by the instances takes over ([`OnRedisDown::Open`]) or requests are refused
 //!   ([`OnRedisDown::Closed`]), and Redis is used again as soon as it answers.
+//! - [`FleetLayer`]: both as a tower layer in front of a JSON-RPC HTTP service: `401`
+//!   without a known key, `429` with `Retry-After` and a -32005 error per request over the
+//!   rate (each element of a batch decided on its own).
 //!
 //! ```
 //! use rpcwire::proxy::fleet::ApiKeys;
@@ -20,8 +23,10 @@
 
 mod gcra;
 mod keys;
+mod layer;
 mod limit;
 
 pub use gcra::LocalLimiter;
 pub use keys::{key_in, ApiKey, ApiKeys, KeysError};
+pub use layer::{FleetLayer, FleetService, LIMITER_UNAVAILABLE, LIMIT_EXCEEDED, UNAUTHORIZED};
 pub use limit::{Decision, LimitConfig, LimitStats, OnRedisDown, SharedLimiter};

@@ -1,0 +1,334 @@
+//! `FleetLayer`: API keys and the shared rate limit in front of a JSON-RPC HTTP service, as
+//! a tower layer — a request without a known key is answered `401`; one over its key's rate
+//! `429` with `Retry-After` and a JSON-RPC error per request (-32005, with its id), each
+//! element of a batch decided on its own; the rest goes on to the service.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::{Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Full};
+
+use super::keys::{key_in, ApiKey, ApiKeys};
+use super::limit::{Decision, SharedLimiter};
+use crate::encode;
+use crate::message::{ErrorObject, Id, Message};
+use crate::parse::Parsed;
+use crate::proxy::{batch_elements, join_batch};
+use crate::transport::http::body::{read_limited, ReadError};
+
+/// The error code of a request without a known API key (`401`).
+pub const UNAUTHORIZED: i64 = -32001;
+/// The error code of a request over its key's rate (`429`; EIP-1474's "limit exceeded").
+pub const LIMIT_EXCEEDED: i64 = -32005;
+/// The error code of a request refused because the shared limiter cannot reach Redis and is
+/// closed then (`503`).
+pub const LIMITER_UNAVAILABLE: i64 = -32000;
+
+/// API keys, and optionally the shared rate limit, in front of a JSON-RPC HTTP service
+/// (rpcwire's [`HttpService`](crate::transport::http::HttpService), or any tower service of
+/// `Request<Full<Bytes>>`): composes with axum and with tower-http's layers.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+/// use rpcwire::transport::http::HttpService;
+/// use tower_layer::Layer;
+/// use tower_service::Service;
+///
+/// let mut router = rpcwire::dispatch::Router::new();
+/// router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
+/// let mut service = FleetLayer::new(ApiKeys::parse("k3y 100").unwrap()).layer(HttpService::new(router));
+/// let post = |key: &str| {
+///     http::Request::post("/")
+///         .header("content-type", "application/json")
+///         .header("x-api-key", key)
+///         .body(http_body_util::Full::new(bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)))
+///         .unwrap()
+/// };
+/// assert_eq!(service.call(post("k3y")).await.unwrap().status(), 200);
+/// assert_eq!(service.call(post("wrong")).await.unwrap().status(), 401);
+/// # });
+/// ```
+#[derive(Clone, Debug)]
+pub struct FleetLayer {
+    config: Arc<Config>,
+}
+
+#[derive(Debug)]
+struct Config {
+    keys: ApiKeys,
+    limiter: Option<SharedLimiter>,
+    weights: HashMap<String, u64>,
+    max_body: usize,
+}
+
+impl FleetLayer {
+    /// Asks every request for one of `keys`; no rate limit (see
+    /// [`with_limiter`](FleetLayer::with_limiter)).
+    ///
+    /// ```
+    /// let layer = rpcwire::proxy::fleet::FleetLayer::new(rpcwire::proxy::fleet::ApiKeys::parse("k 1").unwrap());
+    /// # let _ = layer;
+    /// ```
+    pub fn new(keys: ApiKeys) -> FleetLayer {
+        FleetLayer {
+            config: Arc::new(Config {
+                keys,
+                limiter: None,
+                weights: HashMap::new(),
+                max_body: crate::transport::http::DEFAULT_MAX_BODY,
+            }),
+        }
+    }
+
+    /// Limits each key to its rate through `limiter` (shared by the fleet).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer, LimitConfig, SharedLimiter};
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).unwrap();
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 1").unwrap()).with_limiter(limiter);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_limiter(mut self, limiter: SharedLimiter) -> FleetLayer {
+        self.config_mut().limiter = Some(limiter);
+        self
+    }
+
+    /// A request of `method` counts `cost` requests against its key's rate (1 otherwise).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap()).with_weight("eth_getLogs", 10);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_weight(mut self, method: impl Into<String>, cost: u64) -> FleetLayer {
+        self.config_mut().weights.insert(method.into(), cost.max(1));
+        self
+    }
+
+    /// The largest body read to decide on its requests (1 MiB by default; past it, `413`).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap()).with_max_body(64 << 10);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_max_body(mut self, bytes: usize) -> FleetLayer {
+        self.config_mut().max_body = bytes;
+        self
+    }
+
+    fn config_mut(&mut self) -> &mut Config {
+        Arc::get_mut(&mut self.config).expect("a FleetLayer is set up before it is cloned")
+    }
+}
+
+impl<S> tower_layer::Layer<S> for FleetLayer {
+    type Service = FleetService<S>;
+
+    fn layer(&self, inner: S) -> FleetService<S> {
+        FleetService {
+            inner,
+            config: self.config.clone(),
+        }
+    }
+}
+
+/// The service a [`FleetLayer`] makes of another.
+#[derive(Clone, Debug)]
+pub struct FleetService<S> {
+    inner: S,
+    config: Arc<Config>,
+}
+
+impl<S, B> tower_service::Service<Request<B>> for FleetService<S>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        // The inner service that was made ready answers this request; a clone takes its place.
+        let ready = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, ready);
+        let config = self.config.clone();
+        Box::pin(async move { Ok(answer(config, inner, request).await) })
+    }
+}
+
+/// The answer to `request`: refused here, or the inner service's (for a batch partly
+/// refused, its answers and the refusals in one array).
+async fn answer<S, B>(config: Arc<Config>, mut inner: S, request: Request<B>) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+    B: Body,
+    B::Error: std::fmt::Display,
+{
+    let (parts, body) = request.into_parts();
+    let Some(key) = key_in(&parts.headers, parts.uri.path()).and_then(|given| config.keys.find(given)) else {
+        let mut refused = error_response(StatusCode::UNAUTHORIZED, &Id::null(), UNAUTHORIZED, "Unauthorized: a known API key is required");
+        refused.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return refused;
+    };
+    let body = std::pin::pin!(body);
+    let body = match read_limited(body, config.max_body).await {
+        Ok(body) => body,
+        Err(ReadError::TooLarge) => return error_response(StatusCode::PAYLOAD_TOO_LARGE, &Id::null(), -32600, "Payload Too Large"),
+        Err(ReadError::Broken(reason)) => return error_response(StatusCode::BAD_REQUEST, &Id::null(), -32600, &format!("Bad Request: {reason}")),
+    };
+    let Some(limiter) = &config.limiter else {
+        return call(&mut inner, parts, body).await;
+    };
+    match batch_elements(&body) {
+        None => {
+            let (id, cost, is_request) = weigh(&config, &body);
+            match refusal(limiter.check(key, cost).await) {
+                None => call(&mut inner, parts, body).await,
+                Some((status, object, wait)) => {
+                    let mut refused = match is_request {
+                        true => json_response(status, frame(&id, &object)),
+                        false => json_response(status, Bytes::new()),
+                    };
+                    retry_after(&mut refused, wait);
+                    refused
+                }
+            }
+        }
+        Some(elements) => answer_batch(&config, inner, parts, key, limiter, elements).await,
+    }
+}
+
+/// A batch: each element decided on its own; the admitted ones go on together.
+async fn answer_batch<S>(
+    config: &Config,
+    mut inner: S,
+    parts: http::request::Parts,
+    key: &ApiKey,
+    limiter: &SharedLimiter,
+    elements: Vec<Bytes>,
+) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+{
+    let mut admitted = Vec::with_capacity(elements.len());
+    let mut refusals = Vec::new();
+    let mut worst: Option<(StatusCode, Option<Duration>)> = None;
+    for element in &elements {
+        let (id, cost, is_request) = weigh(config, element);
+        match refusal(limiter.check(key, cost).await) {
+            None => admitted.push(element.clone()),
+            Some((status, object, wait)) => {
+                if is_request {
+                    refusals.push(frame(&id, &object));
+                }
+                let longest = worst.and_then(|(_, w)| w).max(wait);
+                worst = Some((status, longest));
+            }
+        }
+    }
+    let Some((status, wait)) = worst else {
+        return call(&mut inner, parts, join_batch(&elements)).await;
+    };
+    if admitted.is_empty() {
+        let body = if refusals.is_empty() { Bytes::new() } else { join_batch(&refusals) };
+        let mut refused = json_response(status, body);
+        retry_after(&mut refused, wait);
+        return refused;
+    }
+    let answered = call(&mut inner, parts, join_batch(&admitted)).await;
+    let (head, body) = answered.into_parts();
+    let body = body.collect().await.map(|collected| collected.to_bytes()).unwrap_or_default();
+    let mut answers = batch_elements(&body).unwrap_or_default();
+    answers.extend(refusals);
+    let mut merged = Response::from_parts(head, Full::new(join_batch(&answers)));
+    *merged.status_mut() = StatusCode::OK;
+    merged.headers_mut().remove(http::header::CONTENT_LENGTH);
+    merged.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    merged
+}
+
+/// What a request costs, its id, and whether it is a request (a notification gets no
+/// answer); a message that does not parse costs 1 and is answered by the service.
+fn weigh(config: &Config, message: &Bytes) -> (Id<'static>, u64, bool) {
+    match crate::parse(message) {
+        Ok(Parsed::Single(Message::Request(request))) => {
+            let cost = config.weights.get(request.method()).copied().unwrap_or(1);
+            (request.id().clone().into_owned(), cost, true)
+        }
+        Ok(Parsed::Single(Message::Notification(notification))) => {
+            (Id::null(), config.weights.get(notification.method()).copied().unwrap_or(1), false)
+        }
+        _ => (Id::null(), 1, true),
+    }
+}
+
+/// The refusal a decision is: its status, error and wait; `None` to let it through.
+fn refusal(decision: Decision) -> Option<(StatusCode, ErrorObject<'static>, Option<Duration>)> {
+    match decision {
+        Decision::Allowed { .. } => None,
+        Decision::Limited { retry_after } => Some((
+            StatusCode::TOO_MANY_REQUESTS,
+            ErrorObject::new(LIMIT_EXCEEDED, "limit exceeded: over this key's rate"),
+            Some(retry_after),
+        )),
+        Decision::Unavailable => Some((
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorObject::new(LIMITER_UNAVAILABLE, "Service Unavailable: the rate limit cannot be checked"),
+            None,
+        )),
+    }
+}
+
+async fn call<S>(inner: &mut S, parts: http::request::Parts, body: Bytes) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+{
+    match inner.call(Request::from_parts(parts, Full::new(body))).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// `Retry-After` in whole seconds, rounded up (at least 1).
+fn retry_after(response: &mut Response<Full<Bytes>>, wait: Option<Duration>) {
+    if let Some(wait) = wait {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+    }
+}
+
+fn frame(id: &Id<'_>, object: &ErrorObject<'_>) -> Bytes {
+    let mut out = BytesMut::new();
+    encode::write_error(&mut out, id, object);
+    out.freeze()
+}
+
+fn json_response(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn error_response(status: StatusCode, id: &Id<'_>, code: i64, message: &str) -> Response<Full<Bytes>> {
+    json_response(status, frame(id, &ErrorObject::new(code, message.to_owned())))
+}
