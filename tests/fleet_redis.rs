@@ -326,3 +326,144 @@ async fn the_layer_answers_401_and_429_per_request_and_per_batch_element() {
     let (status, _, _, _) = post("/", Some("heavy"), json!("x")).await;
     assert!(status == 200 || status == 429, "{status}");
 }
+
+/// The shared cache: an answer fetched through one instance is served by the others without
+/// reaching the upstream, with each client's id byte for byte; errors are not cached; a TTL
+/// ends an entry; a result over the size limit is not kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_answer_fetched_through_one_instance_is_served_by_the_others() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use rpcwire::proxy::fleet::FleetLayer;
+    use rpcwire::transport::http::HttpService;
+    use tower_layer::Layer;
+    use tower_service::Service;
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let keys = ApiKeys::parse("k3y 100000\nprobe 1000000").unwrap();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut fleet = Vec::new();
+    for limiter in limiters(&server, 3, OnRedisDown::Open { instances: 3 }) {
+        until_shared(std::slice::from_ref(&limiter), &keys).await;
+        let mut router = rpcwire::dispatch::Router::new();
+        let counted = calls.clone();
+        router.raw_method(
+            "eth_chainId",
+            move |_: Option<rpcwire::Params<'_>>, reply: rpcwire::dispatch::Reply<'_>| {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Ok(reply.raw(&rpcwire::RawJson::new(r#"{"chain" : "0x1", "n":1.50}"#.to_owned()).unwrap()))
+            },
+        );
+        let counted = calls.clone();
+        router.method(
+            "eth_fail",
+            move |_: rpcwire::dispatch::NoParams| -> Result<u64, rpcwire::ErrorObject<'static>> {
+                counted.fetch_add(1, Ordering::SeqCst);
+                Err(rpcwire::ErrorObject::new(-32000, "upstream failed"))
+            },
+        );
+        let counted = calls.clone();
+        router.method("eth_blockNumber", move |_: rpcwire::dispatch::NoParams| {
+            Ok(counted.fetch_add(1, Ordering::SeqCst) as u64)
+        });
+        let counted = calls.clone();
+        router.method("eth_big", move |_: rpcwire::dispatch::NoParams| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok("x".repeat(100))
+        });
+        let layer = FleetLayer::new(keys.clone())
+            .with_limiter(limiter)
+            .with_cache("eth_chainId", None)
+            .with_cache("eth_fail", None)
+            .with_cache("eth_big", None)
+            .with_cache("eth_blockNumber", Some(Duration::from_millis(300)))
+            .with_max_cached(64);
+        fleet.push(layer.layer(HttpService::new(router)));
+    }
+    let post = |instance: usize, body: &str| {
+        let mut service = fleet[instance].clone();
+        let request = http::Request::post("/k3y")
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body.to_owned())))
+            .unwrap();
+        async move {
+            let response = service.call(request).await.unwrap();
+            response.into_body().collect().await.unwrap().to_bytes()
+        }
+    };
+    let count = || calls.load(Ordering::SeqCst);
+
+    let first = post(
+        0,
+        r#"{"jsonrpc":"2.0","id":1.50,"method":"eth_chainId","params":[]}"#,
+    )
+    .await;
+    assert_eq!(
+        &first[..],
+        br#"{"jsonrpc":"2.0","id":1.50,"result":{"chain" : "0x1", "n":1.50}}"#
+    );
+    assert_eq!(count(), 1);
+    // Written in the background: the others find it once it is there.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let before = count();
+        let answer = post(
+            1,
+            r#"{"jsonrpc":"2.0","id":"b\u00e9","method":"eth_chainId","params":[]}"#,
+        )
+        .await;
+        assert_eq!(
+            &answer[..],
+            br#"{"jsonrpc":"2.0","id":"b\u00e9","result":{"chain" : "0x1", "n":1.50}}"#
+        );
+        if count() == before {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the answer was cached");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before = count();
+    let third = post(
+        2,
+        r#"{"jsonrpc":"2.0","id":7,"method":"eth_chainId","params":[]}"#,
+    )
+    .await;
+    assert_eq!(
+        &third[..],
+        br#"{"jsonrpc":"2.0","id":7,"result":{"chain" : "0x1", "n":1.50}}"#
+    );
+    assert_eq!(count(), before, "served from the cache");
+    // Other params bytes: another entry.
+    post(
+        2,
+        r#"{"jsonrpc":"2.0","id":8,"method":"eth_chainId","params":[ ]}"#,
+    )
+    .await;
+    assert_eq!(count(), before + 1);
+
+    // Errors are not cached; nor a result over the size limit.
+    for (method, instance) in [("eth_fail", 0), ("eth_fail", 1), ("eth_big", 0), ("eth_big", 1)] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}"}}"#);
+        let counted = count();
+        post(instance, &body).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert_eq!(
+            count(),
+            counted + 1,
+            "{method} through {instance} reached the upstream"
+        );
+    }
+
+    // A TTL ends an entry.
+    let block = r#"{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}"#;
+    let fetched = post(0, block).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(post(1, block).await, fetched, "within its TTL");
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_ne!(post(2, block).await, fetched, "past its TTL");
+}

@@ -69,7 +69,13 @@ struct Config {
     limiter: Option<SharedLimiter>,
     weights: HashMap<String, u64>,
     max_body: usize,
+    /// The methods whose answers are cached, each with how long (`None`: for good).
+    cached: HashMap<String, Option<Duration>>,
+    max_cached: usize,
 }
+
+/// Before a cached answer's name (the SHA-256 of the method and the params' bytes).
+const CACHE_PREFIX: &str = "rpcwire:cache:";
 
 impl FleetLayer {
     /// Asks every request for one of `keys`; no rate limit (see
@@ -86,6 +92,8 @@ impl FleetLayer {
                 limiter: None,
                 weights: HashMap::new(),
                 max_body: crate::transport::http::DEFAULT_MAX_BODY,
+                cached: HashMap::new(),
+                max_cached: 256 << 10,
             }),
         }
     }
@@ -124,6 +132,38 @@ impl FleetLayer {
     /// ```
     pub fn with_max_body(mut self, bytes: usize) -> FleetLayer {
         self.config_mut().max_body = bytes;
+        self
+    }
+
+    /// Caches the answers of `method` in Redis for `ttl` (`None`: for good), shared by the
+    /// fleet: keyed by the method and the params' bytes exactly as the client sent them; a
+    /// result (never an error) kept when it is at most [`with_max_cached`](FleetLayer::with_max_cached)
+    /// bytes, and served to any instance's client with that client's own id, byte for byte,
+    /// read in the same Redis round trip as the rate limit. Needs the limiter (its Redis);
+    /// requests in batches are not served from the cache.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap())
+    ///     .with_cache("eth_chainId", None)
+    ///     .with_cache("eth_blockNumber", Some(Duration::from_secs(1)));
+    /// # let _ = layer;
+    /// ```
+    pub fn with_cache(mut self, method: impl Into<String>, ttl: Option<Duration>) -> FleetLayer {
+        self.config_mut().cached.insert(method.into(), ttl);
+        self
+    }
+
+    /// The largest result cached (256 KiB by default).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap()).with_max_cached(4096);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_max_cached(mut self, bytes: usize) -> FleetLayer {
+        self.config_mut().max_cached = bytes;
         self
     }
 
@@ -198,23 +238,66 @@ where
     let Some(limiter) = &config.limiter else {
         return call(&mut inner, parts, body).await;
     };
-    match batch_elements(&body) {
-        None => {
-            let (id, cost, is_request) = weigh(&config, &body);
-            match refusal(limiter.check(key, cost).await) {
-                None => call(&mut inner, parts, body).await,
-                Some((status, object, wait)) => {
-                    let mut refused = match is_request {
-                        true => json_response(status, frame(&id, &object)),
-                        false => json_response(status, Bytes::new()),
-                    };
-                    retry_after(&mut refused, wait);
-                    refused
-                }
-            }
+    let Some(elements) = batch_elements(&body) else {
+        let weighed = weigh(&config, &body);
+        let cache = weighed.cache.as_ref().map(|(name, _)| name.as_str());
+        let (decision, cached) = limiter.check_and_read(key, weighed.cost, cache).await;
+        if let Some((status, object, wait)) = refusal(decision) {
+            let mut refused = match weighed.is_request {
+                true => json_response(status, frame(&weighed.id, &object)),
+                false => json_response(status, Bytes::new()),
+            };
+            retry_after(&mut refused, wait);
+            return refused;
         }
-        Some(elements) => answer_batch(&config, inner, parts, key, limiter, elements).await,
+        if let (Some(result), Some(id_text)) = (cached, &weighed.id_text) {
+            return json_response(StatusCode::OK, success(id_text, &result));
+        }
+        let response = call(&mut inner, parts, body).await;
+        return match weighed.cache {
+            Some((name, ttl)) => remember(&config, limiter, name, ttl, response).await,
+            None => response,
+        };
+    };
+    answer_batch(&config, inner, parts, key, limiter, elements).await
+}
+
+/// Keeps the result `response` carries (not an error; not over the size limit) under
+/// `name` for `ttl`, written in a task of its own; `response` as it was.
+async fn remember(
+    config: &Config,
+    limiter: &SharedLimiter,
+    name: String,
+    ttl: Option<Duration>,
+    response: Response<Full<Bytes>>,
+) -> Response<Full<Bytes>> {
+    if response.status() != StatusCode::OK {
+        return response;
     }
+    let (head, body) = response.into_parts();
+    let body = body.collect().await.map(|collected| collected.to_bytes()).unwrap_or_default();
+    let result = match crate::parse(&body) {
+        Ok(Parsed::Single(Message::Response(answer))) if answer.error_object().is_none() => {
+            answer.result().map(|result| crate::message::JsonBytes::slice_of(&body, result).into_bytes())
+        }
+        _ => None,
+    };
+    if let Some(result) = result.filter(|result| result.len() <= config.max_cached) {
+        let limiter = limiter.clone();
+        tokio::spawn(async move { limiter.write(&name, result, ttl).await });
+    }
+    Response::from_parts(head, Full::new(body))
+}
+
+/// An answer with the id `id_text` (as the client wrote it) and the result `result`.
+fn success(id_text: &[u8], result: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(id_text.len() + result.len() + 36);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id_text);
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.extend_from_slice(b"}");
+    out.freeze()
 }
 
 /// A batch: each element decided on its own; the admitted ones go on together.
@@ -233,12 +316,12 @@ where
     let mut refusals = Vec::new();
     let mut worst: Option<(StatusCode, Option<Duration>)> = None;
     for element in &elements {
-        let (id, cost, is_request) = weigh(config, element);
-        match refusal(limiter.check(key, cost).await) {
+        let weighed = weigh(config, element);
+        match refusal(limiter.check(key, weighed.cost).await) {
             None => admitted.push(element.clone()),
             Some((status, object, wait)) => {
-                if is_request {
-                    refusals.push(frame(&id, &object));
+                if weighed.is_request {
+                    refusals.push(frame(&weighed.id, &object));
                 }
                 let longest = worst.and_then(|(_, w)| w).max(wait);
                 worst = Some((status, longest));
@@ -266,18 +349,66 @@ where
     merged
 }
 
-/// What a request costs, its id, and whether it is a request (a notification gets no
-/// answer); a message that does not parse costs 1 and is answered by the service.
-fn weigh(config: &Config, message: &Bytes) -> (Id<'static>, u64, bool) {
+/// What the layer needs to know of a message.
+struct Weighed {
+    id: Id<'static>,
+    /// Its id's JSON text as the client wrote it (requests).
+    id_text: Option<Bytes>,
+    cost: u64,
+    /// Whether it is a request (a notification gets no answer).
+    is_request: bool,
+    /// The name of its cached answer and how long that is kept, when its method's answers
+    /// are cached.
+    cache: Option<(String, Option<Duration>)>,
+}
+
+/// What a message costs, its id, whether it is a request, its cached answer's name; a
+/// message that does not parse costs 1 and is answered by the service.
+fn weigh(config: &Config, message: &Bytes) -> Weighed {
     match crate::parse(message) {
         Ok(Parsed::Single(Message::Request(request))) => {
-            let cost = config.weights.get(request.method()).copied().unwrap_or(1);
-            (request.id().clone().into_owned(), cost, true)
+            let method = request.method();
+            let id_text = match crate::message::id_range_within(message, request.id()) {
+                Some(range) => message.slice(range),
+                None => Bytes::from(request.id().json_parts().concat()),
+            };
+            let cache = config.cached.get(method).map(|ttl| {
+                use sha2::Digest;
+                let mut digest = sha2::Sha256::new();
+                digest.update(method.as_bytes());
+                digest.update(b"\n");
+                if let Some(params) = request.raw_params() {
+                    digest.update(params.get().as_bytes());
+                }
+                let mut name = String::with_capacity(CACHE_PREFIX.len() + 64);
+                name.push_str(CACHE_PREFIX);
+                for byte in digest.finalize() {
+                    name.push_str(&format!("{byte:02x}"));
+                }
+                (name, *ttl)
+            });
+            Weighed {
+                id: request.id().clone().into_owned(),
+                id_text: Some(id_text),
+                cost: config.weights.get(method).copied().unwrap_or(1),
+                is_request: true,
+                cache,
+            }
         }
-        Ok(Parsed::Single(Message::Notification(notification))) => {
-            (Id::null(), config.weights.get(notification.method()).copied().unwrap_or(1), false)
-        }
-        _ => (Id::null(), 1, true),
+        Ok(Parsed::Single(Message::Notification(notification))) => Weighed {
+            id: Id::null(),
+            id_text: None,
+            cost: config.weights.get(notification.method()).copied().unwrap_or(1),
+            is_request: false,
+            cache: None,
+        },
+        _ => Weighed {
+            id: Id::null(),
+            id_text: None,
+            cost: 1,
+            is_request: true,
+            cache: None,
+        },
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use bytes::Bytes;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::gcra::{interval_and_tolerance, LocalLimiter};
@@ -13,8 +14,9 @@ use crate::sync::lock_unpoisoned;
 
 /// GCRA in Redis, on the server's clock (every instance agrees on it): KEYS[1] the key's
 /// theoretical arrival time (µs); ARGV the emission interval and tolerance (µs) and the
-/// request's cost. `{1, 0}` when allowed (the time stored, expiring once the burst is whole
-/// again), `{0, µs to wait}` when not.
+/// request's cost. `{1, 0, cached}` when allowed (the time stored, expiring once the burst is
+/// whole again; `cached` the value of KEYS[2], a cached answer, when there is such a key and
+/// value, else nil), `{0, µs to wait, nil}` when not.
 const GCRA_SCRIPT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -26,10 +28,12 @@ if tat == nil or tat < now then tat = now end
 local nxt = tat + interval * cost
 local allowed_at = nxt - tolerance
 if now < allowed_at then
-  return {0, allowed_at - now}
+  return {0, allowed_at - now, false}
 end
 redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.ceil((nxt - now) / 1000) + 1)
-return {1, 0}
+local cached = false
+if #KEYS > 1 then cached = redis.call('GET', KEYS[2]) end
+return {1, 0, cached}
 ";
 
 /// What a limiter does when Redis does not answer in time.
@@ -196,6 +200,24 @@ impl SharedLimiter {
     /// # });
     /// ```
     pub async fn check(&self, key: &ApiKey, cost: u64) -> Decision {
+        self.check_and_read(key, cost, None).await.0
+    }
+
+    /// [`check`](SharedLimiter::check), and when the request is let through by Redis, the
+    /// value of `cached` (a cached answer's name, see [`write`](SharedLimiter::write)) read in
+    /// the same round trip.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use rpcwire::proxy::fleet::{ApiKeys, LimitConfig, SharedLimiter};
+    /// let keys = ApiKeys::parse("k3y 100").unwrap();
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).unwrap();
+    /// let (decision, cached) = limiter.check_and_read(keys.find("k3y").unwrap(), 1, Some("rpcwire:cache:eth_chainId")).await;
+    /// # let _ = (decision, cached);
+    /// # }
+    /// ```
+    pub async fn check_and_read(&self, key: &ApiKey, cost: u64, cached: Option<&str>) -> (Decision, Option<Bytes>) {
         let inner = &self.inner;
         if let Some(mut connection) = self.connection() {
             let (interval, tolerance) = interval_and_tolerance(key.rate());
@@ -205,18 +227,24 @@ impl SharedLimiter {
                 name.push_str(&format!("{byte:02x}"));
             }
             let mut invocation = inner.script.key(name);
+            if let Some(cached) = cached {
+                invocation.key(cached);
+            }
             invocation.arg(interval).arg(tolerance).arg(cost);
-            let answered = tokio::time::timeout(inner.config.timeout, invocation.invoke_async::<(i64, i64)>(&mut connection)).await;
+            let answered = tokio::time::timeout(
+                inner.config.timeout,
+                invocation.invoke_async::<(i64, i64, Option<Vec<u8>>)>(&mut connection),
+            )
+            .await;
             match answered {
-                Ok(Ok((allowed, wait))) => {
+                Ok(Ok((allowed, wait, value))) => {
                     inner.shared.fetch_add(1, Ordering::Relaxed);
                     if allowed == 1 {
-                        return Decision::Allowed { shared: true };
+                        return (Decision::Allowed { shared: true }, value.map(Bytes::from));
                     }
                     inner.limited.fetch_add(1, Ordering::Relaxed);
-                    return Decision::Limited {
-                        retry_after: Duration::from_micros(wait.max(0) as u64),
-                    };
+                    let retry_after = Duration::from_micros(wait.max(0) as u64);
+                    return (Decision::Limited { retry_after }, None);
                 }
                 Ok(Err(_)) | Err(_) => {
                     inner.redis_errors.fetch_add(1, Ordering::Relaxed);
@@ -225,7 +253,7 @@ impl SharedLimiter {
             }
         }
         inner.without_redis.fetch_add(1, Ordering::Relaxed);
-        match inner.config.on_down {
+        let decision = match inner.config.on_down {
             OnRedisDown::Closed => Decision::Unavailable,
             OnRedisDown::Open { instances } => {
                 let rate = key.rate() / f64::from(instances.max(1));
@@ -237,7 +265,37 @@ impl SharedLimiter {
                     }
                 }
             }
+        };
+        (decision, None)
+    }
+
+    /// Keeps `value` under `name` for `ttl` (`None`: until Redis drops it), for every
+    /// instance's [`check_and_read`](SharedLimiter::check_and_read); `false` when Redis did not
+    /// take it in time.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use rpcwire::proxy::fleet::{LimitConfig, SharedLimiter};
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).unwrap();
+    /// limiter.write("rpcwire:cache:eth_chainId", bytes::Bytes::from_static(b"\"0x1\""), None).await;
+    /// # }
+    /// ```
+    pub async fn write(&self, name: &str, value: Bytes, ttl: Option<Duration>) -> bool {
+        let Some(mut connection) = self.connection() else {
+            return false;
+        };
+        let mut command = redis::cmd("SET");
+        command.arg(name).arg(value.as_ref());
+        if let Some(ttl) = ttl {
+            command.arg("PX").arg(ttl.as_millis().max(1) as u64);
         }
+        let written = tokio::time::timeout(self.inner.config.timeout, command.query_async::<()>(&mut connection)).await;
+        let ok = matches!(written, Ok(Ok(())));
+        if !ok {
+            self.inner.redis_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        ok
     }
 
     /// Its counters.
