@@ -23,11 +23,23 @@
 //! flight; retries, coalesced and refused calls) as Prometheus text at `GET /metrics` there,
 //! and prints `metrics on ADDRESS`. Prints `listening on ADDRESS` once it accepts
 //! connections.
+//!
+//! A fleet (with the `redis` feature: several instances behind a load balancer, one Redis):
+//! `--keys FILE` asks every request for an API key (`Authorization: Bearer KEY`,
+//! `x-api-key: KEY` or the path `/KEY`; lines `KEY RATE_PER_SECOND [LABEL]`, 401 otherwise);
+//! `--redis redis://HOST:PORT/` limits each key to its rate across every instance (429 with
+//! `Retry-After` and -32005 per request), `--weight METHOD=COST` makes a method count more,
+//! `--cache METHOD=SECONDS` (0: for good) caches its answers for the whole fleet;
+//! `--on-redis-down open|closed` (open: each instance at the rate divided by `--instances N`;
+//! closed: 503) and `--redis-timeout-ms MS` (50) say what happens when Redis does not answer.
 
 use std::io::Write as _;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
+#[cfg(feature = "redis")]
+#[path = "common/fleet.rs"]
+mod fleet;
 #[path = "common/prometheus.rs"]
 mod prometheus;
 use prometheus::serve_metrics;
@@ -42,7 +54,9 @@ use rpcwire::transport::{AnyTransport, Peer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
-                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS]";
+                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS] \
+                     [--keys FILE [--redis URL [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
+                     [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]]";
 
 struct Arguments {
     listen: String,
@@ -54,6 +68,8 @@ struct Arguments {
     max_body: usize,
     max_response: usize,
     metrics: Option<String>,
+    #[cfg(feature = "redis")]
+    fleet: fleet::FleetOptions,
 }
 
 fn arguments() -> Result<Arguments, String> {
@@ -67,10 +83,16 @@ fn arguments() -> Result<Arguments, String> {
         max_body: DEFAULT_MAX_BODY,
         max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
         metrics: None,
+        #[cfg(feature = "redis")]
+        fleet: fleet::FleetOptions::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        #[cfg(feature = "redis")]
+        if parsed.fleet.take(&arg, &mut value)? {
+            continue;
+        }
         match arg.as_str() {
             "--listen" => parsed.listen = value("--listen")?,
             "--upstream" => parsed.upstreams.push(value("--upstream")?),
@@ -196,11 +218,25 @@ async fn main() -> ExitCode {
         println!("listening on {address}");
         let _ = std::io::stdout().flush();
     }
-    match HttpServer::new(router)
-        .with_max_body(arguments.max_body)
-        .serve(listener)
-        .await
-    {
+    let server = HttpServer::new(router).with_max_body(arguments.max_body);
+    #[cfg(feature = "redis")]
+    if arguments.fleet.any() {
+        let layer = match arguments.fleet.layer(arguments.max_body) {
+            Ok(layer) => layer,
+            Err(problem) => {
+                eprintln!("gateway: {problem}");
+                return ExitCode::from(2);
+            }
+        };
+        return match fleet::serve(layer, server.service().clone(), listener).await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("gateway: {error}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match server.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("gateway: {error}");

@@ -9,6 +9,8 @@
 
 #[path = "support/example_binary.rs"]
 mod example_binary;
+#[path = "support/http_post.rs"]
+mod http_post;
 #[path = "support/listening_child.rs"]
 mod listening_child;
 
@@ -22,24 +24,8 @@ use serde_json::{json, Value};
 
 /// POSTs `body` to the gateway; the status and the body (parsed, `Null` when empty).
 fn post(address: &str, body: &str) -> (u16, Value) {
-    let mut socket = TcpStream::connect(address).expect("connect to the gateway");
-    socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        socket,
-        "POST / HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    socket.read_to_string(&mut answer).expect("an answer");
-    let status = answer[9..12].parse().expect("a status");
-    let body = &answer[answer.find("\r\n\r\n").expect("a head") + 4..];
-    let value = if body.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body:?}"))
-    };
-    (status, value)
+    let posted = http_post::post_to(address, "/", &[], body);
+    (posted.status, posted.body)
 }
 
 fn gateway(upstreams: &[String], extra: &[&str]) -> Listening {

@@ -63,6 +63,7 @@ pub fn example_binary(name: &str) -> PathBuf {
             ("http", cfg!(feature = "http")),
             ("metrics", cfg!(feature = "metrics")),
             ("mcp", cfg!(feature = "mcp")),
+            ("redis", cfg!(feature = "redis")),
         ]
         .into_iter()
         .filter_map(|(name, on)| on.then_some(name))

@@ -1,0 +1,123 @@
+//! The gateway example's fleet options (`redis` feature): API keys, a rate limit per key
+//! shared through Redis, a shared response cache, and the loop that serves the gateway's
+//! HTTP service behind them.
+
+use std::time::Duration;
+
+use rpcwire::proxy::fleet::{ApiKeys, FleetLayer, LimitConfig, OnRedisDown, SharedLimiter};
+use rpcwire::transport::http::HttpService;
+use tower_layer::Layer;
+
+/// The fleet options from the command line.
+#[derive(Default)]
+pub struct FleetOptions {
+    pub keys: Option<String>,
+    pub redis: Option<String>,
+    pub on_redis_down: Option<String>,
+    pub instances: Option<u32>,
+    pub redis_timeout_ms: Option<u64>,
+    pub cache: Vec<String>,
+    pub weights: Vec<String>,
+}
+
+impl FleetOptions {
+    /// Takes `arg` (and its value from `value`) when it is a fleet option.
+    pub fn take(
+        &mut self,
+        arg: &str,
+        value: &mut dyn FnMut(&str) -> Result<String, String>,
+    ) -> Result<bool, String> {
+        match arg {
+            "--keys" => self.keys = Some(value(arg)?),
+            "--redis" => self.redis = Some(value(arg)?),
+            "--on-redis-down" => self.on_redis_down = Some(value(arg)?),
+            "--instances" => {
+                let text = value(arg)?;
+                self.instances = Some(text.parse().map_err(|e| format!("--instances {text}: {e}"))?);
+            }
+            "--redis-timeout-ms" => {
+                let text = value(arg)?;
+                self.redis_timeout_ms = Some(
+                    text.parse()
+                        .map_err(|e| format!("--redis-timeout-ms {text}: {e}"))?,
+                );
+            }
+            "--cache" => self.cache.push(value(arg)?),
+            "--weight" => self.weights.push(value(arg)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Whether any was given.
+    pub fn any(&self) -> bool {
+        self.keys.is_some() || self.redis.is_some() || !self.cache.is_empty() || !self.weights.is_empty()
+    }
+
+    /// The layer they describe.
+    pub fn layer(&self, max_body: usize) -> Result<FleetLayer, String> {
+        let path = self
+            .keys
+            .as_ref()
+            .ok_or("--keys FILE is needed for --redis, --cache and --weight")?;
+        let keys = ApiKeys::from_file(path).map_err(|e| format!("--keys {path}: {e}"))?;
+        let mut layer = FleetLayer::new(keys).with_max_body(max_body);
+        for pair in &self.weights {
+            let (method, cost) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("--weight {pair}: expected METHOD=COST"))?;
+            let cost = cost.parse().map_err(|e| format!("--weight {pair}: {e}"))?;
+            layer = layer.with_weight(method, cost);
+        }
+        let Some(url) = &self.redis else {
+            if !self.cache.is_empty() {
+                return Err("--cache needs --redis".to_owned());
+            }
+            return Ok(layer);
+        };
+        let on_down = match self.on_redis_down.as_deref().unwrap_or("open") {
+            "open" => OnRedisDown::Open {
+                instances: self.instances.unwrap_or(1).max(1),
+            },
+            "closed" => OnRedisDown::Closed,
+            other => return Err(format!("--on-redis-down {other}: open or closed")),
+        };
+        let config = LimitConfig {
+            timeout: Duration::from_millis(self.redis_timeout_ms.unwrap_or(50)),
+            on_down,
+            ..LimitConfig::default()
+        };
+        let limiter = SharedLimiter::new(url, config).map_err(|e| format!("--redis {url}: {e}"))?;
+        layer = layer.with_limiter(limiter);
+        for pair in &self.cache {
+            let (method, seconds) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("--cache {pair}: expected METHOD=SECONDS"))?;
+            let seconds: u64 = seconds.parse().map_err(|e| format!("--cache {pair}: {e}"))?;
+            let ttl = (seconds > 0).then(|| Duration::from_secs(seconds));
+            layer = layer.with_cache(method, ttl);
+        }
+        Ok(layer)
+    }
+}
+
+/// Serves `service` behind `layer` on `listener` (HTTP/1.1 and HTTP/2), each connection on a
+/// task of its own, until accepting fails.
+pub async fn serve(
+    layer: FleetLayer,
+    service: HttpService,
+    listener: tokio::net::TcpListener,
+) -> std::io::Result<()> {
+    let service = layer.layer(service);
+    loop {
+        let (stream, _) = listener.accept().await?;
+        let _ = stream.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+            let _ = builder
+                .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
