@@ -19,6 +19,7 @@ use http_body_util::{BodyExt, Full};
 
 use super::keys::{key_in, ApiKey, ApiKeys};
 use super::limit::{Decision, SharedLimiter};
+use super::metrics;
 use crate::encode;
 use crate::message::{ErrorObject, Id, Message};
 use crate::parse::Parsed;
@@ -217,7 +218,7 @@ where
 
 /// The answer to `request`: refused here, or the inner service's (for a batch partly
 /// refused, its answers and the refusals in one array).
-async fn answer<S, B>(config: Arc<Config>, mut inner: S, request: Request<B>) -> Response<Full<Bytes>>
+async fn answer<S, B>(config: Arc<Config>, inner: S, request: Request<B>) -> Response<Full<Bytes>>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
     B: Body,
@@ -225,10 +226,28 @@ where
 {
     let (parts, body) = request.into_parts();
     let Some(key) = key_in(&parts.headers, parts.uri.path()).and_then(|given| config.keys.find(given)) else {
+        metrics::request("-", "unauthorized");
         let mut refused = error_response(StatusCode::UNAUTHORIZED, &Id::null(), UNAUTHORIZED, "Unauthorized: a known API key is required");
         refused.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         return refused;
     };
+    #[cfg(feature = "tracing")]
+    {
+        use tracing::Instrument;
+        let span = tracing::debug_span!("rpc.fleet", key = key.label());
+        answer_keyed(&config, inner, parts, body, key).instrument(span).await
+    }
+    #[cfg(not(feature = "tracing"))]
+    answer_keyed(&config, inner, parts, body, key).await
+}
+
+/// The answer to a request of `key`.
+async fn answer_keyed<S, B>(config: &Config, mut inner: S, parts: http::request::Parts, body: B, key: &ApiKey) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+    B: Body,
+    B::Error: std::fmt::Display,
+{
     let body = std::pin::pin!(body);
     let body = match read_limited(body, config.max_body).await {
         Ok(body) => body,
@@ -236,13 +255,15 @@ where
         Err(ReadError::Broken(reason)) => return error_response(StatusCode::BAD_REQUEST, &Id::null(), -32600, &format!("Bad Request: {reason}")),
     };
     let Some(limiter) = &config.limiter else {
+        metrics::request(key.label(), "allowed");
         return call(&mut inner, parts, body).await;
     };
     let Some(elements) = batch_elements(&body) else {
-        let weighed = weigh(&config, &body);
+        let weighed = weigh(config, &body);
         let cache = weighed.cache.as_ref().map(|(name, _)| name.as_str());
         let (decision, cached) = limiter.check_and_read(key, weighed.cost, cache).await;
         if let Some((status, object, wait)) = refusal(decision) {
+            metrics::request(key.label(), outcome_of(status));
             let mut refused = match weighed.is_request {
                 true => json_response(status, frame(&weighed.id, &object)),
                 false => json_response(status, Bytes::new()),
@@ -251,15 +272,17 @@ where
             return refused;
         }
         if let (Some(result), Some(id_text)) = (cached, &weighed.id_text) {
+            metrics::request(key.label(), "cached");
             return json_response(StatusCode::OK, success(id_text, &result));
         }
+        metrics::request(key.label(), "allowed");
         let response = call(&mut inner, parts, body).await;
         return match weighed.cache {
-            Some((name, ttl)) => remember(&config, limiter, name, ttl, response).await,
+            Some((name, ttl)) => remember(config, limiter, name, ttl, response).await,
             None => response,
         };
     };
-    answer_batch(&config, inner, parts, key, limiter, elements).await
+    answer_batch(config, inner, parts, key, limiter, elements).await
 }
 
 /// Keeps the result `response` carries (not an error; not over the size limit) under
@@ -318,8 +341,12 @@ where
     for element in &elements {
         let weighed = weigh(config, element);
         match refusal(limiter.check(key, weighed.cost).await) {
-            None => admitted.push(element.clone()),
+            None => {
+                metrics::request(key.label(), "allowed");
+                admitted.push(element.clone());
+            }
             Some((status, object, wait)) => {
+                metrics::request(key.label(), outcome_of(status));
                 if weighed.is_request {
                     refusals.push(frame(&weighed.id, &object));
                 }
@@ -436,6 +463,15 @@ where
     match inner.call(Request::from_parts(parts, Full::new(body))).await {
         Ok(response) => response,
         Err(never) => match never {},
+    }
+}
+
+/// The outcome a refusal's status counts as.
+fn outcome_of(status: StatusCode) -> &'static str {
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        "limited"
+    } else {
+        "unavailable"
     }
 }
 

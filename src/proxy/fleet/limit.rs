@@ -248,11 +248,13 @@ impl SharedLimiter {
                 }
                 Ok(Err(_)) | Err(_) => {
                     inner.redis_errors.fetch_add(1, Ordering::Relaxed);
+                    super::metrics::redis_error();
                     *lock_unpoisoned(&inner.down_until) = Some(std::time::Instant::now() + inner.config.retry_after);
                 }
             }
         }
         inner.without_redis.fetch_add(1, Ordering::Relaxed);
+        super::metrics::local_decision(key.label());
         let decision = match inner.config.on_down {
             OnRedisDown::Closed => Decision::Unavailable,
             OnRedisDown::Open { instances } => {
@@ -294,6 +296,7 @@ impl SharedLimiter {
         let ok = matches!(written, Ok(Ok(())));
         if !ok {
             self.inner.redis_errors.fetch_add(1, Ordering::Relaxed);
+            super::metrics::redis_error();
         }
         ok
     }

@@ -11,7 +11,9 @@
 //!   ([`OnRedisDown::Closed`]), and Redis is used again as soon as it answers.
 //! - [`FleetLayer`]: both as a tower layer in front of a JSON-RPC HTTP service: `401`
 //!   without a known key, `429` with `Retry-After` and a -32005 error per request over the
-//!   rate (each element of a batch decided on its own).
+//!   rate (each element of a batch decided on its own), and a response cache shared by the
+//!   fleet; counted by key label (`metrics` feature: `rpcwire_fleet_*`) and traced with the
+//!   label in a span (`tracing` feature), never the key.
 //!
 //! ```
 //! use rpcwire::proxy::fleet::ApiKeys;
@@ -25,6 +27,7 @@ mod gcra;
 mod keys;
 mod layer;
 mod limit;
+mod metrics;
 
 pub use gcra::LocalLimiter;
 pub use keys::{key_in, ApiKey, ApiKeys, KeysError};
