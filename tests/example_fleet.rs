@@ -172,14 +172,15 @@ fn three_instances_share_limits_and_a_cache_through_one_redis() {
         "admitted {admitted_total} in {seconds:.2} s at 40/s: expected {low:.0}..{high:.0}"
     );
 
-    // Redis killed mid-load: every request answered, in time, each instance at a third.
+    // Redis killed mid-load: every request answered, in time, each instance at its share of
+    // the rate (a third, or a half once Redis counted the killed instance out).
     redis.stop();
     let started = Instant::now();
     let (down, down_seconds) = load(survivors, Duration::from_millis(1500));
     assert!(started.elapsed() < Duration::from_secs(5));
     let local = admitted(&down);
     assert!(
-        local > 0.0 && local <= 2.0 * (40.0 / 3.0) * (down_seconds * 1.05 + 1.0) + 2.0,
+        local > 0.0 && local <= 2.0 * (40.0 / 2.0) * (down_seconds * 1.05 + 1.0) + 2.0,
         "admitted {local} with Redis down"
     );
     drop(instances);

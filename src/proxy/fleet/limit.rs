@@ -1,7 +1,7 @@
 //! `SharedLimiter`: a rate limit per API key shared by every instance of a fleet, kept in
 //! Redis by one atomic script per request, with a local stand-in while Redis is down.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -36,13 +36,31 @@ if #KEYS > 1 then cached = redis.call('GET', KEYS[2]) end
 return {1, 0, cached}
 ";
 
+/// Each instance says it is alive (a member of a sorted set scored by Redis's clock, in ms),
+/// those not heard of for ARGV[2] ms are dropped, and the count of the live ones comes back:
+/// KEYS[1] the set, ARGV[1] this instance.
+const HEARTBEAT_SCRIPT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+redis.call('PEXPIRE', KEYS[1], window * 2)
+return redis.call('ZCARD', KEYS[1])
+";
+
+/// How often an instance says it is alive, and how long it counts as alive after.
+const HEARTBEAT: Duration = Duration::from_secs(1);
+const ALIVE_FOR: Duration = Duration::from_secs(3);
+
 /// What a limiter does when Redis does not answer in time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum OnRedisDown {
-    /// A local limiter per instance takes over, at each key's rate divided by `instances`
-    /// (the instances of the fleet), so that the fleet together stays near the rate.
+    /// A local limiter per instance takes over, at each key's rate divided by the instances
+    /// of the fleet (those Redis last counted alive, each saying so every second; `instances`
+    /// until it has counted), so that the fleet together stays near the rate.
     Open {
-        /// How many instances share each key's rate.
+        /// How many instances share each key's rate until Redis has counted them.
         instances: u32,
     },
     /// Requests are refused ([`Decision::Unavailable`]) until Redis answers again.
@@ -140,6 +158,11 @@ struct Inner {
     connecting: AtomicBool,
     /// Until when Redis is not asked (it failed to answer).
     down_until: Mutex<Option<std::time::Instant>>,
+    /// This instance's name among the live ones, and how many Redis last counted (0: not
+    /// yet).
+    instance: String,
+    live: AtomicU32,
+    heartbeat: redis::Script,
     local: LocalLimiter,
     shared: AtomicU64,
     without_redis: AtomicU64,
@@ -174,6 +197,9 @@ impl SharedLimiter {
                 manager: Mutex::new(None),
                 connecting: AtomicBool::new(false),
                 down_until: Mutex::new(None),
+                instance: instance_name(),
+                live: AtomicU32::new(0),
+                heartbeat: redis::Script::new(HEARTBEAT_SCRIPT),
                 local: LocalLimiter::new(),
                 shared: AtomicU64::new(0),
                 without_redis: AtomicU64::new(0),
@@ -258,6 +284,7 @@ impl SharedLimiter {
         let decision = match inner.config.on_down {
             OnRedisDown::Closed => Decision::Unavailable,
             OnRedisDown::Open { instances } => {
+                let instances = self.live_instances().unwrap_or(instances);
                 let rate = key.rate() / f64::from(instances.max(1));
                 match inner.local.check(key.digest(), rate, cost) {
                     Ok(()) => Decision::Allowed { shared: false },
@@ -299,6 +326,21 @@ impl SharedLimiter {
             super::metrics::redis_error();
         }
         ok
+    }
+
+    /// How many instances of the fleet Redis last counted alive (this one included), or
+    /// `None` before it has.
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{LimitConfig, SharedLimiter};
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).unwrap();
+    /// assert_eq!(limiter.live_instances(), None);
+    /// ```
+    pub fn live_instances(&self) -> Option<u32> {
+        match self.inner.live.load(Ordering::Relaxed) {
+            0 => None,
+            live => Some(live),
+        }
     }
 
     /// Its counters.
@@ -356,12 +398,43 @@ async fn connect(inner: Weak<Inner>) {
         match ConnectionManager::new_with_config(client, config).await {
             Ok(manager) => {
                 if let Some(strong) = inner.upgrade() {
-                    *lock_unpoisoned(&strong.manager) = Some(manager);
+                    *lock_unpoisoned(&strong.manager) = Some(manager.clone());
                     strong.connecting.store(false, Ordering::Release);
                 }
+                heartbeat(inner, manager).await;
                 return;
             }
             Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
         }
     }
+}
+
+/// Says every second that this instance is alive, and keeps the count of the live ones,
+/// until the limiter is gone (its name then drops out of the set by itself).
+async fn heartbeat(inner: Weak<Inner>, mut connection: ConnectionManager) {
+    let set = match inner.upgrade() {
+        Some(strong) => format!("{}instances", strong.config.prefix),
+        None => return,
+    };
+    loop {
+        let Some(strong) = inner.upgrade() else { return };
+        let mut invocation = strong.heartbeat.key(&set);
+        invocation.arg(&strong.instance).arg(ALIVE_FOR.as_millis() as u64);
+        let counted = tokio::time::timeout(strong.config.timeout, invocation.invoke_async::<u32>(&mut connection)).await;
+        if let Ok(Ok(live)) = counted {
+            strong.live.store(live, Ordering::Relaxed);
+        }
+        drop(strong);
+        tokio::time::sleep(HEARTBEAT).await;
+    }
+}
+
+/// A name for this instance, unique in the fleet in practice: the process, the time and
+/// where its limiter lives.
+fn instance_name() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    format!("{}-{nanos}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
