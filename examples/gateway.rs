@@ -26,7 +26,9 @@
 //!
 //! A fleet (with the `redis` feature: several instances behind a load balancer, one Redis):
 //! `--keys FILE` asks every request for an API key (`Authorization: Bearer KEY`,
-//! `x-api-key: KEY` or the path `/KEY`; lines `KEY RATE_PER_SECOND [LABEL]`, 401 otherwise);
+//! `x-api-key: KEY` or the path `/KEY`; lines `KEY RATE_PER_SECOND [LABEL]`, 401 otherwise),
+//! or `--keys-from-redis HASH` (fields: the keys' SHA-256 in hex, values `RATE [LABEL]`; read
+//! again every 10 s);
 //! `--redis redis://HOST:PORT/` limits each key to its rate across every instance (429 with
 //! `Retry-After` and -32005 per request), `--weight METHOD=COST` makes a method count more,
 //! `--cache METHOD=SECONDS` (0: for good) caches its answers for the whole fleet;
@@ -55,7 +57,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
                      [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS] \
-                     [--keys FILE [--redis URL [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
+                     [--keys FILE | --keys-from-redis HASH] [--redis URL [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
                      [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]]";
 
 struct Arguments {
@@ -221,7 +223,7 @@ async fn main() -> ExitCode {
     let server = HttpServer::new(router).with_max_body(arguments.max_body);
     #[cfg(feature = "redis")]
     if arguments.fleet.any() {
-        let layer = match arguments.fleet.layer(arguments.max_body) {
+        let layer = match arguments.fleet.layer(arguments.max_body).await {
             Ok(layer) => layer,
             Err(problem) => {
                 eprintln!("gateway: {problem}");

@@ -172,6 +172,45 @@ fn three_instances_share_limits_and_a_cache_through_one_redis() {
         "admitted {admitted_total} in {seconds:.2} s at 40/s: expected {low:.0}..{high:.0}"
     );
 
+    // An instance that reads its keys from Redis (their digests there, never their texts).
+    let hash = format!("rpcwire:test:{}:keys", std::process::id());
+    let digest: String = {
+        use sha2::Digest;
+        sha2::Sha256::digest(b"from-redis")
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = redis::Client::open(redis.url()).unwrap();
+        let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+        redis::cmd("HSET")
+            .arg(&hash)
+            .arg(&digest)
+            .arg("100 team-r")
+            .query_async::<()>(&mut connection)
+            .await
+            .unwrap();
+    });
+    let args = [
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &upstream,
+        "--keys-from-redis",
+        &hash,
+        "--redis",
+        &redis.url(),
+    ];
+    let from_redis = start_listening(&example_binary("gateway"), &args);
+    assert_eq!(post_to(&from_redis.address, "/from-redis", &[], ping).status, 200);
+    assert_eq!(post_to(&from_redis.address, "/limited", &[], ping).status, 401);
+    drop(from_redis);
+
     // Redis killed mid-load: every request answered, in time, each instance at its share of
     // the rate (a third, or a half once Redis counted the killed instance out).
     redis.stop();

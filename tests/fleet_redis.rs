@@ -481,3 +481,74 @@ async fn a_cached_answer_fetched_through_one_instance_is_served_by_the_others() 
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_ne!(post(2, block).await, fetched, "past its TTL");
 }
+
+/// Keys kept in Redis by their digests (never their texts), read at start and again every
+/// while: one removed there is refused, one added is taken, without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_kept_in_redis_are_read_again_without_a_restart() {
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use rpcwire::proxy::fleet::FleetLayer;
+    use rpcwire::transport::http::HttpService;
+    use sha2::Digest;
+    use tower_layer::Layer;
+    use tower_service::Service;
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let hash = format!("rpcwire:test:{}:keys", std::process::id());
+    let digest = |key: &str| {
+        sha2::Sha256::digest(key.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    let client = redis::Client::open(server.url()).unwrap();
+    let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+    let hset = |key: &str, value: &str| redis::cmd("HSET").arg(&hash).arg(digest(key)).arg(value).clone();
+    hset("first", "50 team-r")
+        .query_async::<()>(&mut connection)
+        .await
+        .unwrap();
+    let keys = ApiKeys::load(&server.url(), &hash, Duration::from_secs(2))
+        .await
+        .unwrap();
+    assert_eq!((keys.len(), keys.find("first").unwrap().label()), (1, "team-r"));
+    assert!(
+        ApiKeys::load("redis://127.0.0.1:9/", &hash, Duration::from_millis(500))
+            .await
+            .is_err()
+    );
+
+    let mut router = rpcwire::dispatch::Router::new();
+    router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
+    let layer =
+        FleetLayer::new(keys).with_keys_refreshed_from(server.url(), &hash, Duration::from_millis(100));
+    let mut service = layer.layer(HttpService::new(router));
+    let mut status = async |key: &str| {
+        let request = http::Request::post(format!("/{key}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            )))
+            .unwrap();
+        service.call(request).await.unwrap().status().as_u16()
+    };
+    assert_eq!((status("first").await, status("second").await), (200, 401));
+    redis::cmd("HDEL")
+        .arg(&hash)
+        .arg(digest("first"))
+        .query_async::<()>(&mut connection)
+        .await
+        .unwrap();
+    hset("second", "50")
+        .query_async::<()>(&mut connection)
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while (status("first").await, status("second").await) != (401, 200) {
+        assert!(Instant::now() < deadline, "the keys were read again");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

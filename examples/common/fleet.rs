@@ -12,6 +12,7 @@ use tower_layer::Layer;
 #[derive(Default)]
 pub struct FleetOptions {
     pub keys: Option<String>,
+    pub keys_from_redis: Option<String>,
     pub redis: Option<String>,
     pub on_redis_down: Option<String>,
     pub instances: Option<u32>,
@@ -29,6 +30,7 @@ impl FleetOptions {
     ) -> Result<bool, String> {
         match arg {
             "--keys" => self.keys = Some(value(arg)?),
+            "--keys-from-redis" => self.keys_from_redis = Some(value(arg)?),
             "--redis" => self.redis = Some(value(arg)?),
             "--on-redis-down" => self.on_redis_down = Some(value(arg)?),
             "--instances" => {
@@ -51,17 +53,35 @@ impl FleetOptions {
 
     /// Whether any was given.
     pub fn any(&self) -> bool {
-        self.keys.is_some() || self.redis.is_some() || !self.cache.is_empty() || !self.weights.is_empty()
+        self.keys.is_some()
+            || self.keys_from_redis.is_some()
+            || self.redis.is_some()
+            || !self.cache.is_empty()
+            || !self.weights.is_empty()
     }
 
-    /// The layer they describe.
-    pub fn layer(&self, max_body: usize) -> Result<FleetLayer, String> {
-        let path = self
-            .keys
-            .as_ref()
-            .ok_or("--keys FILE is needed for --redis, --cache and --weight")?;
-        let keys = ApiKeys::from_file(path).map_err(|e| format!("--keys {path}: {e}"))?;
-        let mut layer = FleetLayer::new(keys).with_max_body(max_body);
+    /// The layer they describe (the keys read from their file, or from Redis).
+    pub async fn layer(&self, max_body: usize) -> Result<FleetLayer, String> {
+        let mut layer = match (&self.keys, &self.keys_from_redis, &self.redis) {
+            (Some(path), None, _) => {
+                let keys = ApiKeys::from_file(path).map_err(|e| format!("--keys {path}: {e}"))?;
+                FleetLayer::new(keys)
+            }
+            (None, Some(hash), Some(url)) => {
+                let keys = ApiKeys::load(url, hash, Duration::from_secs(5))
+                    .await
+                    .map_err(|e| format!("--keys-from-redis {hash}: {e}"))?;
+                FleetLayer::new(keys).with_keys_refreshed_from(
+                    url.clone(),
+                    hash.clone(),
+                    Duration::from_secs(10),
+                )
+            }
+            (None, Some(_), None) => return Err("--keys-from-redis needs --redis".to_owned()),
+            (Some(_), Some(_), _) => return Err("--keys and --keys-from-redis go apart".to_owned()),
+            (None, None, _) => return Err("--keys FILE or --keys-from-redis HASH is needed".to_owned()),
+        }
+        .with_max_body(max_body);
         for pair in &self.weights {
             let (method, cost) = pair
                 .split_once('=')

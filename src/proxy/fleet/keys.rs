@@ -105,6 +105,78 @@ impl ApiKeys {
         Ok(keys)
     }
 
+    /// Keys given by their digests (SHA-256, hex), each with `RATE [LABEL]` (the label
+    /// `sha256:` and the digest's first 8 hex digits when there is none): how keys are kept in
+    /// Redis, where their texts never go ([`load`](ApiKeys::load)).
+    ///
+    /// ```
+    /// let digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; // "abc"
+    /// let keys = rpcwire::proxy::fleet::ApiKeys::from_digests([(digest, "10")]).unwrap();
+    /// assert_eq!(keys.find("abc").unwrap().label(), "sha256:ba7816bf");
+    /// assert!(rpcwire::proxy::fleet::ApiKeys::from_digests([("abc", "10")]).is_err());
+    /// ```
+    pub fn from_digests<I, D, V>(entries: I) -> Result<ApiKeys, KeysError>
+    where
+        I: IntoIterator<Item = (D, V)>,
+        D: AsRef<str>,
+        V: AsRef<str>,
+    {
+        let mut keys = ApiKeys::default();
+        for (number, (digest_hex, value)) in entries.into_iter().enumerate() {
+            let failed = |reason: &str| KeysError {
+                line: number + 1,
+                reason: reason.to_owned(),
+            };
+            let digest_hex = digest_hex.as_ref().trim();
+            let mut digest = [0u8; 32];
+            if digest_hex.len() != 64 {
+                return Err(failed("a digest is 64 hex digits"));
+            }
+            for (slot, pair) in digest.iter_mut().zip(digest_hex.as_bytes().chunks(2)) {
+                let pair = std::str::from_utf8(pair).map_err(|_| failed("a digest is 64 hex digits"))?;
+                *slot = u8::from_str_radix(pair, 16).map_err(|_| failed("a digest is 64 hex digits"))?;
+            }
+            let mut words = value.as_ref().split_whitespace();
+            let rate: f64 = words
+                .next()
+                .and_then(|rate| rate.parse().ok())
+                .filter(|rate: &f64| rate.is_finite() && *rate > 0.0)
+                .ok_or_else(|| failed("expected RATE [LABEL] with a rate above 0"))?;
+            let label = words.next().map_or_else(|| format!("sha256:{}", &digest_hex[..8]), str::to_owned);
+            keys.by_digest.insert(digest, ApiKey { digest, label, rate });
+        }
+        Ok(keys)
+    }
+
+    /// The keys kept in the Redis hash `hash` at `url` (fields: the keys' SHA-256 in hex;
+    /// values: `RATE [LABEL]`, see [`from_digests`](ApiKeys::from_digests)), read within
+    /// `timeout`. A key is added with `redis-cli HSET rpcwire:keys $(printf %s KEY | sha256sum |
+    /// cut -d' ' -f1) "100 team-a"`.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// let keys = rpcwire::proxy::fleet::ApiKeys::load("redis://127.0.0.1:6379/", "rpcwire:keys", Duration::from_secs(2)).await;
+    /// # let _ = keys;
+    /// # }
+    /// ```
+    pub async fn load(url: &str, hash: &str, timeout: std::time::Duration) -> Result<ApiKeys, String> {
+        let read = async {
+            let client = redis::Client::open(url).map_err(|error| error.to_string())?;
+            let mut connection = client.get_multiplexed_async_connection().await.map_err(|error| error.to_string())?;
+            let entries: Vec<(String, String)> = redis::cmd("HGETALL")
+                .arg(hash)
+                .query_async(&mut connection)
+                .await
+                .map_err(|error| error.to_string())?;
+            ApiKeys::from_digests(entries).map_err(|error| format!("{hash}: {error}"))
+        };
+        tokio::time::timeout(timeout, read)
+            .await
+            .map_err(|_| format!("Redis did not answer within {timeout:?}"))?
+    }
+
     /// Reads the keys file at `path` ([`parse`](ApiKeys::parse)).
     ///
     /// ```
@@ -210,6 +282,18 @@ mod tests {
             assert!(keys.find(wrong).is_none(), "{wrong:?}");
         }
         assert!(ApiKeys::default().is_empty());
+    }
+
+    #[test]
+    fn digests_must_be_whole_and_rates_above_zero() {
+        let digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+        let keys = ApiKeys::from_digests([(digest, "2.5 named")]).unwrap();
+        assert_eq!(keys.find("abc").map(|k| (k.label(), k.rate())), Some(("named", 2.5)));
+        let bad_hex = format!("zz{}", &digest[2..]);
+        for (field, value) in [(&digest[1..], "1"), (bad_hex.as_str(), "1"), (digest, "0"), (digest, "x"), (digest, "")] {
+            let error = ApiKeys::from_digests([(field, value)]).unwrap_err();
+            assert_eq!(error.line, 1, "{field} {value}");
+        }
     }
 
     #[test]

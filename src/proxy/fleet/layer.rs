@@ -7,7 +7,8 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -66,7 +67,10 @@ pub struct FleetLayer {
 
 #[derive(Debug)]
 struct Config {
-    keys: ApiKeys,
+    keys: RwLock<Arc<ApiKeys>>,
+    /// Where the keys are read again from, and how often: a Redis URL and hash.
+    refresh: Option<(String, String, Duration)>,
+    refreshing: AtomicBool,
     limiter: Option<SharedLimiter>,
     weights: HashMap<String, u64>,
     max_body: usize,
@@ -89,7 +93,9 @@ impl FleetLayer {
     pub fn new(keys: ApiKeys) -> FleetLayer {
         FleetLayer {
             config: Arc::new(Config {
-                keys,
+                keys: RwLock::new(Arc::new(keys)),
+                refresh: None,
+                refreshing: AtomicBool::new(false),
                 limiter: None,
                 weights: HashMap::new(),
                 max_body: crate::transport::http::DEFAULT_MAX_BODY,
@@ -153,6 +159,22 @@ impl FleetLayer {
     /// ```
     pub fn with_cache(mut self, method: impl Into<String>, ttl: Option<Duration>) -> FleetLayer {
         self.config_mut().cached.insert(method.into(), ttl);
+        self
+    }
+
+    /// Reads the keys again from the Redis hash `hash` at `url` every `every` (see
+    /// [`ApiKeys::load`]): keys added, changed or removed there take effect without a restart
+    /// (the keys it has are kept when Redis cannot be read).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::default())
+    ///     .with_keys_refreshed_from("redis://127.0.0.1:6379/", "rpcwire:keys", Duration::from_secs(10));
+    /// # let _ = layer;
+    /// ```
+    pub fn with_keys_refreshed_from(mut self, url: impl Into<String>, hash: impl Into<String>, every: Duration) -> FleetLayer {
+        self.config_mut().refresh = Some((url.into(), hash.into(), every));
         self
     }
 
@@ -225,7 +247,11 @@ where
     B::Error: std::fmt::Display,
 {
     let (parts, body) = request.into_parts();
-    let Some(key) = key_in(&parts.headers, parts.uri.path()).and_then(|given| config.keys.find(given)) else {
+    if config.refresh.is_some() && !config.refreshing.swap(true, Ordering::AcqRel) {
+        tokio::spawn(refresh_keys(Arc::downgrade(&config)));
+    }
+    let keys = read_unpoisoned(&config.keys).clone();
+    let Some(key) = key_in(&parts.headers, parts.uri.path()).and_then(|given| keys.find(given)) else {
         metrics::request("-", "unauthorized");
         let mut refused = error_response(StatusCode::UNAUTHORIZED, &Id::null(), UNAUTHORIZED, "Unauthorized: a known API key is required");
         refused.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -239,6 +265,28 @@ where
     }
     #[cfg(not(feature = "tracing"))]
     answer_keyed(&config, inner, parts, body, key).await
+}
+
+/// Reads the keys again every while, until the layer is gone.
+async fn refresh_keys(config: std::sync::Weak<Config>) {
+    loop {
+        let Some((url, hash, every)) = config.upgrade().and_then(|config| config.refresh.clone()) else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        if let Ok(keys) = ApiKeys::load(&url, &hash, every.min(Duration::from_secs(5))).await {
+            let Some(config) = config.upgrade() else { return };
+            *write_unpoisoned(&config.keys) = Arc::new(keys);
+        }
+    }
+}
+
+fn read_unpoisoned<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn write_unpoisoned<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The answer to a request of `key`.
