@@ -79,6 +79,22 @@ struct Config {
     max_cached: usize,
 }
 
+impl Clone for Config {
+    /// The settings, with the keys as they are now and no refresh started yet.
+    fn clone(&self) -> Config {
+        Config {
+            keys: RwLock::new(read_unpoisoned(&self.keys).clone()),
+            refresh: self.refresh.clone(),
+            refreshing: AtomicBool::new(false),
+            limiter: self.limiter.clone(),
+            weights: self.weights.clone(),
+            max_body: self.max_body,
+            cached: self.cached.clone(),
+            max_cached: self.max_cached,
+        }
+    }
+}
+
 /// Before a cached answer's name (the SHA-256 of the method and the params' bytes).
 const CACHE_PREFIX: &str = "rpcwire:cache:";
 
@@ -190,8 +206,9 @@ impl FleetLayer {
         self
     }
 
+    /// The settings, to change: this layer's own (copied first when it was cloned).
     fn config_mut(&mut self) -> &mut Config {
-        Arc::get_mut(&mut self.config).expect("a FleetLayer is set up before it is cloned")
+        Arc::make_mut(&mut self.config)
     }
 }
 
@@ -546,4 +563,19 @@ fn json_response(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
 
 fn error_response(status: StatusCode, id: &Id<'_>, code: i64, message: &str) -> Response<Full<Bytes>> {
     json_response(status, frame(id, &ErrorObject::new(code, message.to_owned())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layer_cloned_then_set_up_keeps_the_first_as_it_was() {
+        use tower_layer::Layer;
+        let first = FleetLayer::new(ApiKeys::parse("k 1").unwrap());
+        let second = first.clone().with_weight("m", 3).with_max_cached(1);
+        assert_ne!(format!("{first:?}"), format!("{second:?}"));
+        assert!(first.config.weights.is_empty() && second.config.weights["m"] == 3);
+        let _ = second.layer(());
+    }
 }
