@@ -209,6 +209,17 @@ async fn redis_killed_mid_load_every_check_is_answered_in_time_and_shared_again_
     );
     let refused = closed[0].check(keys.find("alpha").unwrap(), 1).await;
     assert_eq!(refused, Decision::Unavailable);
+    let alpha = keys.find("alpha").unwrap();
+    assert_eq!(
+        closed[0].check_many(alpha, &[1, 1]).await,
+        [Decision::Unavailable; 2]
+    );
+    let many = open[1].check_many(alpha, &[1, 1]).await;
+    assert!(
+        many.iter()
+            .all(|d| !matches!(d, Decision::Allowed { shared: true } | Decision::Unavailable)),
+        "{many:?}"
+    );
     assert!(open[0].stats().redis_errors > 0 && open[0].stats().without_redis > 0);
 
     // A limiter made while Redis is down decides locally, and connects once it is up.

@@ -403,9 +403,11 @@ where
     let mut admitted = Vec::with_capacity(elements.len());
     let mut refusals = Vec::new();
     let mut worst: Option<(StatusCode, Option<Duration>)> = None;
-    for element in &elements {
-        let weighed = weigh(config, element);
-        match refusal(limiter.check(key, weighed.cost).await) {
+    let weighed: Vec<Weighed> = elements.iter().map(|element| weigh(config, element)).collect();
+    let costs: Vec<u64> = weighed.iter().map(|weighed| weighed.cost).collect();
+    let decisions = limiter.check_many(key, &costs).await;
+    for ((element, weighed), decision) in elements.iter().zip(&weighed).zip(decisions) {
+        match refusal(decision) {
             None => {
                 metrics::request(key.label(), "allowed");
                 admitted.push(element.clone());

@@ -36,6 +36,35 @@ if #KEYS > 1 then cached = redis.call('GET', KEYS[2]) end
 return {1, 0, cached}
 ";
 
+/// The GCRA script for several requests of one key at once (a batch's elements), in one
+/// round trip: ARGV[3..] their costs, each let through while the key's rate allows, in order;
+/// for each, 0 when let through, else the µs to wait.
+const GCRA_MANY_SCRIPT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then tat = now end
+local out = {}
+local moved = false
+for i = 3, #ARGV do
+  local nxt = tat + interval * tonumber(ARGV[i])
+  local allowed_at = nxt - tolerance
+  if now < allowed_at then
+    out[#out + 1] = allowed_at - now
+  else
+    tat = nxt
+    moved = true
+    out[#out + 1] = 0
+  end
+end
+if moved then
+  redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+end
+return out
+";
+
 /// Each instance says it is alive (a member of a sorted set scored by Redis's clock, in ms),
 /// those not heard of for ARGV[2] ms are dropped, and the count of the live ones comes back:
 /// KEYS[1] the set, ARGV[1] this instance.
@@ -163,6 +192,7 @@ struct Inner {
     instance: String,
     live: AtomicU32,
     heartbeat: redis::Script,
+    many: redis::Script,
     local: LocalLimiter,
     shared: AtomicU64,
     without_redis: AtomicU64,
@@ -200,6 +230,7 @@ impl SharedLimiter {
                 instance: instance_name(),
                 live: AtomicU32::new(0),
                 heartbeat: redis::Script::new(HEARTBEAT_SCRIPT),
+                many: redis::Script::new(GCRA_MANY_SCRIPT),
                 local: LocalLimiter::new(),
                 shared: AtomicU64::new(0),
                 without_redis: AtomicU64::new(0),
@@ -247,11 +278,7 @@ impl SharedLimiter {
         let inner = &self.inner;
         if let Some(mut connection) = self.connection() {
             let (interval, tolerance) = interval_and_tolerance(key.rate());
-            let mut name = String::with_capacity(inner.config.prefix.len() + 64);
-            name.push_str(&inner.config.prefix);
-            for byte in key.digest() {
-                name.push_str(&format!("{byte:02x}"));
-            }
+            let name = self.name_of(key);
             let mut invocation = inner.script.key(name);
             if let Some(cached) = cached {
                 invocation.key(cached);
@@ -279,22 +306,7 @@ impl SharedLimiter {
                 }
             }
         }
-        inner.without_redis.fetch_add(1, Ordering::Relaxed);
-        super::metrics::local_decision(key.label());
-        let decision = match inner.config.on_down {
-            OnRedisDown::Closed => Decision::Unavailable,
-            OnRedisDown::Open { instances } => {
-                let instances = self.live_instances().unwrap_or(instances);
-                let rate = key.rate() / f64::from(instances.max(1));
-                match inner.local.check(key.digest(), rate, cost) {
-                    Ok(()) => Decision::Allowed { shared: false },
-                    Err(retry_after) => {
-                        inner.limited.fetch_add(1, Ordering::Relaxed);
-                        Decision::Limited { retry_after }
-                    }
-                }
-            }
-        };
+        let decision = self.decide_locally(key, cost);
         (decision, None)
     }
 
@@ -326,6 +338,89 @@ impl SharedLimiter {
             super::metrics::redis_error();
         }
         ok
+    }
+
+    /// Decides on several requests of `key` at once (a batch's elements, `costs` each) in one
+    /// Redis round trip: each let through while the key's rate allows, in order.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{ApiKeys, Decision, LimitConfig, SharedLimiter};
+    /// let keys = ApiKeys::parse("k3y 2").unwrap();
+    /// let config = LimitConfig { timeout: Duration::from_millis(20), ..LimitConfig::default() };
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:9/", config).unwrap(); // no Redis: local
+    /// let decisions = limiter.check_many(keys.find("k3y").unwrap(), &[1, 1, 1]).await;
+    /// assert_eq!(decisions[..2], [Decision::Allowed { shared: false }; 2]);
+    /// assert!(matches!(decisions[2], Decision::Limited { .. }));
+    /// # });
+    /// ```
+    pub async fn check_many(&self, key: &ApiKey, costs: &[u64]) -> Vec<Decision> {
+        let inner = &self.inner;
+        if let Some(mut connection) = self.connection() {
+            let (interval, tolerance) = interval_and_tolerance(key.rate());
+            let mut invocation = inner.many.key(self.name_of(key));
+            invocation.arg(interval).arg(tolerance);
+            for cost in costs {
+                invocation.arg(*cost);
+            }
+            let answered = tokio::time::timeout(inner.config.timeout, invocation.invoke_async::<Vec<i64>>(&mut connection)).await;
+            match answered {
+                Ok(Ok(waits)) if waits.len() == costs.len() => {
+                    inner.shared.fetch_add(costs.len() as u64, Ordering::Relaxed);
+                    return waits
+                        .into_iter()
+                        .map(|wait| match wait {
+                            0 => Decision::Allowed { shared: true },
+                            wait => {
+                                inner.limited.fetch_add(1, Ordering::Relaxed);
+                                Decision::Limited {
+                                    retry_after: Duration::from_micros(wait.max(0) as u64),
+                                }
+                            }
+                        })
+                        .collect();
+                }
+                _ => {
+                    inner.redis_errors.fetch_add(1, Ordering::Relaxed);
+                    super::metrics::redis_error();
+                    *lock_unpoisoned(&inner.down_until) = Some(std::time::Instant::now() + inner.config.retry_after);
+                }
+            }
+        }
+        costs.iter().map(|cost| self.decide_locally(key, *cost)).collect()
+    }
+
+    /// The name of `key`'s state in Redis: the prefix and its digest in hex.
+    fn name_of(&self, key: &ApiKey) -> String {
+        let prefix = &self.inner.config.prefix;
+        let mut name = String::with_capacity(prefix.len() + 64);
+        name.push_str(prefix);
+        for byte in key.digest() {
+            name.push_str(&format!("{byte:02x}"));
+        }
+        name
+    }
+
+    /// A decision without Redis ([`OnRedisDown`]).
+    fn decide_locally(&self, key: &ApiKey, cost: u64) -> Decision {
+        let inner = &self.inner;
+        inner.without_redis.fetch_add(1, Ordering::Relaxed);
+        super::metrics::local_decision(key.label());
+        match inner.config.on_down {
+            OnRedisDown::Closed => Decision::Unavailable,
+            OnRedisDown::Open { instances } => {
+                let instances = self.live_instances().unwrap_or(instances);
+                let rate = key.rate() / f64::from(instances.max(1));
+                match inner.local.check(key.digest(), rate, cost) {
+                    Ok(()) => Decision::Allowed { shared: false },
+                    Err(retry_after) => {
+                        inner.limited.fetch_add(1, Ordering::Relaxed);
+                        Decision::Limited { retry_after }
+                    }
+                }
+            }
+        }
     }
 
     /// How many instances of the fleet Redis last counted alive (this one included), or
