@@ -1,8 +1,10 @@
-//! Two small synchronisation helpers shared by the buffer pool, the correlation table and
-//! the peer: a statistics counter bump, and a lock that ignores poisoning. A leaf module.
+//! Small synchronisation helpers shared by the buffer pool, the correlation table, the peer
+//! and the fleet: a statistics counter bump, and locks that ignore poisoning. A leaf module.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+#[cfg(feature = "redis")]
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 /// Adds one to a statistics counter. Relaxed: each counter is exact, a snapshot of several
 /// taken while they move may mix moments.
@@ -16,4 +18,16 @@ pub(crate) fn bump(counter: &AtomicU64) {
 #[cfg_attr(rpcwire_loom, allow(dead_code))] // loom builds the table only, with its own locks
 pub(crate) fn lock_unpoisoned<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Reads `lock`, ignoring poisoning (as [`lock_unpoisoned`]).
+#[cfg(feature = "redis")]
+pub(crate) fn read_unpoisoned<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Writes `lock`, ignoring poisoning (as [`lock_unpoisoned`]).
+#[cfg(feature = "redis")]
+pub(crate) fn write_unpoisoned<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(PoisonError::into_inner)
 }

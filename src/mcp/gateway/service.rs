@@ -750,7 +750,7 @@ impl McpGateway {
             Ok(prepared) => prepared,
             Err(refused) => return json_answer(refused),
         };
-        let post_gone = PostGone(vec![prepared.forwarded.post_gone.clone()]);
+        let post_gone = PostGone(smallvec::smallvec![prepared.forwarded.post_gone.clone()]);
         let done = output.clone();
         let stateless = session.stateless.then(|| prepared.forwarded.clone());
         // Run here, in the POST's own task; when the POST is dropped it goes on in a task of
@@ -958,7 +958,7 @@ enum Element {
 
 /// Tells forwarded requests that their POST was dropped before it was answered (the client
 /// went away), unless disarmed.
-struct PostGone(Vec<CancellationToken>);
+struct PostGone(smallvec::SmallVec<[CancellationToken; 1]>);
 
 impl PostGone {
     fn disarm(mut self) {

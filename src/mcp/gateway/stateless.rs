@@ -16,10 +16,8 @@ use tokio::sync::OwnedSemaphorePermit;
 use super::session::{Children, ClientRequest};
 use super::upward::Subscriber;
 use crate::mcp::http::answer::event_stream;
-use crate::mcp::http::service::VERSION_HEADER;
-use crate::mcp::http::stateless::{error_answer, notification, ListenFilter};
+use crate::mcp::http::stateless::{claims_stateless, error_answer, notification, ListenFilter};
 use crate::mcp::http::McpBody;
-use crate::mcp::version::ProtocolVersion;
 use crate::message::{Id, JsonBytes, Params};
 use crate::sync::lock_unpoisoned;
 
@@ -216,22 +214,14 @@ pub(crate) async fn listen(
 /// or an `MCP-Protocol-Version` that names no revision with a handshake, or, without that
 /// header, a body that carries the revision in `_meta`.
 pub(crate) fn claims(headers: &HeaderMap, method: &str, body: &[u8]) -> bool {
-    if method == "server/discover" {
-        return true;
-    }
-    match headers.get(VERSION_HEADER) {
-        Some(version) => !version
-            .to_str()
-            .ok()
-            .and_then(|version| version.parse::<ProtocolVersion>().ok())
-            .is_some_and(|version| !version.is_stateless()),
-        None => memchr::memmem::find(body, b"io.modelcontextprotocol/protocolVersion").is_some(),
-    }
+    // Which handshake revisions are served is the children's to say: every one is taken.
+    method == "server/discover" || claims_stateless(headers, body, |_| true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::http::service::VERSION_HEADER;
     use http::header::HeaderValue;
 
     #[test]

@@ -60,14 +60,7 @@ impl Stateless {
     /// `MCP-Protocol-Version` names none of the enabled revisions with sessions, or, without
     /// that header, its body carries the revision in `_meta`.
     pub(crate) fn claims(&self, headers: &HeaderMap, body: &[u8]) -> bool {
-        match headers.get(VERSION_HEADER) {
-            Some(version) => !version
-                .to_str()
-                .ok()
-                .and_then(|version| version.parse::<ProtocolVersion>().ok())
-                .is_some_and(|version| !version.is_stateless() && self.registry.versions.contains(&version)),
-            None => memchr::memmem::find(body, b"io.modelcontextprotocol/protocolVersion").is_some(),
-        }
+        claims_stateless(headers, body, |version| self.registry.versions.contains(&version))
     }
 
     /// Answers a POST of the stateless revision.
@@ -302,6 +295,20 @@ impl Remote for EventRemote {
 
     fn closed(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>> {
         Box::pin(self.sender.closed())
+    }
+}
+
+/// Whether a request without a session belongs to the stateless revision: its
+/// `MCP-Protocol-Version` names no revision with a handshake that `served` says is served, or,
+/// without that header, its body carries a revision in `_meta`.
+pub(crate) fn claims_stateless(headers: &HeaderMap, body: &[u8], served: impl Fn(ProtocolVersion) -> bool) -> bool {
+    match headers.get(VERSION_HEADER) {
+        Some(version) => !version
+            .to_str()
+            .ok()
+            .and_then(|version| version.parse::<ProtocolVersion>().ok())
+            .is_some_and(|version| !version.is_stateless() && served(version)),
+        None => std::str::from_utf8(body).is_ok_and(|body| stateless::carries_meta(Some(body))),
     }
 }
 

@@ -25,6 +25,7 @@ use crate::encode;
 use crate::message::{ErrorObject, Id, Message};
 use crate::parse::Parsed;
 use crate::proxy::{batch_elements, join_batch};
+use crate::sync::{read_unpoisoned, write_unpoisoned};
 use crate::transport::http::body::{read_limited, ReadError};
 
 /// The error code of a request without a known API key (`401`).
@@ -296,14 +297,6 @@ async fn refresh_keys(config: std::sync::Weak<Config>) {
             *write_unpoisoned(&config.keys) = Arc::new(keys);
         }
     }
-}
-
-fn read_unpoisoned<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    lock.read().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn write_unpoisoned<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    lock.write().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The answer to a request of `key`.

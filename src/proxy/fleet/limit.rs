@@ -300,9 +300,7 @@ impl SharedLimiter {
                     return (Decision::Limited { retry_after }, None);
                 }
                 Ok(Err(_)) | Err(_) => {
-                    inner.redis_errors.fetch_add(1, Ordering::Relaxed);
-                    super::metrics::redis_error();
-                    *lock_unpoisoned(&inner.down_until) = Some(std::time::Instant::now() + inner.config.retry_after);
+                    self.redis_failed(true);
                 }
             }
         }
@@ -334,8 +332,7 @@ impl SharedLimiter {
         let written = tokio::time::timeout(self.inner.config.timeout, command.query_async::<()>(&mut connection)).await;
         let ok = matches!(written, Ok(Ok(())));
         if !ok {
-            self.inner.redis_errors.fetch_add(1, Ordering::Relaxed);
-            super::metrics::redis_error();
+            self.redis_failed(false);
         }
         ok
     }
@@ -382,13 +379,21 @@ impl SharedLimiter {
                         .collect();
                 }
                 _ => {
-                    inner.redis_errors.fetch_add(1, Ordering::Relaxed);
-                    super::metrics::redis_error();
-                    *lock_unpoisoned(&inner.down_until) = Some(std::time::Instant::now() + inner.config.retry_after);
+                    self.redis_failed(true);
                 }
             }
         }
         costs.iter().map(|cost| self.decide_locally(key, *cost)).collect()
+    }
+
+    /// Redis failed to answer: counted, and when `pause`, not asked again for a while.
+    fn redis_failed(&self, pause: bool) {
+        let inner = &self.inner;
+        inner.redis_errors.fetch_add(1, Ordering::Relaxed);
+        super::metrics::redis_error();
+        if pause {
+            *lock_unpoisoned(&inner.down_until) = Some(std::time::Instant::now() + inner.config.retry_after);
+        }
     }
 
     /// The name of `key`'s state in Redis: the prefix and its digest in hex.
