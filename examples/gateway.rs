@@ -30,7 +30,9 @@
 //! or `--keys-from-redis HASH` (fields: the keys' SHA-256 in hex, values `RATE [LABEL]`; read
 //! again every 10 s);
 //! `--redis redis://HOST:PORT/` limits each key to its rate across every instance (429 with
-//! `Retry-After` and -32005 per request), `--weight METHOD=COST` makes a method count more,
+//! `Retry-After` and -32005 per request) and shares the upstreams' breakers (an upstream
+//! benched by one instance is benched by all, and probed back by one),
+//! `--weight METHOD=COST` makes a method count more,
 //! `--cache METHOD=SECONDS` (0: for good) caches its answers for the whole fleet;
 //! `--on-redis-down open|closed` (open: each instance at the rate divided by `--instances N`;
 //! closed: 503) and `--redis-timeout-ms MS` (50) say what happens when Redis does not answer.
@@ -200,6 +202,14 @@ async fn main() -> ExitCode {
         .deny(arguments.deny.iter().map(String::as_str))
         .coalesce(arguments.coalesce);
     gateway.install(&mut router);
+    #[cfg(feature = "redis")]
+    let _health = match arguments.fleet.health(&pool) {
+        Ok(health) => health,
+        Err(problem) => {
+            eprintln!("gateway: {problem}");
+            return ExitCode::from(2);
+        }
+    };
     router.method("gateway_upstreams", move |_: NoParams| {
         let stats: Vec<_> = pool
             .upstreams()

@@ -4,7 +4,12 @@
 
 use std::time::Duration;
 
-use rpcwire::proxy::fleet::{ApiKeys, FleetLayer, LimitConfig, OnRedisDown, SharedLimiter};
+use std::sync::Arc;
+
+use rpcwire::proxy::fleet::{
+    ApiKeys, FleetLayer, HealthConfig, LimitConfig, OnRedisDown, SharedHealth, SharedLimiter,
+};
+use rpcwire::proxy::UpstreamGroup;
 use rpcwire::transport::http::HttpService;
 use tower_layer::Layer;
 
@@ -118,6 +123,16 @@ impl FleetOptions {
             layer = layer.with_cache(method, ttl);
         }
         Ok(layer)
+    }
+
+    /// With `--redis`: `pool`'s breakers shared with the fleet, for as long as the value lives.
+    pub fn health(&self, pool: &Arc<UpstreamGroup>) -> Result<Option<SharedHealth>, String> {
+        let Some(url) = &self.redis else {
+            return Ok(None);
+        };
+        SharedHealth::start(url, pool, HealthConfig::default())
+            .map(Some)
+            .map_err(|e| format!("--redis {url}: {e}"))
     }
 }
 

@@ -531,7 +531,7 @@ async fn heartbeat(inner: Weak<Inner>, mut connection: ConnectionManager) {
 
 /// A name for this instance, unique in the fleet in practice: the process, the time and
 /// where its limiter lives.
-fn instance_name() -> String {
+pub(super) fn instance_name() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos());

@@ -14,6 +14,8 @@
 //!   rate (each element of a batch decided on its own), and a response cache shared by the
 //!   fleet; counted by key label (`metrics` feature: `rpcwire_fleet_*`) and traced with the
 //!   label in a span (`tracing` feature), never the key.
+//! - [`SharedHealth`]: the upstreams' breakers agree across the fleet: an upstream benched by
+//!   one instance is benched by all, and probed back by one.
 //!
 //! ```
 //! use rpcwire::proxy::fleet::ApiKeys;
@@ -24,12 +26,14 @@
 //! ```
 
 mod gcra;
+mod health;
 mod keys;
 mod layer;
 mod limit;
 mod metrics;
 
 pub use gcra::LocalLimiter;
+pub use health::{HealthConfig, HealthStats, SharedHealth};
 pub use keys::{key_in, ApiKey, ApiKeys, KeysError};
 pub use layer::{FleetLayer, FleetService, LIMITER_UNAVAILABLE, LIMIT_EXCEEDED, UNAUTHORIZED};
 pub use limit::{Decision, LimitConfig, LimitStats, OnRedisDown, SharedLimiter};
