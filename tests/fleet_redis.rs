@@ -563,3 +563,121 @@ async fn keys_kept_in_redis_are_read_again_without_a_restart() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Identical requests under way on one instance coalesce before the cache is asked: one
+/// reaches the upstream, every one is answered with its own id, each is still counted
+/// against its key's rate; an error is not shared (each of those goes on by itself).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_requests_under_way_coalesce_before_the_cache_is_asked() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use rpcwire::proxy::fleet::FleetLayer;
+    use rpcwire::transport::http::HttpService;
+    use tower_layer::Layer;
+    use tower_service::Service;
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    // 15 requests a second with a burst of 15: of 20 at once, 5 are over the rate.
+    let keys = ApiKeys::parse("k3y 15\nprobe 1000000").unwrap();
+    let limiter = limiters(&server, 1, OnRedisDown::Open { instances: 1 }).remove(0);
+    until_shared(std::slice::from_ref(&limiter), &keys).await;
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut router = rpcwire::dispatch::Router::new();
+    let counted = calls.clone();
+    router.method_async("eth_slow", move |_: rpcwire::dispatch::NoParams| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Ok::<_, rpcwire::ErrorObject<'static>>("0xabc")
+        }
+    });
+    let counted = calls.clone();
+    router.method_async("eth_slowFail", move |_: rpcwire::dispatch::NoParams| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            Err::<u64, _>(rpcwire::ErrorObject::new(-32000, "upstream failed"))
+        }
+    });
+    let service = FleetLayer::new(keys.clone())
+        .with_limiter(limiter.clone())
+        .with_cache("eth_slow", None)
+        .with_cache("eth_slowFail", None)
+        .layer(HttpService::new(router));
+    let post = |key: &'static str, body: String| {
+        let mut service = service.clone();
+        let request = http::Request::post(format!("/{key}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        tokio::spawn(async move {
+            let response = service.call(request).await.unwrap();
+            let status = response.status();
+            (status, response.into_body().collect().await.unwrap().to_bytes())
+        })
+    };
+
+    let answers: Vec<_> = (0..20)
+        .map(|id| {
+            post(
+                "k3y",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"eth_slow"}}"#),
+            )
+        })
+        .collect();
+    let mut answered = 0;
+    let mut limited = 0;
+    for (id, answer) in answers.into_iter().enumerate() {
+        let (status, body) = answer.await.unwrap();
+        match status.as_u16() {
+            200 => {
+                assert_eq!(
+                    body,
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":"0xabc"}}"#).as_bytes()
+                );
+                answered += 1;
+            }
+            429 => {
+                assert!(std::str::from_utf8(&body)
+                    .unwrap()
+                    .contains(&format!(r#""id":{id},"#)));
+                limited += 1;
+            }
+            other => panic!("{other}: {body:?}"),
+        }
+    }
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "one of them reached the upstream"
+    );
+    assert!(
+        (14..=16).contains(&answered) && answered + limited == 20,
+        "{answered} answered, {limited} limited"
+    );
+
+    // Errors are not shared: each waiting request goes on by itself.
+    let answers: Vec<_> = (0..4)
+        .map(|id| {
+            post(
+                "probe",
+                format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"eth_slowFail"}}"#),
+            )
+        })
+        .collect();
+    for (id, answer) in answers.into_iter().enumerate() {
+        let (status, body) = answer.await.unwrap();
+        assert_eq!(status, 200);
+        let body = std::str::from_utf8(&body).unwrap();
+        assert!(
+            body.contains(&format!(r#""id":{id},"#)) && body.contains("upstream failed"),
+            "{body}"
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1 + 4);
+}

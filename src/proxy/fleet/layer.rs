@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ use crate::encode;
 use crate::message::{ErrorObject, Id, Message};
 use crate::parse::Parsed;
 use crate::proxy::{batch_elements, join_batch};
-use crate::sync::{read_unpoisoned, write_unpoisoned};
+use crate::sync::{lock_unpoisoned, read_unpoisoned, write_unpoisoned};
 use crate::transport::http::body::{read_limited, ReadError};
 
 /// The error code of a request without a known API key (`401`).
@@ -78,7 +78,14 @@ struct Config {
     /// The methods whose answers are cached, each with how long (`None`: for good).
     cached: HashMap<String, Option<Duration>>,
     max_cached: usize,
+    /// The cacheable requests under way on this instance, by their cached answer's name: what
+    /// identical ones wait for instead of asking the cache and the upstream again.
+    fetching: Mutex<HashMap<String, tokio::sync::watch::Receiver<Fetched>>>,
 }
+
+/// What a request under way fetched for the identical ones waiting: nothing yet (`None`), no
+/// result to share (`Some(None)`: an error, a refusal), or the result.
+type Fetched = Option<Option<Bytes>>;
 
 impl Clone for Config {
     /// The settings, with the keys as they are now and no refresh started yet.
@@ -92,6 +99,7 @@ impl Clone for Config {
             max_body: self.max_body,
             cached: self.cached.clone(),
             max_cached: self.max_cached,
+            fetching: Mutex::default(),
         }
     }
 }
@@ -118,6 +126,7 @@ impl FleetLayer {
                 max_body: crate::transport::http::DEFAULT_MAX_BODY,
                 cached: HashMap::new(),
                 max_cached: 256 << 10,
+                fetching: Mutex::default(),
             }),
         }
     }
@@ -163,8 +172,10 @@ impl FleetLayer {
     /// fleet: keyed by the method and the params' bytes exactly as the client sent them; a
     /// result (never an error) kept when it is at most [`with_max_cached`](FleetLayer::with_max_cached)
     /// bytes, and served to any instance's client with that client's own id, byte for byte,
-    /// read in the same Redis round trip as the rate limit. Needs the limiter (its Redis);
-    /// requests in batches are not served from the cache.
+    /// read in the same Redis round trip as the rate limit. Identical requests under way on
+    /// one instance coalesce before the cache is asked: the first asks it (and the upstream),
+    /// the others — each still checked against its key's rate — wait for its result. Needs
+    /// the limiter (its Redis); requests in batches are not served from the cache.
     ///
     /// ```
     /// use std::time::Duration;
@@ -318,7 +329,14 @@ where
     };
     let Some(elements) = batch_elements(&body) else {
         let weighed = weigh(config, &body);
-        let cache = weighed.cache.as_ref().map(|(name, _)| name.as_str());
+        let joined = match (&weighed.cache, &weighed.id_text) {
+            (Some((name, _)), Some(_)) => Some(join(config, name)),
+            _ => None,
+        };
+        let cache = match (&joined, &weighed.cache) {
+            (Some(Joined::First(_)), Some((name, _))) => Some(name.as_str()),
+            _ => None,
+        };
         let (decision, cached) = limiter.check_and_read(key, weighed.cost, cache).await;
         if let Some((status, object, wait)) = refusal(decision) {
             metrics::request(key.label(), outcome_of(status));
@@ -329,28 +347,91 @@ where
             retry_after(&mut refused, wait);
             return refused;
         }
-        if let (Some(result), Some(id_text)) = (cached, &weighed.id_text) {
+        let id_text = weighed.id_text.as_deref().unwrap_or_default();
+        let first = match joined {
+            Some(Joined::Waiting(mut fetched)) => {
+                // The first one's result, when it got one; else this one goes on itself.
+                let result = fetched.wait_for(Option::is_some).await.ok().and_then(|f| f.clone().flatten());
+                if let Some(result) = result {
+                    metrics::request(key.label(), "coalesced");
+                    return json_response(StatusCode::OK, success(id_text, &result));
+                }
+                None
+            }
+            Some(Joined::First(first)) => Some(first),
+            None => None,
+        };
+        if let Some(result) = cached {
             metrics::request(key.label(), "cached");
+            if let Some(first) = first {
+                first.share(Some(result.clone()));
+            }
             return json_response(StatusCode::OK, success(id_text, &result));
         }
         metrics::request(key.label(), "allowed");
         let response = call(&mut inner, parts, body).await;
         return match weighed.cache {
-            Some((name, ttl)) => remember(config, limiter, name, ttl, response).await,
+            Some((name, ttl)) => remember(config, limiter, name, ttl, response, first).await,
             None => response,
         };
     };
     answer_batch(config, inner, parts, key, limiter, elements).await
 }
 
+/// How a cacheable request joined the identical ones under way on this instance.
+enum Joined<'a> {
+    /// None was: this one asks the cache and the upstream, and shares what it gets.
+    First(First<'a>),
+    /// One was: this one waits for what it gets.
+    Waiting(tokio::sync::watch::Receiver<Fetched>),
+}
+
+/// The first of identical requests under way: what it fetched goes to the others when it
+/// shares it, or when it ends without (an error, a refusal, its client gone) they go on
+/// themselves.
+struct First<'a> {
+    config: &'a Config,
+    name: String,
+    sender: tokio::sync::watch::Sender<Fetched>,
+}
+
+impl First<'_> {
+    fn share(self, result: Option<Bytes>) {
+        self.sender.send_replace(Some(result));
+    }
+}
+
+impl Drop for First<'_> {
+    fn drop(&mut self) {
+        lock_unpoisoned(&self.config.fetching).remove(&self.name);
+    }
+}
+
+/// Joins the requests under way whose cached answer is `name`.
+fn join<'a>(config: &'a Config, name: &str) -> Joined<'a> {
+    let mut fetching = lock_unpoisoned(&config.fetching);
+    if let Some(fetched) = fetching.get(name) {
+        return Joined::Waiting(fetched.clone());
+    }
+    let (sender, fetched) = tokio::sync::watch::channel(None);
+    fetching.insert(name.to_owned(), fetched);
+    Joined::First(First {
+        config,
+        name: name.to_owned(),
+        sender,
+    })
+}
+
 /// Keeps the result `response` carries (not an error; not over the size limit) under
-/// `name` for `ttl`, written in a task of its own; `response` as it was.
+/// `name` for `ttl`, written in a task of its own, and shares it with the identical requests
+/// waiting for `first`; `response` as it was.
 async fn remember(
     config: &Config,
     limiter: &SharedLimiter,
     name: String,
     ttl: Option<Duration>,
     response: Response<Full<Bytes>>,
+    first: Option<First<'_>>,
 ) -> Response<Full<Bytes>> {
     if response.status() != StatusCode::OK {
         return response;
@@ -363,6 +444,9 @@ async fn remember(
         }
         _ => None,
     };
+    if let Some(first) = first {
+        first.share(result.clone());
+    }
     if let Some(result) = result.filter(|result| result.len() <= config.max_cached) {
         let limiter = limiter.clone();
         tokio::spawn(async move { limiter.write(&name, result, ttl).await });

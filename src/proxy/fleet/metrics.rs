@@ -3,7 +3,7 @@
 //!
 //! | name | kind | labels |
 //! | --- | --- | --- |
-//! | `rpcwire_fleet_requests_total` | counter | `key`, `outcome` (`allowed`, `cached`, `limited`, `unavailable`, `unauthorized`) |
+//! | `rpcwire_fleet_requests_total` | counter | `key`, `outcome` (`allowed`, `cached`, `coalesced`, `limited`, `unavailable`, `unauthorized`) |
 //! | `rpcwire_fleet_local_decisions_total` | counter | `key` (decided without Redis) |
 //! | `rpcwire_fleet_redis_errors_total` | counter | — |
 
