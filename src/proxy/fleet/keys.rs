@@ -251,9 +251,28 @@ pub fn key_in<'a>(headers: &'a HeaderMap, path: &'a str) -> Option<&'a str> {
     path.trim_start_matches('/').split('/').next().filter(|key| !key.is_empty())
 }
 
+/// Writes `bytes` in lower-case hex after `out` (no allocation beyond `out`'s own).
+pub(super) fn push_hex(out: &mut String, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(bytes.len() * 2);
+    for byte in bytes {
+        out.push(char::from(DIGITS[usize::from(byte >> 4)]));
+        out.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_is_lower_case_two_digits_a_byte() {
+        let bytes: Vec<u8> = (0..=255).collect();
+        let mut out = "prefix:".to_owned();
+        push_hex(&mut out, &bytes);
+        let expected: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(out, format!("prefix:{expected}"));
+    }
 
     #[test]
     fn a_bad_line_is_named_and_the_key_never_shown() {

@@ -553,9 +553,7 @@ fn weigh(config: &Config, message: &Bytes) -> Weighed {
                 }
                 let mut name = String::with_capacity(CACHE_PREFIX.len() + 64);
                 name.push_str(CACHE_PREFIX);
-                for byte in digest.finalize() {
-                    name.push_str(&format!("{byte:02x}"));
-                }
+                super::keys::push_hex(&mut name, &digest.finalize());
                 (name, *ttl)
             });
             Weighed {

@@ -401,9 +401,7 @@ impl SharedLimiter {
         let prefix = &self.inner.config.prefix;
         let mut name = String::with_capacity(prefix.len() + 64);
         name.push_str(prefix);
-        for byte in key.digest() {
-            name.push_str(&format!("{byte:02x}"));
-        }
+        super::keys::push_hex(&mut name, key.digest());
         name
     }
 
