@@ -681,3 +681,115 @@ async fn identical_requests_under_way_coalesce_before_the_cache_is_asked() {
     }
     assert_eq!(calls.load(Ordering::SeqCst), 1 + 4);
 }
+
+/// A batch's cacheable requests are read from the cache in the batch's one round trip: the
+/// ones found are answered with their ids, the rest forwarded together, and the results among
+/// their answers cached for the next batch on any instance.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batchs_cacheable_requests_are_served_from_the_cache() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    use rpcwire::proxy::fleet::FleetLayer;
+    use rpcwire::transport::http::HttpService;
+    use tower_layer::Layer;
+    use tower_service::Service;
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let keys = ApiKeys::parse("k3y 100000\nprobe 1000000").unwrap();
+    let chain_ids = Arc::new(AtomicUsize::new(0));
+    let blocks = Arc::new(AtomicUsize::new(0));
+    let mut fleet = Vec::new();
+    for limiter in limiters(&server, 2, OnRedisDown::Open { instances: 2 }) {
+        until_shared(std::slice::from_ref(&limiter), &keys).await;
+        let mut router = rpcwire::dispatch::Router::new();
+        let counted = chain_ids.clone();
+        router.method("eth_chainId", move |_: rpcwire::dispatch::NoParams| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok("0x1")
+        });
+        let counted = blocks.clone();
+        router.method("eth_blockNumber", move |_: rpcwire::dispatch::NoParams| {
+            Ok(format!("0x{:x}", counted.fetch_add(1, Ordering::SeqCst)))
+        });
+        let layer = FleetLayer::new(keys.clone())
+            .with_limiter(limiter)
+            .with_cache("eth_chainId", None);
+        fleet.push(layer.layer(HttpService::new(router)));
+    }
+    let post = |instance: usize, body: String| {
+        let mut service = fleet[instance].clone();
+        let request = http::Request::post("/k3y")
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        async move {
+            let response = service.call(request).await.unwrap();
+            let status = response.status();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            (
+                status,
+                serde_json::from_slice::<serde_json::Value>(&body).unwrap(),
+            )
+        }
+    };
+    let batch = |first: u32| {
+        format!(
+            r#"[{{"jsonrpc":"2.0","id":{first},"method":"eth_chainId"}},{{"jsonrpc":"2.0","id":{},"method":"eth_blockNumber"}}]"#,
+            first + 1
+        )
+    };
+    let by_id = |answers: &serde_json::Value, id: u32| -> serde_json::Value {
+        answers
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|answer| answer["id"] == id)
+            .unwrap_or_else(|| panic!("no answer with id {id}: {answers}"))["result"]
+            .clone()
+    };
+
+    let (status, answers) = post(0, batch(1)).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (by_id(&answers, 1), by_id(&answers, 2)),
+        ("0x1".into(), "0x0".into())
+    );
+    assert_eq!(chain_ids.load(Ordering::SeqCst), 1);
+    // The write lands in the background: the other instance's batches find it once it is there.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut first = 10;
+    loop {
+        let before = chain_ids.load(Ordering::SeqCst);
+        let (status, answers) = post(1, batch(first)).await;
+        assert_eq!(status, 200);
+        assert_eq!(answers.as_array().unwrap().len(), 2, "{answers}");
+        assert_eq!(by_id(&answers, first), "0x1");
+        if chain_ids.load(Ordering::SeqCst) == before {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the batch's answer was cached");
+        first += 10;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Every element cached: answered without the upstream.
+    let before = (chain_ids.load(Ordering::SeqCst), blocks.load(Ordering::SeqCst));
+    let (status, answers) = post(
+        0,
+        r#"[{"jsonrpc":"2.0","id":"x","method":"eth_chainId"},{"jsonrpc":"2.0","id":"y","method":"eth_chainId"}]"#.to_owned(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        answers,
+        serde_json::json!([{"jsonrpc":"2.0","id":"x","result":"0x1"},{"jsonrpc":"2.0","id":"y","result":"0x1"}])
+    );
+    assert_eq!(
+        (chain_ids.load(Ordering::SeqCst), blocks.load(Ordering::SeqCst)),
+        before
+    );
+}

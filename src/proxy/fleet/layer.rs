@@ -175,7 +175,8 @@ impl FleetLayer {
     /// read in the same Redis round trip as the rate limit. Identical requests under way on
     /// one instance coalesce before the cache is asked: the first asks it (and the upstream),
     /// the others — each still checked against its key's rate — wait for its result. Needs
-    /// the limiter (its Redis); requests in batches are not served from the cache.
+    /// the limiter (its Redis). A batch's requests are served from the cache too (read in the
+    /// batch's one round trip), without coalescing.
     ///
     /// ```
     /// use std::time::Duration;
@@ -465,7 +466,9 @@ fn success(id_text: &[u8], result: &[u8]) -> Bytes {
     out.freeze()
 }
 
-/// A batch: each element decided on its own; the admitted ones go on together.
+/// A batch: each element decided on its own (and its cached answer read, for a cacheable
+/// request, in the same round trip); the admitted ones not answered from the cache go on
+/// together, and the results among their answers are cached.
 async fn answer_batch<S>(
     config: &Config,
     mut inner: S,
@@ -478,46 +481,109 @@ where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
 {
     let mut admitted = Vec::with_capacity(elements.len());
-    let mut refusals = Vec::new();
+    // Answers made here: refusals, and answers from the cache.
+    let mut made = Vec::new();
     let mut worst: Option<(StatusCode, Option<Duration>)> = None;
+    let mut from_cache = 0;
+    // The admitted requests whose answers are to be cached: their ids and cached names.
+    let mut misses = Vec::new();
     let weighed: Vec<Weighed> = elements.iter().map(|element| weigh(config, element)).collect();
     let costs: Vec<u64> = weighed.iter().map(|weighed| weighed.cost).collect();
-    let decisions = limiter.check_many(key, &costs).await;
-    for ((element, weighed), decision) in elements.iter().zip(&weighed).zip(decisions) {
-        match refusal(decision) {
-            None => {
+    let names: Vec<Option<&str>> = weighed
+        .iter()
+        .map(|weighed| match (&weighed.cache, &weighed.id_text) {
+            (Some((name, _)), Some(_)) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let decided = limiter.check_many_and_read(key, &costs, &names).await;
+    for ((element, weighed), (decision, cached)) in elements.iter().zip(&weighed).zip(decided) {
+        match (refusal(decision), cached, &weighed.id_text) {
+            (None, Some(result), Some(id_text)) => {
+                metrics::request(key.label(), "cached");
+                made.push(success(id_text, &result));
+                from_cache += 1;
+            }
+            (None, _, _) => {
                 metrics::request(key.label(), "allowed");
                 admitted.push(element.clone());
+                if let (Some((name, ttl)), Some(id_text)) = (&weighed.cache, &weighed.id_text) {
+                    misses.push((id_text.clone(), name.clone(), *ttl));
+                }
             }
-            Some((status, object, wait)) => {
+            (Some((status, object, wait)), _, _) => {
                 metrics::request(key.label(), outcome_of(status));
                 if weighed.is_request {
-                    refusals.push(frame(&weighed.id, &object));
+                    made.push(frame(&weighed.id, &object));
                 }
                 let longest = worst.and_then(|(_, w)| w).max(wait);
                 worst = Some((status, longest));
             }
         }
     }
-    let Some((status, wait)) = worst else {
-        return call(&mut inner, parts, join_batch(&elements)).await;
-    };
+    if worst.is_none() && from_cache == 0 {
+        let answered = call(&mut inner, parts, join_batch(&elements)).await;
+        return remember_batch(config, limiter, misses, answered).await;
+    }
     if admitted.is_empty() {
-        let body = if refusals.is_empty() { Bytes::new() } else { join_batch(&refusals) };
-        let mut refused = json_response(status, body);
-        retry_after(&mut refused, wait);
-        return refused;
+        let body = if made.is_empty() { Bytes::new() } else { join_batch(&made) };
+        let status = match worst {
+            Some((status, _)) if from_cache == 0 => status,
+            _ => StatusCode::OK,
+        };
+        let mut answer = json_response(status, body);
+        if status != StatusCode::OK {
+            retry_after(&mut answer, worst.and_then(|(_, wait)| wait));
+        }
+        return answer;
     }
     let answered = call(&mut inner, parts, join_batch(&admitted)).await;
+    let answered = remember_batch(config, limiter, misses, answered).await;
     let (head, body) = answered.into_parts();
     let body = body.collect().await.map(|collected| collected.to_bytes()).unwrap_or_default();
     let mut answers = batch_elements(&body).unwrap_or_default();
-    answers.extend(refusals);
+    answers.extend(made);
     let mut merged = Response::from_parts(head, Full::new(join_batch(&answers)));
     *merged.status_mut() = StatusCode::OK;
     merged.headers_mut().remove(http::header::CONTENT_LENGTH);
     merged.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     merged
+}
+
+/// Caches the results among a batch's answers in `response` that answer `misses` (found by
+/// their ids, as the client wrote them), each written in a task of its own; `response` as it
+/// was.
+async fn remember_batch(
+    config: &Config,
+    limiter: &SharedLimiter,
+    misses: Vec<(Bytes, String, Option<Duration>)>,
+    response: Response<Full<Bytes>>,
+) -> Response<Full<Bytes>> {
+    if misses.is_empty() || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (head, body) = response.into_parts();
+    let body = body.collect().await.map(|collected| collected.to_bytes()).unwrap_or_default();
+    for answer in batch_elements(&body).unwrap_or_default() {
+        let Ok(Parsed::Single(Message::Response(response))) = crate::parse(&answer) else {
+            continue;
+        };
+        let (Some(result), None) = (response.result(), response.error_object()) else {
+            continue;
+        };
+        let Some(id) = crate::message::id_range_within(&answer, response.id()) else {
+            continue;
+        };
+        let Some((_, name, ttl)) = misses.iter().find(|(id_text, _, _)| id_text[..] == answer[id.clone()]) else {
+            continue;
+        };
+        let result = crate::message::JsonBytes::slice_of(&answer, result).into_bytes();
+        if result.len() <= config.max_cached {
+            let (limiter, name, ttl) = (limiter.clone(), name.clone(), *ttl);
+            tokio::spawn(async move { limiter.write(&name, result, ttl).await });
+        }
+    }
+    Response::from_parts(head, Full::new(body))
 }
 
 /// What the layer needs to know of a message.

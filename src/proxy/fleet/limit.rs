@@ -37,8 +37,10 @@ return {1, 0, cached}
 ";
 
 /// The GCRA script for several requests of one key at once (a batch's elements), in one
-/// round trip: ARGV[3..] their costs, each let through while the key's rate allows, in order;
-/// for each, 0 when let through, else the µs to wait.
+/// round trip: ARGV[3..] two per request, its cost and the index in KEYS of its cached
+/// answer's name (0: none); each let through while the key's rate allows, in order; for each,
+/// `{0, cached}` when let through (`cached` the value under that name, when there is one),
+/// else `{µs to wait, false}`.
 const GCRA_MANY_SCRIPT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -48,15 +50,18 @@ local tat = tonumber(redis.call('GET', KEYS[1]))
 if tat == nil or tat < now then tat = now end
 local out = {}
 local moved = false
-for i = 3, #ARGV do
+for i = 3, #ARGV, 2 do
   local nxt = tat + interval * tonumber(ARGV[i])
   local allowed_at = nxt - tolerance
   if now < allowed_at then
-    out[#out + 1] = allowed_at - now
+    out[#out + 1] = {allowed_at - now, false}
   else
     tat = nxt
     moved = true
-    out[#out + 1] = 0
+    local cached = false
+    local at = tonumber(ARGV[i + 1])
+    if at > 0 then cached = redis.call('GET', KEYS[at]) end
+    out[#out + 1] = {0, cached}
   end
 end
 if moved then
@@ -353,27 +358,60 @@ impl SharedLimiter {
     /// # });
     /// ```
     pub async fn check_many(&self, key: &ApiKey, costs: &[u64]) -> Vec<Decision> {
+        let cached = vec![None; costs.len()];
+        let decided = self.check_many_and_read(key, costs, &cached).await;
+        decided.into_iter().map(|(decision, _)| decision).collect()
+    }
+
+    /// [`check_many`](SharedLimiter::check_many), and for each request let through by Redis
+    /// that has a cached answer's name in `cached` (one per request, `None` for most), the
+    /// value under it, read in the same round trip.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{ApiKeys, Decision, LimitConfig, SharedLimiter};
+    /// let keys = ApiKeys::parse("k3y 2").unwrap();
+    /// let config = LimitConfig { timeout: Duration::from_millis(20), ..LimitConfig::default() };
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:9/", config).unwrap(); // no Redis: local
+    /// let decided = limiter.check_many_and_read(keys.find("k3y").unwrap(), &[1, 1], &[Some("rpcwire:cache:x"), None]).await;
+    /// assert_eq!(decided, [(Decision::Allowed { shared: false }, None), (Decision::Allowed { shared: false }, None)]);
+    /// # });
+    /// ```
+    pub async fn check_many_and_read(&self, key: &ApiKey, costs: &[u64], cached: &[Option<&str>]) -> Vec<(Decision, Option<Bytes>)> {
         let inner = &self.inner;
         if let Some(mut connection) = self.connection() {
             let (interval, tolerance) = interval_and_tolerance(key.rate());
             let mut invocation = inner.many.key(self.name_of(key));
             invocation.arg(interval).arg(tolerance);
-            for cost in costs {
-                invocation.arg(*cost);
+            let mut keys = 1;
+            for (index, cost) in costs.iter().enumerate() {
+                let at = match cached.get(index).copied().flatten() {
+                    Some(name) => {
+                        invocation.key(name);
+                        keys += 1;
+                        keys
+                    }
+                    None => 0,
+                };
+                invocation.arg(*cost).arg(at);
             }
-            let answered = tokio::time::timeout(inner.config.timeout, invocation.invoke_async::<Vec<i64>>(&mut connection)).await;
+            let answered = tokio::time::timeout(
+                inner.config.timeout,
+                invocation.invoke_async::<Vec<(i64, Option<Vec<u8>>)>>(&mut connection),
+            )
+            .await;
             match answered {
-                Ok(Ok(waits)) if waits.len() == costs.len() => {
+                Ok(Ok(decided)) if decided.len() == costs.len() => {
                     inner.shared.fetch_add(costs.len() as u64, Ordering::Relaxed);
-                    return waits
+                    return decided
                         .into_iter()
-                        .map(|wait| match wait {
-                            0 => Decision::Allowed { shared: true },
+                        .map(|(wait, value)| match wait {
+                            0 => (Decision::Allowed { shared: true }, value.map(Bytes::from)),
                             wait => {
                                 inner.limited.fetch_add(1, Ordering::Relaxed);
-                                Decision::Limited {
-                                    retry_after: Duration::from_micros(wait.max(0) as u64),
-                                }
+                                let retry_after = Duration::from_micros(wait.max(0) as u64);
+                                (Decision::Limited { retry_after }, None)
                             }
                         })
                         .collect();
@@ -383,7 +421,7 @@ impl SharedLimiter {
                 }
             }
         }
-        costs.iter().map(|cost| self.decide_locally(key, *cost)).collect()
+        costs.iter().map(|cost| (self.decide_locally(key, *cost), None)).collect()
     }
 
     /// Redis failed to answer: counted, and when `pause`, not asked again for a while.
