@@ -22,6 +22,7 @@ fn limiters(server: &RedisServer, count: usize, on_down: OnRedisDown) -> Vec<Sha
         timeout: Duration::from_millis(100),
         on_down,
         retry_after: Duration::from_millis(500),
+        ..LimitConfig::default()
     };
     (0..count)
         .map(|_| SharedLimiter::new(&server.url(), config.clone()).unwrap())
@@ -791,5 +792,75 @@ async fn a_batchs_cacheable_requests_are_served_from_the_cache() {
     assert_eq!(
         (chain_ids.load(Ordering::SeqCst), blocks.load(Ordering::SeqCst)),
         before
+    );
+}
+
+/// A key of a high rate is charged after the fact: three instances each asking as fast as
+/// they can for 2 s admit, together, the rate × time plus the burst plus at most each
+/// instance's allowance between two charges (twice the rate over `charge_every`), not more;
+/// and they ask Redis far less than once a request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_high_rate_key_is_charged_after_the_fact_within_its_bound_in_few_round_trips() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let keys = ApiKeys::parse("fast 2000\nprobe 1000000").unwrap();
+    let fleet = limiters(&server, 3, OnRedisDown::Open { instances: 3 });
+    until_shared(&fleet, &keys).await;
+    let before: Vec<_> = fleet.iter().map(SharedLimiter::stats).collect();
+    let duration = Duration::from_secs(2);
+    let started = Instant::now();
+    let tasks: Vec<_> = fleet
+        .iter()
+        .cloned()
+        .map(|limiter| {
+            let keys = keys.clone();
+            tokio::spawn(async move {
+                let key = keys.find("fast").unwrap();
+                let (mut admitted, mut asked) = (0u64, 0u64);
+                while started.elapsed() < duration {
+                    asked += 1;
+                    match limiter.check(key, 1).await {
+                        Decision::Allowed { shared } => {
+                            assert!(shared, "Redis decided");
+                            admitted += 1;
+                        }
+                        Decision::Limited { .. } => {}
+                        Decision::Unavailable => panic!("Redis answered"),
+                    }
+                    if asked % 16 == 0 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                (admitted, asked)
+            })
+        })
+        .collect();
+    let (mut admitted, mut asked) = (0, 0);
+    for task in tasks {
+        let (a, b) = task.await.unwrap();
+        admitted += a;
+        asked += b;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let (rate, burst) = (2000.0, 2000.0);
+    let allowance = 2.0 * rate * LimitConfig::default().charge_every.as_secs_f64();
+    let low = rate * seconds * 0.95;
+    let high = rate * seconds * 1.05 + burst + 3.0 * allowance;
+    assert!(
+        (low..=high).contains(&(admitted as f64)),
+        "admitted {admitted} of {asked} in {seconds:.2} s at {rate}/s: expected {low:.0}..{high:.0}"
+    );
+    let round_trips: u64 = fleet
+        .iter()
+        .zip(&before)
+        .map(|(limiter, before)| limiter.stats().round_trips - before.round_trips)
+        .sum();
+    println!(
+        "admitted {admitted} of {asked} in {seconds:.2} s ({low:.0}..{high:.0}), {round_trips} round trips"
+    );
+    assert!(
+        round_trips * 5 < asked,
+        "{round_trips} round trips for {asked} requests"
     );
 }

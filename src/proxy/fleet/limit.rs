@@ -1,9 +1,10 @@
 //! `SharedLimiter`: a rate limit per API key shared by every instance of a fleet, kept in
 //! Redis by one atomic script per request, with a local stand-in while Redis is down.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -70,6 +71,25 @@ end
 return out
 ";
 
+/// Charges, after the fact, what an instance let through of several keys, in one round trip:
+/// KEYS the keys' states, ARGV three per key (emission interval, tolerance, the cost let
+/// through). For each key, the µs until its next request fits (`<= 0`: it fits now).
+const CHARGE_SCRIPT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local out = {}
+for i = 1, #KEYS do
+  local interval = tonumber(ARGV[3 * i - 2])
+  local tolerance = tonumber(ARGV[3 * i - 1])
+  local tat = tonumber(redis.call('GET', KEYS[i]))
+  if tat == nil or tat < now then tat = now end
+  tat = tat + interval * tonumber(ARGV[3 * i])
+  redis.call('SET', KEYS[i], string.format('%d', tat), 'PX', math.ceil((tat - now) / 1000) + 1)
+  out[i] = tat + interval - tolerance - now
+end
+return out
+";
+
 /// Each instance says it is alive (a member of a sorted set scored by Redis's clock, in ms),
 /// those not heard of for ARGV[2] ms are dropped, and the count of the live ones comes back:
 /// KEYS[1] the set, ARGV[1] this instance.
@@ -114,16 +134,32 @@ pub struct LimitConfig {
     /// that not every request waits for the timeout while Redis is down); then the next
     /// request asks it again.
     pub retry_after: Duration,
+    /// Keys allowed at least this many requests a second are charged in Redis after the
+    /// fact, not one round trip per request: a request of such a key is let through at once
+    /// unless Redis last said the key is over its rate, and what the instance let through is
+    /// charged to the key every [`charge_every`](LimitConfig::charge_every), all keys in one
+    /// round trip; past twice the key's rate over `charge_every`, the next requests until the
+    /// charge ask Redis one by one. An instance may so let through, past the rate, at most
+    /// that allowance (1% of a second's worth at the default 5 ms) before it learns the key
+    /// is over; that is charged too, so the key is then refused for as long. `None`: every
+    /// request asks Redis.
+    pub charge_after_above: Option<f64>,
+    /// How often the requests let through of the keys charged after the fact are charged.
+    pub charge_every: Duration,
 }
 
 impl Default for LimitConfig {
-    /// `rpcwire:limit:`, 50 ms, open with one instance, Redis asked again after 1 s.
+    /// `rpcwire:limit:`, 50 ms, open with one instance, Redis asked again after 1 s; keys of
+    /// 1,000 requests a second or more charged after the fact, every 5 ms (so at most
+    /// 1/200 of a second's worth past the rate, per instance).
     fn default() -> LimitConfig {
         LimitConfig {
             prefix: "rpcwire:limit:".to_owned(),
             timeout: Duration::from_millis(50),
             on_down: OnRedisDown::Open { instances: 1 },
             retry_after: Duration::from_secs(1),
+            charge_after_above: Some(1000.0),
+            charge_every: Duration::from_millis(5),
         }
     }
 }
@@ -156,6 +192,8 @@ pub struct LimitStats {
     pub limited: u64,
     /// Redis calls that failed or did not answer in time.
     pub redis_errors: u64,
+    /// Round trips to Redis for decisions, charges and cache writes (the heartbeat apart).
+    pub round_trips: u64,
 }
 
 /// A rate limit per [`ApiKey`] that every instance of a fleet shares through Redis: a burst
@@ -198,11 +236,33 @@ struct Inner {
     live: AtomicU32,
     heartbeat: redis::Script,
     many: redis::Script,
+    charge: redis::Script,
+    /// The keys charged after the fact: what is to be charged, and until when each is over.
+    owed: Mutex<HashMap<[u8; 32], Owed>>,
+    /// Wakes the task that charges them (started with the first).
+    charging: tokio::sync::Notify,
+    charger_started: AtomicBool,
     local: LocalLimiter,
     shared: AtomicU64,
     without_redis: AtomicU64,
     limited: AtomicU64,
     redis_errors: AtomicU64,
+    round_trips: AtomicU64,
+}
+
+/// A key charged after the fact.
+struct Owed {
+    /// Its state's name in Redis, its emission interval and tolerance (µs).
+    name: String,
+    interval: u64,
+    tolerance: u64,
+    /// Let through and not charged yet.
+    cost: u64,
+    /// How much may be let through between two charges (twice the key's rate over
+    /// `charge_every`, at least 1); past it, each request asks Redis.
+    allowance: u64,
+    /// Until when Redis last said it is over its rate.
+    over_until: Option<Instant>,
 }
 
 impl std::fmt::Debug for SharedLimiter {
@@ -236,11 +296,16 @@ impl SharedLimiter {
                 live: AtomicU32::new(0),
                 heartbeat: redis::Script::new(HEARTBEAT_SCRIPT),
                 many: redis::Script::new(GCRA_MANY_SCRIPT),
+                charge: redis::Script::new(CHARGE_SCRIPT),
+                owed: Mutex::default(),
+                charging: tokio::sync::Notify::new(),
+                charger_started: AtomicBool::new(false),
                 local: LocalLimiter::new(),
                 shared: AtomicU64::new(0),
                 without_redis: AtomicU64::new(0),
                 limited: AtomicU64::new(0),
                 redis_errors: AtomicU64::new(0),
+                round_trips: AtomicU64::new(0),
             }),
         })
     }
@@ -279,8 +344,23 @@ impl SharedLimiter {
     /// # let _ = (decision, cached);
     /// # }
     /// ```
-    pub async fn check_and_read(&self, key: &ApiKey, cost: u64, cached: Option<&str>) -> (Decision, Option<Bytes>) {
+    pub async fn check_and_read(
+        &self,
+        key: &ApiKey,
+        cost: u64,
+        cached: Option<&str>,
+    ) -> (Decision, Option<Bytes>) {
         let inner = &self.inner;
+        if cached.is_none()
+            && inner
+                .config
+                .charge_after_above
+                .is_some_and(|above| key.rate() >= above)
+        {
+            if let Some(decision) = self.charge_after(key, cost) {
+                return (decision, None);
+            }
+        }
         if let Some(mut connection) = self.connection() {
             let (interval, tolerance) = interval_and_tolerance(key.rate());
             let name = self.name_of(key);
@@ -289,6 +369,7 @@ impl SharedLimiter {
                 invocation.key(cached);
             }
             invocation.arg(interval).arg(tolerance).arg(cost);
+            inner.round_trips.fetch_add(1, Ordering::Relaxed);
             let answered = tokio::time::timeout(
                 inner.config.timeout,
                 invocation.invoke_async::<(i64, i64, Option<Vec<u8>>)>(&mut connection),
@@ -334,7 +415,12 @@ impl SharedLimiter {
         if let Some(ttl) = ttl {
             command.arg("PX").arg(ttl.as_millis().max(1) as u64);
         }
-        let written = tokio::time::timeout(self.inner.config.timeout, command.query_async::<()>(&mut connection)).await;
+        self.inner.round_trips.fetch_add(1, Ordering::Relaxed);
+        let written = tokio::time::timeout(
+            self.inner.config.timeout,
+            command.query_async::<()>(&mut connection),
+        )
+        .await;
         let ok = matches!(written, Ok(Ok(())));
         if !ok {
             self.redis_failed(false);
@@ -378,7 +464,12 @@ impl SharedLimiter {
     /// assert_eq!(decided, [(Decision::Allowed { shared: false }, None), (Decision::Allowed { shared: false }, None)]);
     /// # });
     /// ```
-    pub async fn check_many_and_read(&self, key: &ApiKey, costs: &[u64], cached: &[Option<&str>]) -> Vec<(Decision, Option<Bytes>)> {
+    pub async fn check_many_and_read(
+        &self,
+        key: &ApiKey,
+        costs: &[u64],
+        cached: &[Option<&str>],
+    ) -> Vec<(Decision, Option<Bytes>)> {
         let inner = &self.inner;
         if let Some(mut connection) = self.connection() {
             let (interval, tolerance) = interval_and_tolerance(key.rate());
@@ -396,6 +487,7 @@ impl SharedLimiter {
                 };
                 invocation.arg(*cost).arg(at);
             }
+            inner.round_trips.fetch_add(1, Ordering::Relaxed);
             let answered = tokio::time::timeout(
                 inner.config.timeout,
                 invocation.invoke_async::<Vec<(i64, Option<Vec<u8>>)>>(&mut connection),
@@ -421,7 +513,54 @@ impl SharedLimiter {
                 }
             }
         }
-        costs.iter().map(|cost| (self.decide_locally(key, *cost), None)).collect()
+        costs
+            .iter()
+            .map(|cost| (self.decide_locally(key, *cost), None))
+            .collect()
+    }
+
+    /// A request of a key charged after the fact: let through unless Redis last said the key
+    /// is over its rate, and owed; `None` when Redis is not connected (the request then asks
+    /// it, or is decided without it).
+    fn charge_after(&self, key: &ApiKey, cost: u64) -> Option<Decision> {
+        let inner = &self.inner;
+        self.connection()?;
+        let now = Instant::now();
+        let mut owed = lock_unpoisoned(&inner.owed);
+        let entry = owed.entry(*key.digest()).or_insert_with(|| {
+            let (interval, tolerance) = interval_and_tolerance(key.rate());
+            let allowance = (2.0 * key.rate() * inner.config.charge_every.as_secs_f64()).ceil();
+            Owed {
+                name: self.name_of(key),
+                interval,
+                tolerance,
+                cost: 0,
+                allowance: (allowance as u64).max(1),
+                over_until: None,
+            }
+        });
+        if let Some(until) = entry.over_until.filter(|until| now < *until) {
+            drop(owed);
+            inner.limited.fetch_add(1, Ordering::Relaxed);
+            return Some(Decision::Limited {
+                retry_after: until - now,
+            });
+        }
+        if entry.cost.saturating_add(cost) > entry.allowance {
+            // This key's allowance until the next charge is spent: this request asks Redis.
+            return None;
+        }
+        let first = entry.cost == 0;
+        entry.cost += cost;
+        drop(owed);
+        inner.shared.fetch_add(1, Ordering::Relaxed);
+        if first {
+            if !inner.charger_started.swap(true, Ordering::AcqRel) {
+                tokio::spawn(charge(Arc::downgrade(&self.inner)));
+            }
+            inner.charging.notify_one();
+        }
+        Some(Decision::Allowed { shared: true })
     }
 
     /// Redis failed to answer: counted, and when `pause`, not asked again for a while.
@@ -493,6 +632,7 @@ impl SharedLimiter {
             without_redis: inner.without_redis.load(Ordering::Relaxed),
             limited: inner.limited.load(Ordering::Relaxed),
             redis_errors: inner.redis_errors.load(Ordering::Relaxed),
+            round_trips: inner.round_trips.load(Ordering::Relaxed),
         }
     }
 
@@ -556,12 +696,85 @@ async fn heartbeat(inner: Weak<Inner>, mut connection: ConnectionManager) {
         let Some(strong) = inner.upgrade() else { return };
         let mut invocation = strong.heartbeat.key(&set);
         invocation.arg(&strong.instance).arg(ALIVE_FOR.as_millis() as u64);
-        let counted = tokio::time::timeout(strong.config.timeout, invocation.invoke_async::<u32>(&mut connection)).await;
+        let counted = tokio::time::timeout(
+            strong.config.timeout,
+            invocation.invoke_async::<u32>(&mut connection),
+        )
+        .await;
         if let Ok(Ok(live)) = counted {
             strong.live.store(live, Ordering::Relaxed);
         }
         drop(strong);
         tokio::time::sleep(HEARTBEAT).await;
+    }
+}
+
+/// Charges what was let through of the keys charged after the fact, `charge_every` after the
+/// first of them, all keys in one round trip; until the limiter is gone.
+async fn charge(inner: Weak<Inner>) {
+    loop {
+        let Some(strong) = inner.upgrade() else { return };
+        // Woken by the first request owed, or (every second) to see whether the limiter is gone.
+        let _ = tokio::time::timeout(Duration::from_secs(1), strong.charging.notified()).await;
+        let every = strong.config.charge_every;
+        drop(strong);
+        tokio::time::sleep(every).await;
+        let Some(strong) = inner.upgrade() else { return };
+        let limiter = SharedLimiter { inner: strong };
+        limiter.charge_owed().await;
+    }
+}
+
+impl SharedLimiter {
+    /// One round trip: every key's owed cost charged, and whether each is now over its rate.
+    async fn charge_owed(&self) {
+        let inner = &self.inner;
+        let mut charged: Vec<([u8; 32], u64)> = Vec::new();
+        let mut invocation = inner.charge.prepare_invoke();
+        {
+            let mut owed = lock_unpoisoned(&inner.owed);
+            let now = Instant::now();
+            owed.retain(|_, entry| entry.cost > 0 || entry.over_until.is_some_and(|until| now < until));
+            for (digest, entry) in owed.iter_mut().filter(|(_, entry)| entry.cost > 0) {
+                invocation.key(&entry.name);
+                invocation
+                    .arg(entry.interval)
+                    .arg(entry.tolerance)
+                    .arg(entry.cost);
+                charged.push((*digest, std::mem::take(&mut entry.cost)));
+            }
+        }
+        if charged.is_empty() {
+            return;
+        }
+        // Taken in a statement of its own: the guard must not live across the await below.
+        let manager = lock_unpoisoned(&inner.manager).clone();
+        let answered = match manager {
+            Some(mut connection) => {
+                inner.round_trips.fetch_add(1, Ordering::Relaxed);
+                tokio::time::timeout(
+                    inner.config.timeout,
+                    invocation.invoke_async::<Vec<i64>>(&mut connection),
+                )
+                .await
+                .ok()
+                .and_then(Result::ok)
+            }
+            None => None,
+        };
+        let Some(waits) = answered.filter(|waits| waits.len() == charged.len()) else {
+            // Let through while Redis could not be told: not charged (Redis is then not asked
+            // for a while, and requests are decided without it).
+            self.redis_failed(true);
+            return;
+        };
+        let now = Instant::now();
+        let mut owed = lock_unpoisoned(&inner.owed);
+        for ((digest, _), wait) in charged.iter().zip(waits) {
+            if let Some(entry) = owed.get_mut(digest) {
+                entry.over_until = (wait > 0).then(|| now + Duration::from_micros(wait as u64));
+            }
+        }
     }
 }
 
@@ -572,5 +785,9 @@ pub(super) fn instance_name() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |since| since.as_nanos());
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    format!("{}-{nanos}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{}-{nanos}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
