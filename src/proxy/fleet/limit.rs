@@ -197,8 +197,10 @@ pub struct LimitStats {
 }
 
 /// A rate limit per [`ApiKey`] that every instance of a fleet shares through Redis: a burst
-/// of one second's worth, then the key's rate, across all of them. Each request costs one
-/// Redis round trip (an atomic script, `EVALSHA`), bounded by the timeout; past it the
+/// of one second's worth, then the key's rate, across all of them. A request costs one
+/// Redis round trip (an atomic script, `EVALSHA`), bounded by the timeout — or, for a key of
+/// a high rate ([`LimitConfig::charge_after_above`]), none: it is charged after the fact with
+/// the others, every few ms in one round trip. Past the timeout the
 /// limiter decides without Redis ([`OnRedisDown`]) and goes back to Redis as soon as it
 /// answers again (the connection is made again in the background; no restart). Redis may be
 /// down when the limiter is made.

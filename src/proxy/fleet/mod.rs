@@ -6,7 +6,8 @@
 //!   compared as SHA-256 digests, never logged (a key is shown by its label).
 //! - [`SharedLimiter`]: a rate limit per key shared by every instance — one atomic Redis
 //!   script per request (GCRA: a burst of one second's worth, then the rate), within a
-//!   timeout; when Redis does not answer in time, a local limiter at the key's rate divided
+//!   timeout, or for keys of high rates, the requests let through charged after the fact
+//!   every 5 ms in one script for all keys (over-admission bounded: 1% of a second's worth); when Redis does not answer in time, a local limiter at the key's rate divided
 //!   by the instances takes over ([`OnRedisDown::Open`]) or requests are refused
 //!   ([`OnRedisDown::Closed`]), and Redis is used again as soon as it answers.
 //! - [`FleetLayer`]: both as a tower layer in front of a JSON-RPC HTTP service: `401`
