@@ -701,7 +701,7 @@ async fn a_batchs_cacheable_requests_are_served_from_the_cache() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let keys = ApiKeys::parse("k3y 100000\nprobe 1000000").unwrap();
+    let keys = ApiKeys::parse("k3y 100000\nslow 2\nprobe 1000000").unwrap();
     let chain_ids = Arc::new(AtomicUsize::new(0));
     let blocks = Arc::new(AtomicUsize::new(0));
     let mut fleet = Vec::new();
@@ -722,9 +722,9 @@ async fn a_batchs_cacheable_requests_are_served_from_the_cache() {
             .with_cache("eth_chainId", None);
         fleet.push(layer.layer(HttpService::new(router)));
     }
-    let post = |instance: usize, body: String| {
+    let post_as = |key: &str, instance: usize, body: String| {
         let mut service = fleet[instance].clone();
-        let request = http::Request::post("/k3y")
+        let request = http::Request::post(format!("/{key}"))
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(body)))
             .unwrap();
@@ -738,6 +738,7 @@ async fn a_batchs_cacheable_requests_are_served_from_the_cache() {
             )
         }
     };
+    let post = |instance: usize, body: String| post_as("k3y", instance, body);
     let batch = |first: u32| {
         format!(
             r#"[{{"jsonrpc":"2.0","id":{first},"method":"eth_chainId"}},{{"jsonrpc":"2.0","id":{},"method":"eth_blockNumber"}}]"#,
@@ -793,6 +794,59 @@ async fn a_batchs_cacheable_requests_are_served_from_the_cache() {
         (chain_ids.load(Ordering::SeqCst), blocks.load(Ordering::SeqCst)),
         before
     );
+
+    // A key of 2 a second (a burst of 2): a batch's elements are answered from the cache,
+    // forwarded, or refused, each on its own, in one answer.
+    let request = |id: &str, method: &str| format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"{method}"}}"#);
+    let mixed = format!(
+        "[{},{},{}]",
+        request("s1", "eth_chainId"),
+        request("s2", "eth_blockNumber"),
+        request("s3", "eth_blockNumber")
+    );
+    let blocks_before = blocks.load(Ordering::SeqCst);
+    let (status, answers) = post_as("slow", 0, mixed).await;
+    assert_eq!(status, 200);
+    let answers = answers.as_array().unwrap().clone();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    let find = |id: &str| answers.iter().find(|answer| answer["id"] == id).unwrap().clone();
+    assert_eq!(find("s1")["result"], "0x1");
+    assert!(find("s2")["result"].is_string());
+    assert_eq!(find("s3")["error"]["code"], -32005);
+    assert_eq!(
+        blocks.load(Ordering::SeqCst),
+        blocks_before + 1,
+        "only s2 was forwarded"
+    );
+    // Nothing left of the burst: refused whole, 429.
+    let (status, answers) = post_as("slow", 1, format!("[{}]", request("s4", "eth_chainId"))).await;
+    assert_eq!(status, 429);
+    assert_eq!(answers[0]["error"]["code"], -32005);
+    // One back after half a second: one from the cache, one refused; nothing forwarded, 200.
+    tokio::time::sleep(Duration::from_millis(550)).await;
+    let (status, answers) = post_as(
+        "slow",
+        0,
+        format!(
+            "[{},{}]",
+            request("s5", "eth_chainId"),
+            request("s6", "eth_chainId")
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{answers}");
+    let answers = answers.as_array().unwrap();
+    assert!(
+        answers.iter().any(|a| a["id"] == "s5" && a["result"] == "0x1"),
+        "{answers:?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"] == "s6" && a["error"]["code"] == -32005),
+        "{answers:?}"
+    );
+    assert_eq!(blocks.load(Ordering::SeqCst), blocks_before + 1);
 }
 
 /// A key of a high rate is charged after the fact: three instances each asking as fast as
