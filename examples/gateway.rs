@@ -240,7 +240,7 @@ async fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        return match fleet::serve(layer, server.service().clone(), listener).await {
+        return match server.serve_layered(listener, layer).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("gateway: {error}");

@@ -146,3 +146,33 @@ async fn fleet_layer_composes_with_axum_and_tower_http() {
     assert_eq!(statuses, [200, 429, 429]);
     serving.abort();
 }
+
+/// `HttpServer::serve_layered`: the server's own connections with a layer in front of its
+/// service (here the fleet's keys, no Redis needed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_server_serves_a_layered_service() {
+    let mut router = rpcwire::dispatch::Router::new();
+    router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let layer = FleetLayer::new(ApiKeys::parse("k3y 100").unwrap());
+    let serving =
+        tokio::spawn(rpcwire::transport::http::HttpServer::new(router).serve_layered(listener, layer));
+    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    for (path, status, answer) in [
+        ("/k3y", 200, r#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#),
+        ("/nope", 401, "-32001"),
+    ] {
+        let request = http::Request::post(format!("http://{address}{path}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from_static(
+                br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            )))
+            .unwrap();
+        let response = client.request(request).await.unwrap();
+        assert_eq!(response.status(), status);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        assert!(std::str::from_utf8(&body).unwrap().contains(answer), "{body:?}");
+    }
+    serving.abort();
+}

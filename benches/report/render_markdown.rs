@@ -723,5 +723,61 @@ fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
                 .join(" · ")
         );
     }
+    s.push_str(&fleet_table(runs));
+    s
+}
+
+/// The fleet subjects beside rpcwire's gateway (`redis` feature): empty when none was
+/// measured.
+fn fleet_table(runs: &[crate::gateway::GatewayRun]) -> String {
+    let fleet: Vec<_> = runs.iter().filter(|r| r.redis_cpu_us_per_req.is_some()).collect();
+    if fleet.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nThe fleet rows (`redis` feature: rpcwire's gateway behind `proxy::fleet::FleetLayer`, \
+         every request with its API key, the rate limit shared in a `redis-server` of the run's \
+         own, loopback, without persistence, at a rate nothing reaches — with `LimitConfig`'s \
+         defaults, a key of such a rate is charged in Redis after the fact, every 5 ms, not asked \
+         about per request; `fleet` caches a method \
+         no workload sends, so that each request is looked up, misses and is forwarded, \
+         `fleet-cached` every method the workload sends, answered from Redis after the first but \
+         errors, which are not cached): the gateway's CPU against rpcwire's; Redis's \
+         CPU per request (the `redis-server` process, read like the gateways'); round trips per \
+         request as Redis's reads of what its clients sent (`total_reads_processed`; calls in \
+         flight together on the gateway's one connection are read together, so under one at 64 in \
+         flight); scripts run (`EVALSHA`/`EVAL` calls) and commands (`total_commands_processed`, \
+         which counts the commands a script runs inside Redis too) per request; all read with \
+         `INFO` just before and after the measured window, the `INFO` itself taken off; and the \
+         upstream's CPU per request (what the cache spares it). Both fleet gateways' heartbeats \
+         (one script a second each) are counted in.\n\n\
+         | workload | in flight | forwarding | req/s | added p50 µs | CPU µs/req | × rpcwire's | Redis CPU µs/req | Redis round trips/req | scripts/req | commands/req | upstream CPU µs/req |\n\
+         | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for r in fleet {
+        let rpcwire = runs
+            .iter()
+            .find(|o| o.implementation == "rpcwire" && o.workload == r.workload && o.in_flight == r.in_flight)
+            .map_or("–".to_owned(), |o| {
+                format!("{:.2}", r.cpu_us_per_req / o.cpu_us_per_req)
+            });
+        let figure =
+            |value: Option<f64>, places: usize| value.map_or("–".to_owned(), |v| format!("{v:.places$}"));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.0} | {:.1} | {:.2} | {rpcwire} | {} | {} | {} | {} | {} |",
+            r.workload,
+            r.in_flight,
+            r.implementation,
+            r.req_per_s,
+            r.added_p50_us,
+            r.cpu_us_per_req,
+            figure(r.redis_cpu_us_per_req, 2),
+            figure(r.redis_round_trips_per_req, 3),
+            figure(r.redis_scripts_per_req, 3),
+            figure(r.redis_commands_per_req, 2),
+            figure(r.upstream_cpu_us_per_req, 2),
+        );
+    }
     s
 }

@@ -1,17 +1,13 @@
 //! The gateway example's fleet options (`redis` feature): API keys, a rate limit per key
-//! shared through Redis, a shared response cache, and the loop that serves the gateway's
-//! HTTP service behind them.
-
-use std::time::Duration;
+//! shared through Redis, a shared response cache and shared upstream health.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rpcwire::proxy::fleet::{
     ApiKeys, FleetLayer, HealthConfig, LimitConfig, OnRedisDown, SharedHealth, SharedLimiter,
 };
 use rpcwire::proxy::UpstreamGroup;
-use rpcwire::transport::http::HttpService;
-use tower_layer::Layer;
 
 /// The fleet options from the command line.
 #[derive(Default)]
@@ -133,26 +129,5 @@ impl FleetOptions {
         SharedHealth::start(url, pool, HealthConfig::default())
             .map(Some)
             .map_err(|e| format!("--redis {url}: {e}"))
-    }
-}
-
-/// Serves `service` behind `layer` on `listener` (HTTP/1.1 and HTTP/2), each connection on a
-/// task of its own, until accepting fails.
-pub async fn serve(
-    layer: FleetLayer,
-    service: HttpService,
-    listener: tokio::net::TcpListener,
-) -> std::io::Result<()> {
-    let service = layer.layer(service);
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
-            let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-            let _ = builder
-                .serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
     }
 }

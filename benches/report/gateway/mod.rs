@@ -1,12 +1,20 @@
 //! The gateway section (`http` feature): the same load generator as the transports section
 //! sends W1 and the Ethereum corpus's requests over HTTP at 1 and 64 in flight, straight to
-//! an upstream (rpcwire's `HttpServer` replaying the corpus's answers), and through three
-//! gateways in front of it, each in a child process on one thread: rpcwire's
-//! (`proxy::Gateway`: params and results passed on as bytes), the usual way (serde_json `Value` in, id set, serialized; the answer parsed, the
-//! id put back, serialized), and the floor (a bare hyper forwarder copying the bodies without
-//! reading them). For each: requests/s, latency added over going straight, and the gateway
-//! process's CPU per request.
+//! an upstream (rpcwire's `HttpServer` replaying the corpus's answers), and through gateways
+//! in front of it, each in a child process on one thread: rpcwire's (`proxy::Gateway`: params
+//! and results passed on as bytes), the usual way (serde_json `Value` in, id set, serialized;
+//! the answer parsed, the id put back, serialized), and the floor (a bare hyper forwarder
+//! copying the bodies without reading them). With the `redis` feature, two more, measured in
+//! the same rounds on a `redis-server` the section starts (and stops) itself: `fleet`,
+//! rpcwire's gateway behind `proxy::fleet::FleetLayer` (API key, rate limit shared in Redis,
+//! cache lookup of a method no workload sends: every request forwarded), and `fleet-cached`,
+//! the same with every method of the workloads cached (answers from Redis after the first).
+//! Every request carries the API key (`X-Api-Key`; the other subjects ignore it). For each:
+//! requests/s, latency added over going straight, and the gateway process's CPU per request;
+//! for the fleet's, Redis's CPU, round trips (its reads) and commands per request too.
 
+#[cfg(feature = "redis")]
+mod redis;
 #[cfg(feature = "http")]
 mod run;
 #[cfg(feature = "http")]
@@ -22,7 +30,7 @@ use serde::Serialize;
 pub(crate) struct GatewayRun {
     /// `W1` or `ETH`.
     pub(crate) workload: &'static str,
-    /// `straight`, `rpcwire`, `value` or `floor`.
+    /// `straight`, `rpcwire`, `value`, `floor`, `fleet` or `fleet-cached`.
     pub(crate) implementation: &'static str,
     pub(crate) in_flight: usize,
     pub(crate) req_per_s: f64,
@@ -39,6 +47,23 @@ pub(crate) struct GatewayRun {
     pub(crate) what: &'static str,
     /// Every round's CPU per request, sorted (the run kept is the median round).
     pub(crate) rounds: Vec<f64>,
+    /// The fleet subjects: the `redis-server` process's CPU per request, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) redis_cpu_us_per_req: Option<f64>,
+    /// The fleet subjects: Redis's round trips per request (`total_reads_processed`: its reads
+    /// of what clients sent; calls pipelined on the gateway's connection share one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) redis_round_trips_per_req: Option<f64>,
+    /// The fleet subjects: scripts run per request (`EVALSHA` and `EVAL` calls, commandstats).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) redis_scripts_per_req: Option<f64>,
+    /// The fleet subjects: Redis commands per request (`total_commands_processed`, which counts
+    /// the commands a script runs inside Redis too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) redis_commands_per_req: Option<f64>,
+    /// The fleet subjects: the upstream process's CPU per request, µs (what the cache spares).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) upstream_cpu_us_per_req: Option<f64>,
 }
 
 /// Without the `http` feature there is nothing to measure.
@@ -49,7 +74,9 @@ pub(crate) fn measure_gateway(_config: &crate::config::Config) -> Vec<GatewayRun
 }
 
 /// The gateway issue's aims, per workload and in-flight count: rpcwire's gateway within 15%
-/// of the floor's CPU per request, and at least 3× less than the usual way on the corpus.
+/// of the floor's CPU per request, and at least 3× less than the usual way on the corpus;
+/// the fleet issue's: the fleet's gateway at most 1.25× rpcwire's CPU per request, and at
+/// most one Redis round trip per request (each fleet subject).
 pub(crate) fn gateway_targets(runs: &[GatewayRun]) -> Vec<crate::targets::Target> {
     let cpu = |implementation: &str, workload: &str, in_flight: usize| {
         runs.iter()
@@ -85,6 +112,40 @@ pub(crate) fn gateway_targets(runs: &[GatewayRun]) -> Vec<crate::targets::Target
                 });
             }
         }
+    }
+    for r in runs.iter().filter(|r| r.implementation == "fleet") {
+        let place = format!("gateway, {} at {} in flight", r.workload, r.in_flight);
+        if let Some(rpcwire) = cpu("rpcwire", r.workload, r.in_flight) {
+            out.push(crate::targets::Target {
+                target: format!("{place}: fleet's CPU per request ≤ 1.25× rpcwire's"),
+                measured: format!(
+                    "{:.2} µs vs rpcwire {rpcwire:.2} µs ({:.2}×)",
+                    r.cpu_us_per_req,
+                    r.cpu_us_per_req / rpcwire
+                ),
+                met: Some(r.cpu_us_per_req <= rpcwire * 1.25),
+            });
+        }
+    }
+    for r in runs.iter().filter(|r| r.redis_round_trips_per_req.is_some()) {
+        let place = format!("gateway, {} at {} in flight", r.workload, r.in_flight);
+        let trips = r.redis_round_trips_per_req.unwrap_or_default();
+        let scripts = r.redis_scripts_per_req.unwrap_or_default();
+        out.push(crate::targets::Target {
+            target: format!(
+                "{place}: {}: at most one Redis round trip per request",
+                r.implementation
+            ),
+            measured: format!(
+                "{trips:.3} round trips (Redis's reads), {scripts:.3} scripts, {:.2} commands (with \
+                 those the script runs inside Redis) per request",
+                r.redis_commands_per_req.unwrap_or_default()
+            ),
+            // Both: the reads say no request waits on two (in flight together, calls share a
+            // read), the scripts that each makes one call. The fleet's heartbeats (a script a
+            // second per gateway) ride on top.
+            met: Some(trips <= 1.01 && scripts <= 1.01),
+        });
     }
     out
 }

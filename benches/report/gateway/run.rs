@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::servers::{corpus_pairs, W1_RESULT};
+use super::servers::{corpus_pairs, FLEET_KEY_HEADER, W1_RESULT};
 use super::GatewayRun;
 use crate::config::Config;
 use crate::render_json::round;
@@ -27,28 +27,61 @@ const SUBJECTS: [(&str, &str); 4] = [
     ("floor", "hyper forwarding the bodies as they are"),
 ];
 
-/// The requests of a workload and what their answers must contain (their id).
-fn exchanges(workload: &str) -> Vec<Exchange> {
+/// The fleet's ways (`redis` feature), measured in the same rounds beside the others.
+const FLEET_SUBJECTS: [(&str, &str); 2] = [
+    (
+        "fleet",
+        "rpcwire's gateway behind FleetLayer: API key, rate limit shared in Redis, cache lookup \
+         of a method not sent (every request forwarded)",
+    ),
+    (
+        "fleet-cached",
+        "the same with every method of the workloads cached in Redis (answered from Redis after \
+         the first; errors are not cached and go on)",
+    ),
+];
+
+/// The requests of a workload (single requests, each with an id).
+fn requests(workload: &str) -> Vec<Vec<u8>> {
+    match workload {
+        "W1" => vec![crate::common::workloads::W1.as_bytes().to_vec()],
+        _ => corpus_pairs().into_iter().map(|(request, _)| request).collect(),
+    }
+}
+
+/// The requests of a workload, each with the API key, and what their answers must contain
+/// (their id; W1's, its result too).
+fn exchanges(workload: &str, requests: &[Vec<u8>]) -> Vec<Exchange> {
     let with_id = |request: &[u8]| -> Option<Exchange> {
         let parsed = rpcwire::parse(request).ok()?.single()?;
         let id = parsed.id()?.json_parts().concat();
-        Some(Exchange::new(
+        Some(Exchange::with_header(
             Protocol::Http,
             request,
             format!(r#""id":{id}"#).as_bytes(),
+            FLEET_KEY_HEADER,
         ))
     };
-    match workload {
-        "W1" => {
-            let mut exchange = with_id(crate::common::workloads::W1.as_bytes()).expect("W1 is a request");
-            exchange.expect = format!(r#""result":{W1_RESULT}"#).into_bytes();
-            vec![exchange]
-        }
-        _ => corpus_pairs()
-            .iter()
-            .filter_map(|(request, _)| with_id(request))
-            .collect(),
+    let mut exchanges: Vec<Exchange> = requests.iter().filter_map(|request| with_id(request)).collect();
+    if workload == "W1" {
+        let exchange = exchanges.first_mut().expect("W1 is a request");
+        exchange.expect = format!(r#""result":{W1_RESULT}"#).into_bytes();
     }
+    exchanges
+}
+
+/// The methods `requests` call, each once.
+fn methods(requests: &[Vec<u8>]) -> Vec<String> {
+    let mut methods: Vec<String> = requests
+        .iter()
+        .filter_map(|request| match rpcwire::parse(request).ok()?.single()? {
+            rpcwire::Message::Request(request) => Some(request.method().to_owned()),
+            _ => None,
+        })
+        .collect();
+    methods.sort();
+    methods.dedup();
+    methods
 }
 
 /// How many times each workload × in flight × way of forwarding is measured, the rounds
@@ -56,6 +89,17 @@ fn exchanges(workload: &str) -> Vec<Exchange> {
 /// gateway CPU per request (as the transports section does), so that one slow second of a
 /// shared 2-core machine does not decide a comparison.
 const ROUNDS: usize = 3;
+
+/// What one end of a measured window read.
+struct Mark {
+    gateway: Duration,
+    /// The upstream's CPU time (for the fleet subjects).
+    #[cfg(feature = "redis")]
+    upstream: Duration,
+    /// The fleet subjects: Redis's CPU time and counters.
+    #[cfg(feature = "redis")]
+    redis: Option<(Duration, super::redis::RedisCounters)>,
+}
 
 /// Measures the gateway section, `ROUNDS` times interleaved; prints each run as it ends and
 /// returns, per configuration, its median round.
@@ -73,28 +117,23 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
     {
         duration = Duration::from_millis(ms);
     }
-    let upstream = ServerProcess::start_with("gateway-upstream", &[]);
-    let url = format!("http://{}/", upstream.address);
-    let gateways: Vec<Option<ServerProcess>> = SUBJECTS
-        .iter()
-        .map(|(name, _)| {
-            (*name != "straight").then(|| ServerProcess::start_with(&format!("gateway-{name}"), &[&url]))
-        })
-        .collect();
     // For a look at some cells only: `GATEWAY_WORKLOADS=W1`, `GATEWAY_IN_FLIGHT=1`.
     let chosen = |variable: &str, value: &str| {
         std::env::var(variable).map_or(true, |list| list.split(',').any(|item| item == value))
     };
     let mut plan = Vec::new();
+    let mut cached_methods = Vec::new();
     for workload in ["W1", "ETH"]
         .into_iter()
         .filter(|w| chosen("GATEWAY_WORKLOADS", w))
     {
-        let exchanges = Arc::new(exchanges(workload));
+        let requests = requests(workload);
+        let exchanges = Arc::new(exchanges(workload, &requests));
         if exchanges.is_empty() {
             println!("gateway: {workload} skipped (no corpus)");
             continue;
         }
+        cached_methods.extend(methods(&requests));
         for in_flight in IN_FLIGHT
             .into_iter()
             .filter(|n| chosen("GATEWAY_IN_FLIGHT", &n.to_string()))
@@ -102,14 +141,67 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
             plan.push((workload, in_flight, exchanges.clone()));
         }
     }
+    cached_methods.sort();
+    cached_methods.dedup();
+    // Started first, so that it is stopped last (after the gateways that use it), at the end
+    // of the section or when it panics.
+    #[cfg(feature = "redis")]
+    let mut redis = match super::redis::RedisServer::start() {
+        Ok(redis) => Some(redis),
+        Err(problem) => {
+            println!("gateway: fleet, fleet-cached skipped: no redis-server ({problem})");
+            None
+        }
+    };
+    #[cfg(feature = "redis")]
+    let fleet = redis.is_some();
+    #[cfg(not(feature = "redis"))]
+    let fleet = {
+        println!("gateway: fleet, fleet-cached skipped (run with --features http,mcp,redis)");
+        false
+    };
+    let subjects: Vec<(&str, &str)> = SUBJECTS
+        .iter()
+        .chain(if fleet { &FLEET_SUBJECTS[..] } else { &[] })
+        .copied()
+        .collect();
+    // After the upstream's URL, a fleet gateway's Redis and the methods it caches.
+    #[cfg(feature = "redis")]
+    let fleet_args = |name: &str| -> Vec<String> {
+        let Some(redis) = redis.as_ref().filter(|_| name.starts_with("fleet")) else {
+            return Vec::new();
+        };
+        let cached = if name == "fleet-cached" {
+            &cached_methods[..]
+        } else {
+            &[]
+        };
+        std::iter::once(redis.url())
+            .chain(cached.iter().cloned())
+            .collect()
+    };
+    #[cfg(not(feature = "redis"))]
+    let fleet_args = |_: &str| -> Vec<String> { Vec::new() };
+    let upstream = ServerProcess::start_with("gateway-upstream", &[]);
+    let url = format!("http://{}/", upstream.address);
+    let gateways: Vec<Option<ServerProcess>> = subjects
+        .iter()
+        .map(|(name, _)| {
+            let args: Vec<String> = std::iter::once(url.clone()).chain(fleet_args(name)).collect();
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            (*name != "straight").then(|| ServerProcess::start_with(&format!("gateway-{name}"), &args))
+        })
+        .collect();
     // samples[configuration][subject] = one run per round.
-    let mut samples: Vec<Vec<Vec<GatewayRun>>> = vec![vec![Vec::new(); SUBJECTS.len()]; plan.len()];
+    let mut samples: Vec<Vec<Vec<GatewayRun>>> = vec![vec![Vec::new(); subjects.len()]; plan.len()];
     for round_number in 1..=rounds {
         for ((workload, in_flight, exchanges), samples) in plan.iter().zip(&mut samples) {
             let mut straight = (0.0, 0.0);
-            for (((name, what), gateway), samples) in SUBJECTS.iter().zip(&gateways).zip(samples.iter_mut()) {
+            for (((name, what), gateway), samples) in subjects.iter().zip(&gateways).zip(samples.iter_mut()) {
                 let process = gateway.as_ref().unwrap_or(&upstream);
-                let mut marks = Vec::with_capacity(2);
+                #[cfg(feature = "redis")]
+                let mut fleet_redis = redis.as_mut().filter(|_| name.starts_with("fleet"));
+                let mut marks: Vec<Mark> = Vec::with_capacity(2);
                 let load = load::run(
                     Protocol::Http,
                     process.address,
@@ -117,14 +209,59 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                     exchanges,
                     warmup,
                     duration,
-                    || marks.push(process.cpu()),
+                    || {
+                        // Redis's INFO outside the window: before the CPU times at its start,
+                        // after them at its end.
+                        #[cfg(feature = "redis")]
+                        let counted = match (&mut fleet_redis, marks.is_empty()) {
+                            (Some(redis), true) => Some(redis.counters()),
+                            _ => None,
+                        };
+                        let gateway = process.cpu();
+                        #[cfg(feature = "redis")]
+                        let (upstream, redis) = (
+                            upstream.cpu(),
+                            fleet_redis.as_mut().map(|redis| {
+                                let cpu = redis.cpu();
+                                (cpu, counted.unwrap_or_else(|| redis.counters()))
+                            }),
+                        );
+                        marks.push(Mark {
+                            gateway,
+                            #[cfg(feature = "redis")]
+                            upstream,
+                            #[cfg(feature = "redis")]
+                            redis,
+                        });
+                    },
                 );
-                let cpu = marks[1].saturating_sub(marks[0]).as_secs_f64();
+                let requests = load.requests.max(1) as f64;
+                let per_request_us = |from: Duration, to: Duration| {
+                    round(to.saturating_sub(from).as_secs_f64() * 1e6 / requests, 2)
+                };
                 let us = |q: f64| load.histogram.value_at_quantile(q) as f64 / 1e3;
                 let (p50, p99) = (us(0.5), us(0.99));
                 if *name == "straight" {
                     straight = (p50, p99);
                 }
+                // The fleet subjects: Redis's CPU, round trips, scripts and commands, and the
+                // upstream's CPU, per request.
+                #[cfg(feature = "redis")]
+                let fleet = match (marks[0].redis, marks[1].redis) {
+                    (Some((cpu_before, before)), Some((cpu_after, after))) => {
+                        let counted = before.until(&after);
+                        Some((
+                            per_request_us(cpu_before, cpu_after),
+                            round(counted.reads as f64 / requests, 3),
+                            round(counted.scripts as f64 / requests, 3),
+                            round(counted.commands as f64 / requests, 2),
+                            per_request_us(marks[0].upstream, marks[1].upstream),
+                        ))
+                    }
+                    _ => None,
+                };
+                #[cfg(not(feature = "redis"))]
+                let fleet: Option<(f64, f64, f64, f64, f64)> = None;
                 let run = GatewayRun {
                     workload,
                     implementation: name,
@@ -132,16 +269,28 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                     req_per_s: round(load.requests as f64 / load.seconds, 0),
                     added_p50_us: round(p50 - straight.0, 1),
                     added_p99_us: round(p99 - straight.1, 1),
-                    cpu_us_per_req: round(cpu * 1e6 / load.requests.max(1) as f64, 2),
+                    cpu_us_per_req: per_request_us(marks[0].gateway, marks[1].gateway),
                     p50_us: round(p50, 1),
                     p99_us: round(p99, 1),
                     requests: load.requests,
                     what,
                     rounds: Vec::new(),
+                    redis_cpu_us_per_req: fleet.map(|f| f.0),
+                    redis_round_trips_per_req: fleet.map(|f| f.1),
+                    redis_scripts_per_req: fleet.map(|f| f.2),
+                    redis_commands_per_req: fleet.map(|f| f.3),
+                    upstream_cpu_us_per_req: fleet.map(|f| f.4),
+                };
+                let fleet = match fleet {
+                    Some((redis, trips, scripts, commands, upstream)) => format!(
+                        "; Redis CPU {redis:.2} µs/req, {trips:.3} round trips, {scripts:.3} scripts, \
+                         {commands:.2} commands per request; upstream CPU {upstream:.2} µs/req"
+                    ),
+                    None => String::new(),
                 };
                 println!(
-                    "gateway: round {round_number}/{rounds} {:<3} {:>2} in flight {:<8}: {:>7.0} req/s, p50 {:>7.1} (+{:>6.1}) \
-                     p99 {:>7.1} (+{:>6.1}) µs, CPU {:>6.2} µs/req{}",
+                    "gateway: round {round_number}/{rounds} {:<3} {:>2} in flight {:<12}: {:>7.0} req/s, p50 {:>7.1} (+{:>6.1}) \
+                     p99 {:>7.1} (+{:>6.1}) µs, CPU {:>6.2} µs/req{}{fleet}",
                     run.workload,
                     run.in_flight,
                     run.implementation,

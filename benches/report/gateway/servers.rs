@@ -1,6 +1,6 @@
 //! The gateway section's servers, each in a child process on one tokio thread (this bench
-//! binary with `--transport-server gateway-KIND [UPSTREAM_URL]`): the upstream, and the three
-//! gateways in front of it.
+//! binary with `--transport-server gateway-KIND [UPSTREAM_URL [REDIS_URL [METHOD …]]]`): the
+//! upstream, and the gateways in front of it (with the `redis` feature, the fleet's two too).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -47,6 +47,8 @@ pub(crate) fn serve(kind: &str, args: &[String]) {
             "rpcwire" => rpcwire(&upstream).await,
             "value" => forwarder(&upstream, true).await,
             "floor" => forwarder(&upstream, false).await,
+            #[cfg(feature = "redis")]
+            "fleet" | "fleet-cached" => fleet(&upstream, &args[1], &args[2..]).await,
             other => panic!("unknown gateway server {other:?}"),
         }
     });
@@ -114,6 +116,53 @@ async fn rpcwire(upstream: &str) {
     rpcwire::transport::http::HttpServer::new(router)
         .with_max_body(64 << 20)
         .serve(listener)
+        .await
+        .expect("the gateway serves");
+}
+
+/// The API key every request of the gateway section carries (the other subjects ignore it).
+pub(crate) const FLEET_KEY_HEADER: &str = "X-Api-Key: bench-key-0123456789";
+
+/// What the fleet subjects cache when told no method: one no workload sends, so that every
+/// request looks its method up, misses and is forwarded.
+#[cfg(feature = "redis")]
+const NOT_SENT: &str = "bench_notSent";
+
+/// rpcwire's gateway as the `rpcwire` subject builds it, its `HttpService` behind
+/// `FleetLayer` (the gateway example's way with `--keys`, `--redis` and `--cache`): the key
+/// checked, the rate limit shared through the Redis at `redis` (a rate so high nothing is
+/// limited; with `LimitConfig`'s defaults, such a key is charged after the fact, every 5 ms),
+/// and the answers of the methods `cached` (or of `NOT_SENT`) cached there for
+/// good; served by `HttpServer::serve_layered` (the same connections as the `rpcwire`
+/// subject's), as the example does.
+#[cfg(feature = "redis")]
+async fn fleet(upstream: &str, redis: &str, cached: &[String]) {
+    use rpcwire::proxy::fleet::{ApiKeys, FleetLayer, LimitConfig, SharedLimiter};
+    use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(upstream, 64 << 20)]);
+    let router = Gateway::new(pool).into_router();
+    let service = rpcwire::transport::http::HttpService::new(router).with_max_body(64 << 20);
+    let keys = ApiKeys::parse("bench-key-0123456789 1000000000 bench\n").expect("the bench's key");
+    // A timeout no answer of a loaded 2-core machine reaches: past it the limiter would decide
+    // locally for a second, which is not what is measured here.
+    let config = LimitConfig {
+        timeout: std::time::Duration::from_secs(1),
+        ..LimitConfig::default()
+    };
+    let limiter = SharedLimiter::new(redis, config).expect("a Redis URL");
+    let mut layer = FleetLayer::new(keys)
+        .with_max_body(64 << 20)
+        .with_limiter(limiter);
+    if cached.is_empty() {
+        layer = layer.with_cache(NOT_SENT, None);
+    }
+    for method in cached {
+        layer = layer.with_cache(method.clone(), None);
+    }
+    let listener = bind().await;
+    announce(listener.local_addr().expect("local address"));
+    rpcwire::transport::http::HttpServer::from_service(service)
+        .serve_layered(listener, layer)
         .await
         .expect("the gateway serves");
 }

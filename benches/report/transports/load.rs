@@ -22,10 +22,21 @@ pub(crate) struct Exchange {
 impl Exchange {
     /// `body` as an HTTP/1.1 POST or a WebSocket text frame; its answer must contain `expect`.
     pub(crate) fn new(protocol: Protocol, body: &[u8], expect: &[u8]) -> Exchange {
+        Exchange::with_header(protocol, body, expect, "")
+    }
+
+    /// [`Exchange::new`] with one more line in the HTTP request's head (`header`, e.g.
+    /// `X-Api-Key: KEY`; none when empty). A WebSocket frame has no head: `header` is not sent.
+    pub(crate) fn with_header(protocol: Protocol, body: &[u8], expect: &[u8], header: &str) -> Exchange {
         let wire = match protocol {
             Protocol::Http => {
+                let header = if header.is_empty() {
+                    String::new()
+                } else {
+                    format!("{header}\r\n")
+                };
                 let mut wire = format!(
-                    "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                    "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{header}Content-Length: {}\r\n\r\n",
                     body.len()
                 )
                 .into_bytes();

@@ -38,7 +38,10 @@ where
     S::Future: Send + 'static,
 {
     let sweeper = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
+        // The first sweep one period after the start (there is nothing to sweep before; and a
+        // sweep whose task first runs late on a loaded machine would end sessions idle for
+        // less than a period, which the test of a 1 ms idle timeout caught).
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         loop {
             tick.tick().await;
             if !sweep() {

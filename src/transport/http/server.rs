@@ -6,8 +6,14 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::convert::Infallible;
+
+use http::{Request, Response};
+use http_body::Body;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use super::connection_clock::ConnectionClock;
@@ -126,6 +132,61 @@ impl HttpServer {
         listener: TcpListener,
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
+        let service = HyperService(self.service.clone());
+        self.accept(listener, shutdown, move || service.clone()).await
+    }
+
+    /// Accepts and serves connections as [`serve`](HttpServer::serve) does, each request
+    /// going through `layer` — a tower layer around the service, such as
+    /// [`FleetLayer`](crate::proxy::fleet::FleetLayer) or tower-http's — on its way in and
+    /// out; the same connections, limits and head deadline.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use rpcwire::transport::http::{HttpServer, HttpService};
+    ///
+    /// // A layer that answers every request itself would do; this one passes them on.
+    /// struct PassOn;
+    /// impl<S> tower_layer::Layer<S> for PassOn {
+    ///     type Service = S;
+    ///     fn layer(&self, inner: S) -> S { inner }
+    /// }
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8545").await?;
+    /// HttpServer::new(rpcwire::dispatch::Router::new()).serve_layered(listener, PassOn).await
+    /// # }
+    /// ```
+    pub async fn serve_layered<L, B>(self, listener: TcpListener, layer: L) -> io::Result<()>
+    where
+        L: tower_layer::Layer<HttpService>,
+        L::Service: tower_service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as tower_service::Service<Request<Incoming>>>::Future: Send + 'static,
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        let service = layer.layer(self.service.clone());
+        self.accept(listener, std::future::pending(), move || TowerToHyperService::new(service.clone()))
+            .await
+    }
+
+    /// The accept loop: each connection served with a service from `service`, on a task of
+    /// its own, until `shutdown` completes or accepting fails.
+    async fn accept<S, B>(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+        service: impl Fn() -> S,
+    ) -> io::Result<()>
+    where
+        S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible> + Send + 'static,
+        S::Future: Send + 'static,
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         tokio::pin!(shutdown);
         loop {
             let (stream, _) = tokio::select! {
@@ -140,7 +201,7 @@ impl HttpServer {
             };
             let _ = stream.set_nodelay(true);
             let builder = self.connection_builder();
-            let service = HyperService(self.service.clone());
+            let service = service();
             let stream = DetectDeadline::new(stream, self.header_timeout);
             tokio::spawn(async move {
                 // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
