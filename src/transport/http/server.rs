@@ -137,9 +137,9 @@ impl HttpServer {
     }
 
     /// Accepts and serves connections as [`serve`](HttpServer::serve) does, each request
-    /// going through `layer` — a tower layer around the service, such as
-    /// [`FleetLayer`](crate::proxy::fleet::FleetLayer) or tower-http's — on its way in and
-    /// out; the same connections, limits and head deadline.
+    /// going through `layer` — a tower layer around the service, such as the fleet's
+    /// `FleetLayer` (`redis` feature) or tower-http's — on its way in and out; the same
+    /// connections, limits and head deadline.
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
