@@ -117,9 +117,21 @@ fn the_typescript_sdk_client_over_streamable_http() {
 
 /// `examples/mcp_gateway` in front of `command` (a shell command line) over stdio.
 fn gateway_in_front_of(command: &str) -> listening_child::Listening {
+    // The clients send 100 calls at once. Past the gateway's default of 64 under way per
+    // session, it refuses the rest ("too many requests under way"), rightly, whenever the child
+    // answers slower than the client sends (seen once in CI on a loaded machine): the limit is
+    // raised here so that these tests check forwarding, not the limit (tests/mcp_gateway.rs
+    // checks the limit).
     start_listening(
         &example_binary("mcp_gateway"),
-        &["--stdio", command, "--listen", "127.0.0.1:0"],
+        &[
+            "--stdio",
+            command,
+            "--listen",
+            "127.0.0.1:0",
+            "--session-in-flight",
+            "128",
+        ],
     )
 }
 
