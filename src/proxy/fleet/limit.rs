@@ -526,7 +526,8 @@ impl SharedLimiter {
     /// it, or is decided without it).
     fn charge_after(&self, key: &ApiKey, cost: u64) -> Option<Decision> {
         let inner = &self.inner;
-        self.connection()?;
+        // Connected is all this asks: no clone of the connection per request.
+        self.on_connection(|_| ())?;
         let now = Instant::now();
         let mut owed = lock_unpoisoned(&inner.owed);
         let entry = owed.entry(*key.digest()).or_insert_with(|| {
@@ -642,6 +643,12 @@ impl SharedLimiter {
     /// when there is none, one is being made in the background (a task of its own that tries until it connects or the limiter is
     /// dropped).
     fn connection(&self) -> Option<ConnectionManager> {
+        self.on_connection(ConnectionManager::clone)
+    }
+
+    /// `take` applied to the connection (see [`connection`](SharedLimiter::connection)), without
+    /// cloning it when a look is enough.
+    fn on_connection<T>(&self, take: impl FnOnce(&ConnectionManager) -> T) -> Option<T> {
         {
             let mut down_until = lock_unpoisoned(&self.inner.down_until);
             match *down_until {
@@ -650,8 +657,8 @@ impl SharedLimiter {
                 None => {}
             }
         }
-        if let Some(manager) = lock_unpoisoned(&self.inner.manager).clone() {
-            return Some(manager);
+        if let Some(manager) = lock_unpoisoned(&self.inner.manager).as_ref() {
+            return Some(take(manager));
         }
         if !self.inner.connecting.swap(true, Ordering::AcqRel) {
             tokio::spawn(connect(Arc::downgrade(&self.inner)));
