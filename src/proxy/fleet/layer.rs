@@ -448,11 +448,19 @@ async fn remember(
     if let Some(first) = first {
         first.share(result.clone());
     }
-    if let Some(result) = result.filter(|result| result.len() <= config.max_cached) {
+    if let Some(result) = result {
+        keep(config, limiter, name, ttl, result);
+    }
+    Response::from_parts(head, Full::new(body))
+}
+
+/// Writes `result` under `name` for `ttl` in a task of its own, unless it is over the size
+/// limit.
+fn keep(config: &Config, limiter: &SharedLimiter, name: String, ttl: Option<Duration>, result: Bytes) {
+    if result.len() <= config.max_cached {
         let limiter = limiter.clone();
         tokio::spawn(async move { limiter.write(&name, result, ttl).await });
     }
-    Response::from_parts(head, Full::new(body))
 }
 
 /// An answer with the id `id_text` (as the client wrote it) and the result `result`.
@@ -578,10 +586,7 @@ async fn remember_batch(
             continue;
         };
         let result = crate::message::JsonBytes::slice_of(&answer, result).into_bytes();
-        if result.len() <= config.max_cached {
-            let (limiter, name, ttl) = (limiter.clone(), name.clone(), *ttl);
-            tokio::spawn(async move { limiter.write(&name, result, ttl).await });
-        }
+        keep(config, limiter, name.clone(), *ttl, result);
     }
     Response::from_parts(head, Full::new(body))
 }
