@@ -349,18 +349,15 @@ where
             return refused;
         }
         let id_text = weighed.id_text.as_deref().unwrap_or_default();
-        let first = match joined {
-            Some(Joined::Waiting(mut fetched)) => {
-                // The first one's result, when it got one; else this one goes on itself.
-                let result = fetched.wait_for(Option::is_some).await.ok().and_then(|f| f.clone().flatten());
-                if let Some(result) = result {
+        let first = match (joined, &weighed.cache) {
+            (Some(joined), Some((name, _))) => match follow(config, name, joined).await {
+                Ok(result) => {
                     metrics::request(key.label(), "coalesced");
                     return json_response(StatusCode::OK, success(id_text, &result));
                 }
-                None
-            }
-            Some(Joined::First(first)) => Some(first),
-            None => None,
+                Err(first) => first,
+            },
+            _ => None,
         };
         if let Some(result) = cached {
             metrics::request(key.label(), "cached");
@@ -408,6 +405,25 @@ impl Drop for First<'_> {
     }
 }
 
+/// Waits, when `joined` is waiting, for the result the first of the identical requests under
+/// way fetched (`Ok`). When that one ends without reaching the upstream (refused, its client
+/// gone), this one joins again: the first to do so goes on as the new first, the others wait
+/// for it; when the first got an error, this one goes on by itself (`Err(None)`). `Err(Some)`:
+/// this one is (or became) the first.
+async fn follow<'a>(config: &'a Config, name: &str, mut joined: Joined<'a>) -> Result<Bytes, Option<First<'a>>> {
+    loop {
+        let mut fetched = match joined {
+            Joined::First(first) => return Err(Some(first)),
+            Joined::Waiting(fetched) => fetched,
+        };
+        match fetched.wait_for(Option::is_some).await.map(|fetched| fetched.clone().flatten()) {
+            Ok(Some(result)) => return Ok(result),
+            Ok(None) => return Err(None),
+            Err(_) => joined = join(config, name),
+        }
+    }
+}
+
 /// Joins the requests under way whose cached answer is `name`.
 fn join<'a>(config: &'a Config, name: &str) -> Joined<'a> {
     let mut fetching = lock_unpoisoned(&config.fetching);
@@ -435,6 +451,10 @@ async fn remember(
     first: Option<First<'_>>,
 ) -> Response<Full<Bytes>> {
     if response.status() != StatusCode::OK {
+        // The upstream failed: the identical requests waiting go on by themselves.
+        if let Some(first) = first {
+            first.share(None);
+        }
         return response;
     }
     let (head, body) = response.into_parts();
@@ -725,5 +745,45 @@ mod tests {
         assert_ne!(format!("{first:?}"), format!("{second:?}"));
         assert!(first.config.weights.is_empty() && second.config.weights["m"] == 3);
         let _ = second.layer(());
+    }
+
+    /// Two requests waiting for a first that ends without reaching the upstream: one of them
+    /// becomes the first, the other gets its result; a first that got an error lets both go
+    /// on by themselves.
+    #[tokio::test]
+    async fn waiting_requests_join_again_when_the_first_never_reached_the_upstream() {
+        let layer = FleetLayer::new(ApiKeys::parse("k 1").unwrap());
+        let config = &layer.config;
+        let lead_or_wait = |joined| async move {
+            match follow(config, "x", joined).await {
+                Ok(result) => result,
+                Err(Some(first)) => {
+                    tokio::task::yield_now().await;
+                    first.share(Some(Bytes::from_static(b"led")));
+                    Bytes::from_static(b"first")
+                }
+                Err(None) => Bytes::from_static(b"alone"),
+            }
+        };
+        let Joined::First(refused) = join(config, "x") else { panic!("the first") };
+        let (second, third) = (join(config, "x"), join(config, "x"));
+        let dropped = async move {
+            tokio::task::yield_now().await;
+            drop(refused);
+        };
+        let ((), second, third) = tokio::join!(dropped, lead_or_wait(second), lead_or_wait(third));
+        let mut got = [second, third];
+        got.sort();
+        assert_eq!(got, [Bytes::from_static(b"first"), Bytes::from_static(b"led")]);
+        assert!(lock_unpoisoned(&config.fetching).is_empty());
+
+        let Joined::First(failed) = join(config, "x") else { panic!("the first") };
+        let (second, third) = (join(config, "x"), join(config, "x"));
+        let shared = async move {
+            tokio::task::yield_now().await;
+            failed.share(None);
+        };
+        let ((), second, third) = tokio::join!(shared, lead_or_wait(second), lead_or_wait(third));
+        assert_eq!([second, third], [Bytes::from_static(b"alone"), Bytes::from_static(b"alone")]);
     }
 }
