@@ -584,6 +584,10 @@ async fn an_expired_http_session_fails_the_next_call_and_a_bad_url_fails_to_conn
         .await
         .unwrap_err();
     assert!(gone.to_string().contains("404"), "{gone}");
+    // Until an initialize starts another session, a call fails here: it is not sent without
+    // a session (which a server refuses with 400).
+    let ended = client.ping().await.unwrap_err();
+    assert!(ended.to_string().contains("the session has ended"), "{ended}");
     // The client starts over with a new session.
     let again = McpClient::builder("t", "1").connect_http(url).await.unwrap();
     again.ping().await.unwrap();

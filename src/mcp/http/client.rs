@@ -48,6 +48,9 @@ struct Shared {
     version: Mutex<Option<HeaderValue>>,
     /// The GET stream was asked for (once per session).
     listening: AtomicBool,
+    /// The server ended the session (`404`) and no `initialize` has started another: a
+    /// request is failed here, not sent without a session.
+    ended: AtomicBool,
     /// The POSTs under way that carry one request, by its id (JSON text): the client's
     /// cancellation of that request ends its POST too (how a stateless server learns of it).
     posts: Mutex<HashMap<String, tokio::task::AbortHandle>>,
@@ -80,6 +83,7 @@ impl StreamableHttpClient {
                 session: Mutex::new(None),
                 version: Mutex::new(None),
                 listening: AtomicBool::new(false),
+                ended: AtomicBool::new(false),
                 posts: Mutex::new(HashMap::new()),
                 max_message: 4 << 20,
                 max_resumes: 5,
@@ -135,6 +139,7 @@ impl StreamableHttpClient {
                 session: Mutex::new(None),
                 version: Mutex::new(version),
                 listening: AtomicBool::new(false),
+                ended: AtomicBool::new(false),
                 posts: Mutex::new(HashMap::new()),
                 max_message: old.max_message,
                 max_resumes: old.max_resumes,
@@ -404,6 +409,14 @@ impl Shared {
             Some(version) => (None, self.stateless_request(frame.clone(), version)),
             None => {
                 let sent_in = lock_unpoisoned(&self.session).clone();
+                if sent_in.is_none() && !initialize && self.ended.load(Ordering::Acquire) {
+                    let reason = "the session has ended (the server answered 404): initialize to start another";
+                    let failure = ExchangeFailure { reason: reason.to_owned(), reached: false, status: None };
+                    if let Some(answer) = failure_answer(&frame, &failure) {
+                        let _ = frames.send(answer);
+                    }
+                    return;
+                }
                 (sent_in, self.request(Method::POST, frame.clone()))
             }
         };
@@ -432,6 +445,7 @@ impl Shared {
             if let Some(session) = response.headers().get(SESSION_HEADER) {
                 *lock_unpoisoned(&self.session) = Some(session.clone());
                 self.listening.store(false, Ordering::Release);
+                self.ended.store(false, Ordering::Release);
             }
         }
         let is_sse = has_content_type(&response, "text/event-stream");
@@ -467,6 +481,7 @@ impl Shared {
                 if status == StatusCode::NOT_FOUND && sent_in.is_some() && lock_unpoisoned(&self.session).take().is_some() {
                     // The session is gone: the next initialize starts another.
                     self.listening.store(false, Ordering::Release);
+                    self.ended.store(true, Ordering::Release);
                 }
                 let json = has_content_type(&response, "application/json");
                 if let (true, Ok(bytes)) = (json, self.read_body(response).await) {
