@@ -330,12 +330,14 @@ where
     };
     let Some(elements) = batch_elements(&body) else {
         let weighed = weigh(config, &body);
+        // A cacheable request (with an id) joins the identical ones under way; the first asks
+        // the cache.
         let joined = match (&weighed.cache, &weighed.id_text) {
-            (Some((name, _)), Some(_)) => Some(join(config, name)),
+            (Some((name, _)), Some(_)) => Some((name.as_str(), join(config, name))),
             _ => None,
         };
-        let cache = match (&joined, &weighed.cache) {
-            (Some(Joined::First(_)), Some((name, _))) => Some(name.as_str()),
+        let cache = match &joined {
+            Some((name, Joined::First(_))) => Some(*name),
             _ => None,
         };
         let (decision, cached) = limiter.check_and_read(key, weighed.cost, cache).await;
@@ -349,15 +351,15 @@ where
             return refused;
         }
         let id_text = weighed.id_text.as_deref().unwrap_or_default();
-        let first = match (joined, &weighed.cache) {
-            (Some(joined), Some((name, _))) => match follow(config, name, joined).await {
+        let first = match joined {
+            Some((name, joined)) => match follow(config, name, joined).await {
                 Ok(result) => {
                     metrics::request(key.label(), "coalesced");
                     return json_response(StatusCode::OK, success(id_text, &result));
                 }
                 Err(first) => first,
             },
-            _ => None,
+            None => None,
         };
         if let Some(result) = cached {
             metrics::request(key.label(), "cached");

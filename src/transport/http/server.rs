@@ -1,12 +1,11 @@
 //! `HttpServer`: an [`HttpService`] served on a TCP listener with hyper (HTTP/1.1 with
 //! keep-alive and pipelining, and HTTP/2), one task per connection.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
-
-use std::convert::Infallible;
 
 use http::{Request, Response};
 use http_body::Body;
