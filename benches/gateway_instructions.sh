@@ -31,7 +31,7 @@ bin=$(cargo bench --bench report --features http,redis --no-run --message-format
     | grep -o '"executable":"[^"]*/report-[^"]*"' | tail -1 | sed 's/"executable":"//; s/"$//')
 [ -x "$bin" ] || { echo "could not build the report bench" >&2; exit 1; }
 head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-[ -z "$(git status --porcelain -- src 2>/dev/null)" ] || head="$head + uncommitted changes"
+[ -z "$(git status --porcelain -- src crates 2>/dev/null)" ] || head="$head + uncommitted changes"
 
 profiles=$(mktemp -d)
 trap 'rm -rf "$profiles"' EXIT

@@ -26,7 +26,7 @@ bin=$(cargo bench --bench report --no-run --message-format=json 2>/dev/null \
 [ -x "$bin" ] || { echo "could not build the report bench" >&2; exit 1; }
 # The source the binary was just built from (uncommitted changes under src/ are flagged).
 head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-[ -z "$(git status --porcelain -- src 2>/dev/null)" ] || head="$head + uncommitted changes"
+[ -z "$(git status --porcelain -- src crates 2>/dev/null)" ] || head="$head + uncommitted changes"
 
 profiles=$(mktemp -d)
 trap 'rm -rf "$profiles"' EXIT

@@ -41,12 +41,6 @@ mod cfg;
 
 pub mod correlate;
 pub mod dispatch;
-pub mod encode;
-pub mod frame;
-pub mod json;
-pub mod message;
-pub mod parse;
-pub mod pool;
 pub mod serve;
 mod sync;
 mod trace;
@@ -58,12 +52,17 @@ cfg_mcp! {
     pub mod mcp;
 }
 
+// The wire layer (rpcwire-wire) under its old paths: `rpcwire::parse` is both the module and
+// the function, as before.
+#[doc(inline)]
+pub use rpcwire_wire::{codes, encode, frame, json, message, parse, pool};
+
 pub use message::{
     BuildError, ErrorCode, ErrorObject, Id, IdKind, JsonBytes, Message, Notification, Params, ParamsIter,
     RawJson, Request, Response, ResponsePayload,
 };
 pub use parse::{
-    parse, Batch, BatchIter, BatchScratch, Limits, ParseError, ParseErrorKind, Parsed, ParsedFrame, Parser,
+    Batch, BatchIter, BatchScratch, Limits, ParseError, ParseErrorKind, Parsed, ParsedFrame, Parser,
 };
 
 /// The README's examples, compiled and run as doc tests.

@@ -1,7 +1,10 @@
-//! The crate's top-level modules depend on each other one way only, in the order of the data
-//! flow: json → message → parse → frame / encode / pool / correlate → dispatch → serve /
-//! transport (see DESIGN.md). Read from the `crate::` paths in the code of `src/`, so that a
-//! back edge, or an edge between two modules of the same layer, fails CI.
+//! The workspace's crates depend on each other one way only, the crate graph being the layer
+//! graph (read from `cargo metadata`: a crate that names a crate of its own layer or above
+//! fails); inside each crate, the top-level modules depend on each other one way only too, in
+//! the order of the data flow: json → message → parse → frame / encode / pool / correlate →
+//! dispatch → serve / transport (see DESIGN.md). Read from the `crate::` paths in the code of
+//! each crate's `src/`, so that a back edge, or an edge between two modules of the same layer,
+//! fails CI. The compiler holds the crate boundaries; this test holds their order.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -10,6 +13,8 @@ use std::path::{Path, PathBuf};
 /// Each top-level module's layer: a module may use only modules of lower layers.
 const LAYERS: &[(&str, u32)] = &[
     ("json", 0),
+    ("error_answer", 4),
+    ("codes", 0),
     ("sync", 0),
     ("cfg", 0),
     ("message", 1),
@@ -101,16 +106,117 @@ fn used_modules(text: &str) -> Vec<(usize, String)> {
     used
 }
 
+/// Each crate of the workspace and its layer: a crate may depend only on crates of lower layers.
+const CRATES: &[(&str, u32)] = &[("rpcwire-wire", 0), ("rpcwire", 9)];
+
+fn crate_layer(name: &str) -> Option<u32> {
+    CRATES
+        .iter()
+        .find(|(crate_name, _)| *crate_name == name)
+        .map(|&(_, layer)| layer)
+}
+
+/// The source folders of the workspace's crates: the facade's `src/` and each `crates/*/src/`.
+fn source_roots() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut roots = vec![root.join("src")];
+    for entry in fs::read_dir(root.join("crates")).expect("crates/ is readable") {
+        let src = entry.expect("a directory entry").path().join("src");
+        if src.is_dir() {
+            roots.push(src);
+        }
+    }
+    roots.sort();
+    roots
+}
+
+#[test]
+fn crates_depend_on_lower_crates_only() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let names: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    let mut problems = Vec::new();
+    let mut local_edges = 0;
+    for package in packages {
+        let name = package["name"].as_str().expect("a package name");
+        let Some(from) = crate_layer(name) else {
+            problems.push(format!("crate `{name}` has no layer in tests/layers.rs"));
+            continue;
+        };
+        for dependency in package["dependencies"].as_array().expect("dependencies") {
+            let to_name = dependency["name"].as_str().expect("a dependency name");
+            if !names.contains(&to_name) {
+                continue;
+            }
+            local_edges += 1;
+            match crate_layer(to_name) {
+                Some(to) if to < from => {}
+                Some(to) => problems.push(format!(
+                    "`{name}` (layer {from}) depends on `{to_name}` (layer {to})"
+                )),
+                None => problems.push(format!("`{name}` depends on `{to_name}`, which has no layer")),
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "crate layering broken:\n{}",
+        problems.join("\n")
+    );
+    // Every crate of the table is in the workspace, and the check saw the edges that exist.
+    for (crate_name, _) in CRATES {
+        assert!(
+            names.contains(crate_name),
+            "`{crate_name}` is not in the workspace: {names:?}"
+        );
+    }
+    assert!(
+        local_edges >= CRATES.len() - 1,
+        "only {local_edges} edges between the workspace's crates"
+    );
+}
+
 #[test]
 fn top_level_modules_depend_on_lower_layers_only() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
     let mut edges: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut problems = Vec::new();
+    for src in source_roots() {
+        check_modules(&src, &mut edges, &mut problems);
+    }
+    assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
+    // The check sees the edges that exist (so it cannot pass by reading nothing).
+    for edge in [
+        ("message", "json"),
+        ("parse", "message"),
+        ("dispatch", "parse"),
+        ("error_answer", "parse"),
+    ] {
+        assert!(
+            edges.contains_key(&(edge.0.to_owned(), edge.1.to_owned())),
+            "expected an edge {edge:?}; found {:?}",
+            edges.keys().collect::<Vec<_>>()
+        );
+    }
+}
+
+/// Reads the `crate::` paths of the files of one crate's `src/` into `edges` and `problems`.
+fn check_modules(src: &Path, edges: &mut BTreeMap<(String, String), String>, problems: &mut Vec<String>) {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    files.sort();
     for file in &files {
-        let Some(from) = module_of(&src, file) else {
+        let Some(from) = module_of(src, file) else {
             continue;
         };
         let Some(from_layer) = layer(&from) else {
@@ -142,15 +248,6 @@ fn top_level_modules_depend_on_lower_layers_only() {
                 ));
             }
         }
-    }
-    assert!(problems.is_empty(), "layering broken:\n{}", problems.join("\n"));
-    // The check sees the edges that exist (so it cannot pass by reading nothing).
-    for edge in [("message", "json"), ("parse", "message"), ("dispatch", "parse")] {
-        assert!(
-            edges.contains_key(&(edge.0.to_owned(), edge.1.to_owned())),
-            "expected an edge {edge:?}; found {:?}",
-            edges.keys().collect::<Vec<_>>()
-        );
     }
 }
 

@@ -517,6 +517,35 @@ async fn the_host_the_token_and_the_transports_rules_are_checked() {
 }
 
 #[tokio::test]
+async fn a_ping_under_a_handshake_revision_needs_the_session_id() {
+    let gateway = McpGateway::new(fake(""));
+    let mut client = Client::new(&gateway);
+    client.initialize().await;
+    let session = client.session.take();
+    let ping = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    let mut refused = client.request("POST", ping);
+    refused
+        .headers_mut()
+        .insert("mcp-protocol-version", "2025-11-25".parse().unwrap());
+    let refused = client.send(refused).await;
+    assert_eq!(
+        refused.status(),
+        StatusCode::BAD_REQUEST,
+        "a server that issues session ids answers 400 to a request without one"
+    );
+    assert_eq!(json_of(refused).await["error"]["code"], rpcwire::codes::REFUSED);
+    client.session = session;
+    let mut answered = client.request("POST", ping);
+    answered
+        .headers_mut()
+        .insert("mcp-protocol-version", "2025-11-25".parse().unwrap());
+    let answered = client.send(answered).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    assert_eq!(answer_of(answered).await["result"], json!({}));
+    gateway.shutdown(Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
 async fn shutdown_lets_calls_finish_then_ends_every_child() {
     let gateway = McpGateway::new(fake(""));
     let mut client = Client::new(&gateway);

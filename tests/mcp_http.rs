@@ -358,6 +358,33 @@ async fn discover_and_ping_are_answered_without_a_session() {
 }
 
 #[tokio::test]
+async fn a_ping_under_a_handshake_revision_needs_the_session_id() {
+    let service = StreamableHttpService::new(server());
+    let mut client = Client::new(service.clone());
+    client.initialize().await;
+    let session = client.session.take().unwrap();
+    let ping = r#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#;
+    let versioned = |client: &Client| {
+        client
+            .post(ping)
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(Full::new(Bytes::from(ping)))
+            .unwrap()
+    };
+    let refused = client.send(versioned(&client)).await;
+    assert_eq!(
+        refused.status(),
+        StatusCode::BAD_REQUEST,
+        "a server that issues session ids answers 400 to a request without one"
+    );
+    assert_eq!(json_of(refused).await["error"]["code"], rpcwire::codes::REFUSED);
+    client.session = Some(session);
+    let answered = client.send(versioned(&client)).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    assert_eq!(json_of(answered).await["result"], json!({}));
+}
+
+#[tokio::test]
 async fn a_tool_call_streams_its_messages_then_its_result_and_the_client_answers_in_a_later_post() {
     let service = StreamableHttpService::new(server());
     let mut client = Client::new(service);

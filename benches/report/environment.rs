@@ -28,7 +28,16 @@ pub(crate) fn git_head() -> Option<String> {
     let head = command("git", &["-C", dir, "rev-parse", "--short", "HEAD"])?;
     let dirty = command(
         "git",
-        &["-C", dir, "status", "--porcelain", "--", "src", "Cargo.toml"],
+        &[
+            "-C",
+            dir,
+            "status",
+            "--porcelain",
+            "--",
+            "src",
+            "crates",
+            "Cargo.toml",
+        ],
     )
     .is_some_and(|s| !s.is_empty());
     Some(if dirty {

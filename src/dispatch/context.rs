@@ -180,9 +180,6 @@ pub(crate) enum OnCancel {
     Silent,
 }
 
-/// The error code of a request the other side cancelled (LSP's RequestCancelled).
-pub(crate) const REQUEST_CANCELLED: i64 = -32800;
-
 /// The serving side's supervision of async handlers: nothing by default (a router called
 /// directly); a peer fills it in.
 #[derive(Clone, Debug, Default)]

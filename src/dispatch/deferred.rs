@@ -8,7 +8,8 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 
-use super::context::{OnCancel, Supervision, Watch, REQUEST_CANCELLED};
+use super::context::{OnCancel, Supervision, Watch};
+use crate::codes::REQUEST_CANCELLED;
 use super::fallback::FallbackAnswer;
 use super::handler::{self, AsyncHandler, AsyncInput, BoxOutcome, Outcome};
 use super::target::Target;

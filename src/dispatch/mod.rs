@@ -36,7 +36,6 @@
 //! );
 //! ```
 
-mod error_answer;
 mod handler;
 mod methods;
 mod no_params;
@@ -45,11 +44,11 @@ mod responder;
 mod router;
 mod target;
 
-pub use error_answer::{write_frame_error, write_parse_error};
 pub use no_params::NoParams;
 pub use reply::{Reply, Written};
 pub use responder::{Answer, PendingAnswer, Responder};
 pub use router::Router;
+pub use rpcwire_wire::error_answer::{write_frame_error, write_parse_error};
 
 // The async side: handlers that are awaited, the fallback, request contexts.
 cfg_tokio! {

@@ -6,11 +6,11 @@ use bytes::{Bytes, BytesMut};
 
 #[cfg(feature = "tokio")]
 use super::context::Supervision;
-use super::error_answer::{write_frame_error, write_parse_error};
 use super::router::Router;
 use crate::frame::FrameError;
 use crate::message::{ErrorObject, Message, Response};
 use crate::parse::{BatchScratch, Parsed, ParsedFrame};
+use rpcwire_wire::error_answer::{write_frame_error, write_parse_error};
 
 /// The one way a frame becomes an answer: [`respond`](Responder::respond) parses the frame
 /// once, answers what the [`Router`]'s synchronous handlers serve straight into a

@@ -6,7 +6,6 @@ use bytes::BytesMut;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::error_answer::write_parse_error;
 use super::handler::{self, Handler};
 use super::methods::MethodTable;
 use super::reply::{Reply, Written};
@@ -16,6 +15,7 @@ use crate::encode::{self, BatchWriter};
 use crate::message::{ErrorObject, Message, Params};
 use crate::parse::{Limits, Parsed, Parser};
 use crate::trace::RequestSpan;
+use rpcwire_wire::error_answer::write_parse_error;
 
 cfg_tokio! {
     // The async side: async handlers' registration, and answering what needs an await.

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::Router;
 use crate::dispatch::context::{RequestContext, Supervision};
 use crate::dispatch::deferred::{join_in_order, Deferred, Finished};
-use crate::dispatch::error_answer::write_parse_error;
+use rpcwire_wire::error_answer::write_parse_error;
 use crate::dispatch::fallback::Fallback;
 use crate::dispatch::handler::{self, AsyncHandler, Handler};
 use crate::dispatch::raw_call::RawCall;

@@ -33,8 +33,8 @@ type PromptFn = dyn Fn(HashMap<String, String>, McpContext) -> BoxFuture<Outcome
 type CompleteFn = dyn Fn(CompleteRequest, McpContext) -> BoxFuture<Outcome<Completion>> + Send + Sync;
 
 /// The error code of a resource that does not exist (the specification's "Resource not
-/// found").
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
+/// found", revisions up to 2025-11-25): [`codes::RESOURCE_NOT_FOUND`](crate::codes::RESOURCE_NOT_FOUND).
+pub const RESOURCE_NOT_FOUND: i64 = crate::codes::RESOURCE_NOT_FOUND;
 
 /// An MCP server: register what it offers, then serve it.
 ///

@@ -22,13 +22,13 @@ use crate::sync::lock_unpoisoned;
 
 /// The error code of a request whose headers do not match its body, or lack one the
 /// revision requires (2026-07-28 `HeaderMismatchError`).
-pub const HEADER_MISMATCH: i64 = -32020;
+pub const HEADER_MISMATCH: i64 = crate::codes::HEADER_MISMATCH;
 /// The error code of a request that needs a capability the client did not declare
 /// (2026-07-28 `MissingRequiredClientCapabilityError`; `data.requiredCapabilities` says which).
-pub const MISSING_CAPABILITY: i64 = -32021;
+pub const MISSING_CAPABILITY: i64 = crate::codes::MISSING_CAPABILITY;
 /// The error code of a request in a revision the server does not speak (2026-07-28
 /// `UnsupportedProtocolVersionError`; `data` has `supported` and `requested`).
-pub const UNSUPPORTED_VERSION: i64 = -32022;
+pub const UNSUPPORTED_VERSION: i64 = crate::codes::UNSUPPORTED_VERSION;
 
 /// What every 2026-07-28 request's `_meta` says.
 #[derive(Debug)]

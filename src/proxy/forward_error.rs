@@ -41,12 +41,15 @@ pub enum ForwardError {
 }
 
 impl ForwardError {
-    /// The error code for [`Unavailable`](ForwardError::Unavailable).
-    pub const UNAVAILABLE_CODE: i64 = -32010;
-    /// The error code for [`NoAnswer`](ForwardError::NoAnswer).
-    pub const NO_ANSWER_CODE: i64 = -32011;
-    /// The error code for [`NonConforming`](ForwardError::NonConforming).
-    pub const NON_CONFORMING_CODE: i64 = -32012;
+    /// The error code for [`Unavailable`](ForwardError::Unavailable):
+    /// [`codes::UPSTREAM_UNAVAILABLE`](crate::codes::UPSTREAM_UNAVAILABLE) (-32010).
+    pub const UNAVAILABLE_CODE: i64 = crate::codes::UPSTREAM_UNAVAILABLE;
+    /// The error code for [`NoAnswer`](ForwardError::NoAnswer):
+    /// [`codes::UPSTREAM_NO_ANSWER`](crate::codes::UPSTREAM_NO_ANSWER) (-32011).
+    pub const NO_ANSWER_CODE: i64 = crate::codes::UPSTREAM_NO_ANSWER;
+    /// The error code for [`NonConforming`](ForwardError::NonConforming):
+    /// [`codes::UPSTREAM_NON_CONFORMING`](crate::codes::UPSTREAM_NON_CONFORMING) (-32012).
+    pub const NON_CONFORMING_CODE: i64 = crate::codes::UPSTREAM_NON_CONFORMING;
 
     /// The error object the client is answered with: the upstream's own for
     /// [`Remote`](ForwardError::Remote); [`UNAVAILABLE_CODE`](ForwardError::UNAVAILABLE_CODE)

@@ -39,8 +39,9 @@ use crate::message::{id_range_within, ErrorObject, Id, JsonBytes, Message, Param
 use crate::parse::{Limits, Parsed, Parser};
 use crate::transport::CancelProtocol;
 
-/// The error code of a request refused because the gateway is shutting down.
-pub const SHUTTING_DOWN: i64 = -32003;
+/// The error code of a request refused because the gateway is shutting down:
+/// [`codes::UNAVAILABLE`](crate::codes::UNAVAILABLE) (-32034).
+pub const SHUTTING_DOWN: i64 = crate::codes::UNAVAILABLE;
 
 /// A stdio MCP server served over Streamable HTTP: each client session gets its own child
 /// process, started on `initialize`; messages go both ways without their params or results
@@ -588,7 +589,9 @@ impl McpGateway {
                 let request = client_request(&body, &request);
                 match &*request.method {
                     "initialize" => self.initialize(request).await,
-                    "ping" => {
+                    // Without a session, `ping` only from a client that names no revision
+                    // yet: under a handshake revision, the session id is required.
+                    "ping" if !parts.headers.contains_key(VERSION_HEADER) => {
                         let mut out = BytesMut::new();
                         encode::write_success_bytes(&mut out, &request.id, b"{}");
                         json_answer(out.freeze())

@@ -31,10 +31,14 @@ use crate::trace::RequestSpan;
 use crate::transport::{CancelProtocol, CloseReason, Peer, PeerError, PeerErrorKind, PeerLink};
 
 /// The error code of a request the server child could not answer: it exited, closed its
-/// output, or wrote a line over the limit.
-pub const SERVER_GONE: i64 = -32001;
-/// The error code of a request the server child did not answer in time.
-pub const SERVER_TIMEOUT: i64 = -32002;
+/// output, wrote a line over the limit, or could not be started —
+/// [`codes::UPSTREAM_UNAVAILABLE`](crate::codes::UPSTREAM_UNAVAILABLE) (-32010), as the
+/// JSON-RPC gateway says of an upstream it cannot reach.
+pub const SERVER_GONE: i64 = crate::codes::UPSTREAM_UNAVAILABLE;
+/// The error code of a request the server child did not answer in time —
+/// [`codes::UPSTREAM_NO_ANSWER`](crate::codes::UPSTREAM_NO_ANSWER) (-32011), as the JSON-RPC
+/// gateway says of an upstream that did not answer.
+pub const SERVER_TIMEOUT: i64 = crate::codes::UPSTREAM_NO_ANSWER;
 
 /// The servers a gateway runs for each session: one, whose names are kept, or several
 /// under their names, which prefix theirs.

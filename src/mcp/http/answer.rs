@@ -38,9 +38,10 @@ pub(crate) fn accepted() -> Response<McpBody> {
     response
 }
 
-/// An HTTP refusal with a JSON-RPC error body (id null), as the SDKs answer.
+/// An HTTP refusal with a JSON-RPC error body (id null, [`codes::REFUSED`](crate::codes::REFUSED)),
+/// as the SDKs answer.
 pub(crate) fn refusal(status: StatusCode, message: &str) -> Response<McpBody> {
-    rpc_refusal(status, -32000, message)
+    rpc_refusal(status, crate::codes::REFUSED, message)
 }
 
 pub(crate) fn rpc_refusal(status: StatusCode, code: i64, message: &str) -> Response<McpBody> {

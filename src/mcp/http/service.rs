@@ -34,8 +34,9 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 pub const VERSION_HEADER: &str = "mcp-protocol-version";
 pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
 
-/// The error code of a request refused because its session has too many under way.
-pub const TOO_MANY_REQUESTS: i64 = -32000;
+/// The error code of a request refused because its session has too many under way (or the
+/// server too many sessions): [`codes::REFUSED`](crate::codes::REFUSED) (-32000).
+pub const TOO_MANY_REQUESTS: i64 = crate::codes::REFUSED;
 
 /// An [`McpServer`] over Streamable HTTP (the transport of MCP revisions 2025-03-26 and
 /// later), as a [`tower_service::Service`]: mount it in axum at `/mcp`, or serve it with
@@ -337,13 +338,16 @@ impl StreamableHttpService {
         }
         match session {
             Some(session) => self.serve_frame(session, body, false).await,
-            None => self.serve_without_session(body).await,
+            None => self.serve_without_session(body, parts.headers.contains_key(VERSION_HEADER)).await,
         }
     }
 
     /// A POST without a session id: `initialize` starts a session; `server/discover` (and
-    /// `ping`) are answered without one; anything else is `400`.
-    async fn serve_without_session(self, body: Bytes) -> Response<McpBody> {
+    /// `ping` from a client that names no revision yet) are answered without one; anything
+    /// else is `400` — a `ping` under a handshake revision's `MCP-Protocol-Version` too, as
+    /// the specification says of a server that issues session ids (`versioned`: the request
+    /// names a revision).
+    async fn serve_without_session(self, body: Bytes, versioned: bool) -> Response<McpBody> {
         let session = Arc::new(HttpSession::new(&self.registry, self.config.client_call_timeout));
         let (mut initializes, mut sessionless, mut other) = (false, false, false);
         let mut responses = false;
@@ -357,7 +361,8 @@ impl StreamableHttpService {
             |_| responses = true,
             |message| match message {
                 Message::Request(request) if request.method() == "initialize" => initializes = true,
-                Message::Request(request) if matches!(request.method(), "server/discover" | "ping") => sessionless = true,
+                Message::Request(request) if request.method() == "server/discover" => sessionless = true,
+                Message::Request(request) if request.method() == "ping" && !versioned => sessionless = true,
                 _ => other = true,
             },
         );
@@ -368,7 +373,7 @@ impl StreamableHttpService {
             };
             let initialized = session.state.version().is_some();
             if initialized && !self.sessions.insert(session.clone()) {
-                return rpc_refusal(StatusCode::SERVICE_UNAVAILABLE, -32000, "Service Unavailable: too many sessions");
+                return rpc_refusal(StatusCode::SERVICE_UNAVAILABLE, TOO_MANY_REQUESTS, "Service Unavailable: too many sessions");
             }
             let mut response = json_answer(out.freeze());
             if initialized {

@@ -495,9 +495,12 @@ pub(crate) fn error_answer(id: &Id<'_>, error: &ErrorObject<'_>) -> Response<Mcp
 /// The HTTP status the stateless revision gives an error answered as JSON: 404 for a method
 /// it lacks, 400 for a request it refuses, 200 for a handler's error.
 pub(crate) fn error_status(code: i64) -> StatusCode {
+    use crate::codes::*;
     match code {
-        -32601 => StatusCode::NOT_FOUND,
-        -32700 | -32600 | -32602 | -32020 | -32021 | -32022 => StatusCode::BAD_REQUEST,
+        METHOD_NOT_FOUND => StatusCode::NOT_FOUND,
+        PARSE_ERROR | INVALID_REQUEST | INVALID_PARAMS | HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION => {
+            StatusCode::BAD_REQUEST
+        }
         _ => StatusCode::OK,
     }
 }

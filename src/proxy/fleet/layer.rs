@@ -28,13 +28,15 @@ use crate::proxy::{batch_elements, join_batch};
 use crate::sync::{lock_unpoisoned, read_unpoisoned, write_unpoisoned};
 use crate::transport::http::body::{read_limited, ReadError};
 
-/// The error code of a request without a known API key (`401`).
-pub const UNAUTHORIZED: i64 = -32001;
-/// The error code of a request over its key's rate (`429`; EIP-1474's "limit exceeded").
-pub const LIMIT_EXCEEDED: i64 = -32005;
+/// The error code of a request without a known API key (`401`):
+/// [`codes::UNAUTHORIZED`](crate::codes::UNAUTHORIZED) (-32001).
+pub const UNAUTHORIZED: i64 = crate::codes::UNAUTHORIZED;
+/// The error code of a request over its key's rate (`429`; EIP-1474's "limit exceeded"):
+/// [`codes::LIMIT_EXCEEDED`](crate::codes::LIMIT_EXCEEDED) (-32005).
+pub const LIMIT_EXCEEDED: i64 = crate::codes::LIMIT_EXCEEDED;
 /// The error code of a request refused because the shared limiter cannot reach Redis and is
-/// closed then (`503`).
-pub const LIMITER_UNAVAILABLE: i64 = -32000;
+/// closed then (`503`): [`codes::UNAVAILABLE`](crate::codes::UNAVAILABLE) (-32034).
+pub const LIMITER_UNAVAILABLE: i64 = crate::codes::UNAVAILABLE;
 
 /// API keys, and optionally the shared rate limit, in front of a JSON-RPC HTTP service
 /// (rpcwire's [`HttpService`](crate::transport::http::HttpService), or any tower service of

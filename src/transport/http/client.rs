@@ -26,9 +26,9 @@ pub const DEFAULT_MAX_RESPONSE: usize = 16 << 20;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The JSON-RPC server error code a call gets when its HTTP exchange fails (a status other
-/// than 200/204, a refused connection, a timeout): in the range the specification leaves to
-/// implementations.
-pub const HTTP_FAILURE_CODE: i64 = -32000;
+/// than 200/204, a refused connection, a timeout):
+/// [`codes::HTTP_FAILURE`](crate::codes::HTTP_FAILURE) (-32033).
+pub const HTTP_FAILURE_CODE: i64 = crate::codes::HTTP_FAILURE;
 
 /// A [`Transport`] over HTTP: each frame sent is POSTed to one URL as
 /// `application/json` (on keep-alive HTTP/1 connections, exchanges in parallel, up to
@@ -305,7 +305,7 @@ mod tests {
         let single = failure_answer(br#"{"jsonrpc":"2.0","id":7,"method":"m"}"#, &bad_gateway).unwrap();
         assert_eq!(
             &single[..],
-            &br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32000,"message":"HTTP status 502 Bad Gateway","data":{"reached":true,"status":502}}}"#[..]
+            &br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32033,"message":"HTTP status 502 Bad Gateway","data":{"reached":true,"status":502}}}"#[..]
         );
         let down = ExchangeFailure {
             reason: "down".to_owned(),

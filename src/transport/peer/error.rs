@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::CloseReason;
 use crate::correlate::CallError;
+use crate::codes;
 use crate::message::{ErrorCode, ErrorObject, Id};
 
 /// Why a call or notification failed: its [`kind`](PeerError::kind), and the call it
@@ -195,21 +196,22 @@ impl PeerError {
     }
 
     /// The error code [`to_error_object`](PeerError::to_error_object) gives a closed
-    /// connection (the same as `transport::http::HTTP_FAILURE_CODE` for a failed exchange).
-    pub const CLOSED_CODE: i64 = -32000;
+    /// connection: [`codes::CONNECTION_CLOSED`](crate::codes::CONNECTION_CLOSED) (-32030).
+    pub const CLOSED_CODE: i64 = codes::CONNECTION_CLOSED;
     /// The error code [`to_error_object`](PeerError::to_error_object) gives a call refused
-    /// because too many are pending.
-    pub const TOO_MANY_PENDING_CODE: i64 = -32001;
+    /// because too many are pending: [`codes::TOO_MANY_PENDING`](crate::codes::TOO_MANY_PENDING)
+    /// (-32032).
+    pub const TOO_MANY_PENDING_CODE: i64 = codes::TOO_MANY_PENDING;
     /// The error code [`to_error_object`](PeerError::to_error_object) gives a call that timed
-    /// out.
-    pub const TIMED_OUT_CODE: i64 = -32002;
+    /// out: [`codes::TIMED_OUT`](crate::codes::TIMED_OUT) (-32031).
+    pub const TIMED_OUT_CODE: i64 = codes::TIMED_OUT;
 
     /// The error object to answer a request with when a call made on its behalf failed — what
     /// a gateway or proxy sends its client: the other side's own error object for
     /// [`Remote`](PeerErrorKind::Remote) (as it came); for the rest, a code in the server-error
-    /// range with the reason in `data` — [`CLOSED_CODE`](PeerError::CLOSED_CODE) (-32000),
-    /// [`TOO_MANY_PENDING_CODE`](PeerError::TOO_MANY_PENDING_CODE) (-32001),
-    /// [`TIMED_OUT_CODE`](PeerError::TIMED_OUT_CODE) (-32002) —, invalid params (-32602) for
+    /// range with the reason in `data` — [`CLOSED_CODE`](PeerError::CLOSED_CODE) (-32030),
+    /// [`TOO_MANY_PENDING_CODE`](PeerError::TOO_MANY_PENDING_CODE) (-32032),
+    /// [`TIMED_OUT_CODE`](PeerError::TIMED_OUT_CODE) (-32031) —, invalid params (-32602) for
     /// params that could not be sent, and an internal error (-32603) for a result that could
     /// not be decoded.
     ///

@@ -33,9 +33,9 @@ use driver::HandlerLimits;
 use shared::Shared;
 
 /// The error code a request gets when the peer is overloaded (every handler slot busy, the
-/// backlog full): in the range the specification leaves to servers. See
+/// backlog full): [`codes::OVERLOADED`](crate::codes::OVERLOADED) (-32003). See
 /// [`PeerBuilder::overload_answer`].
-pub const OVERLOADED_CODE: i64 = -32003;
+pub const OVERLOADED_CODE: i64 = crate::codes::OVERLOADED;
 
 /// The default byte limits of the backlog and of the outgoing queue.
 const DEFAULT_QUEUE_BYTES: usize = 64 << 20;

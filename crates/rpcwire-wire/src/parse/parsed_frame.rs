@@ -1,0 +1,111 @@
+//! `ParsedFrame`: a parsed message that owns its bytes and can cross threads.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use bytes::Bytes;
+
+use super::batch::{Batch, Slot};
+use super::error::ParseError;
+use super::parser::{Parser, Top};
+use super::spans::MessageSpans;
+use super::Parsed;
+
+enum Shape {
+    Single(MessageSpans),
+    Batch(Vec<Slot>),
+}
+
+/// A parsed frame that owns its input (`bytes::Bytes`) and the offsets the parser found.
+/// It is `Send + Sync + 'static`, so it can be handed to another task or thread;
+/// [`view`](ParsedFrame::view) gives the borrowed [`Parsed`] back without parsing again.
+///
+/// ```
+/// use bytes::Bytes;
+/// let frame = rpcwire_wire::ParsedFrame::parse(Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)).unwrap();
+/// let method = std::thread::spawn(move || {
+///     frame.view().single().unwrap().method().unwrap().to_owned()
+/// }).join().unwrap();
+/// assert_eq!(method, "ping");
+/// ```
+pub struct ParsedFrame {
+    bytes: Bytes,
+    shape: Shape,
+}
+
+impl ParsedFrame {
+    /// Parses `bytes` with the default limits.
+    ///
+    /// ```
+    /// assert!(rpcwire_wire::ParsedFrame::parse(bytes::Bytes::from_static(b"{")).is_err());
+    /// ```
+    pub fn parse(bytes: Bytes) -> Result<ParsedFrame, ParseError> {
+        ParsedFrame::parse_with(&Parser::default(), bytes)
+    }
+
+    /// Parses `bytes` with `parser`'s limits.
+    ///
+    /// ```
+    /// let parser = rpcwire_wire::Parser::default();
+    /// let frame = rpcwire_wire::ParsedFrame::parse_with(&parser, bytes::Bytes::from_static(b"[1]")).unwrap();
+    /// assert!(frame.view().batch().is_some());
+    /// ```
+    pub fn parse_with(parser: &Parser, bytes: Bytes) -> Result<ParsedFrame, ParseError> {
+        let mut slots = Vec::new();
+        let shape = match parser.parse_spans(&bytes, &mut slots)? {
+            Top::Single(spans) => Shape::Single(spans),
+            Top::Batch => Shape::Batch(slots),
+        };
+        Ok(ParsedFrame { bytes, shape })
+    }
+
+    /// The frame of `bytes` whose top level is `top`, a batch's elements in `slots`.
+    pub(crate) fn from_top(bytes: Bytes, top: Top, slots: Vec<Slot>) -> ParsedFrame {
+        let shape = match top {
+            Top::Single(spans) => Shape::Single(spans),
+            Top::Batch => Shape::Batch(slots),
+        };
+        ParsedFrame { bytes, shape }
+    }
+
+    /// The borrowed message or batch.
+    ///
+    /// ```
+    /// let frame = rpcwire_wire::ParsedFrame::parse(bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"a"}"#)).unwrap();
+    /// assert_eq!(frame.view().single().unwrap().method(), Some("a"));
+    /// ```
+    pub fn view(&self) -> Parsed<'_> {
+        match &self.shape {
+            Shape::Single(spans) => Parsed::Single(spans.view(&self.bytes)),
+            Shape::Batch(slots) => Parsed::Batch(Batch::new(&self.bytes, Cow::Borrowed(slots))),
+        }
+    }
+
+    /// The bytes the frame was parsed from.
+    ///
+    /// ```
+    /// let frame = rpcwire_wire::ParsedFrame::parse(bytes::Bytes::from_static(b"[1]")).unwrap();
+    /// assert_eq!(&frame.bytes()[..], b"[1]");
+    /// ```
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// Gives the bytes back.
+    ///
+    /// ```
+    /// let frame = rpcwire_wire::ParsedFrame::parse(bytes::Bytes::from_static(b"[1]")).unwrap();
+    /// assert_eq!(frame.into_bytes().len(), 3);
+    /// ```
+    pub fn into_bytes(self) -> Bytes {
+        self.bytes
+    }
+}
+
+impl fmt::Debug for ParsedFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ParsedFrame")
+            .field("message", &self.view())
+            .finish()
+    }
+}
