@@ -37,14 +37,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[macro_use]
-mod cfg;
+extern crate rpcwire_core;
 
-pub mod correlate;
-pub mod dispatch;
-pub mod serve;
-mod sync;
-mod trace;
+// The core (rpcwire-core) under its old paths.
+#[doc(inline)]
+pub use rpcwire_core::{correlate, dispatch, serve};
 cfg_tokio! {
+    use rpcwire_core::{sync, trace};
     pub mod proxy;
     pub mod transport;
 }

@@ -27,8 +27,10 @@ const LAYERS: &[(&str, u32)] = &[
     ("dispatch", 4),
     ("serve", 5),
     ("transport", 5),
-    ("proxy", 6),
-    ("mcp", 6),
+    ("websocket", 6),
+    ("http", 7),
+    ("proxy", 8),
+    ("mcp", 8),
 ];
 
 fn layer(module: &str) -> Option<u32> {
@@ -107,7 +109,12 @@ fn used_modules(text: &str) -> Vec<(usize, String)> {
 }
 
 /// Each crate of the workspace and its layer: a crate may depend only on crates of lower layers.
-const CRATES: &[(&str, u32)] = &[("rpcwire-wire", 0), ("rpcwire", 9)];
+const CRATES: &[(&str, u32)] = &[
+    ("rpcwire-wire", 0),
+    ("rpcwire-core", 1),
+    ("rpcwire-http", 2),
+    ("rpcwire", 9),
+];
 
 fn crate_layer(name: &str) -> Option<u32> {
     CRATES

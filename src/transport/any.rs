@@ -10,7 +10,7 @@ use std::pin::Pin;
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use super::stream::{StreamReceiver, StreamSender, StreamTransport};
+use super::{StreamReceiver, StreamSender, StreamTransport};
 use super::{FrameReceiver, FrameSender, Transport, TransportError};
 use crate::frame::Framing;
 
@@ -117,8 +117,8 @@ impl AnyTransport {
     pub async fn open(address: &str, framing: Framing) -> io::Result<AnyTransport> {
         if address == "stdio" {
             return Ok(AnyTransport::stream(
-                super::stdio::Stdin::new(),
-                super::stdio::Stdout::new(),
+                super::Stdin::new(),
+                super::Stdout::new(),
                 framing,
             ));
         }

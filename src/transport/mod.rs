@@ -1,4 +1,7 @@
-//! Transports and the bidirectional [`Peer`] (`tokio` feature).
+//! Transports and the bidirectional [`Peer`] (`tokio` feature): rpcwire-core's
+//! [`Transport`] traits, stream and stdio transports and `Peer`; with the `http` feature,
+//! rpcwire-http's [`http`] and [`websocket`]; and [`AnyTransport`], the transport a program
+//! picks at run time from an address.
 //!
 //! A [`Transport`] carries frames — whole JSON-RPC messages or batches — in both directions.
 //! It splits into a [`FrameReceiver`] (the read half: bytes in, frames out, through the
@@ -20,125 +23,24 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), rpcwire::transport::PeerError> {
 //! let (a, b) = tokio::io::duplex(64 * 1024);
-//!
-//! // One side serves `subtract`...
 //! let mut router = Router::new();
 //! router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
 //! let server = Peer::new(StreamTransport::from_io(a, Framing::ContentLength), router);
-//!
-//! // ...the other calls it.
 //! let client = Peer::new(StreamTransport::from_io(b, Framing::ContentLength), Router::new());
 //! let difference: i64 = client.call("subtract", (42, 23)).await?;
 //! assert_eq!(difference, 19);
-//!
 //! client.close().await;
-//! server.closed().await; // the server sees the end of its input
+//! server.closed().await;
 //! # Ok(())
 //! # }
 //! ```
 
 mod any;
-mod error;
-cfg_http! {
-    pub mod http;
-}
-mod peer;
-mod stdio;
-mod stream;
-cfg_http! {
-    pub mod websocket;
-}
 
 pub use any::{AnyReceiver, AnySender, AnyTransport};
-pub use error::TransportError;
-pub use peer::{
-    BatchEntry, CancelProtocol, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerErrorKind,
-    PeerLink, PeerStats, OVERLOADED_CODE,
-};
-pub use stdio::{stdio, Stdin, Stdout};
-pub use stream::{StreamReceiver, StreamSender, StreamTransport};
-
-use std::future::Future;
-
-use bytes::Bytes;
-
-/// A two-way frame channel that splits into its read and write halves.
-///
-/// ```
-/// use rpcwire::frame::Framing;
-/// use rpcwire::transport::{FrameReceiver, FrameSender, StreamTransport, Transport};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), rpcwire::transport::TransportError> {
-/// let (a, b) = tokio::io::duplex(1024);
-/// let (_, mut send) = StreamTransport::from_io(a, Framing::Ndjson).split();
-/// let (mut receive, _) = StreamTransport::from_io(b, Framing::Ndjson).split();
-/// send.send(bytes::Bytes::from_static(b"[1]")).await?;
-/// send.flush().await?;
-/// assert_eq!(&receive.receive().await?.unwrap()[..], b"[1]");
-/// # Ok(())
-/// # }
-/// ```
-pub trait Transport: Send + 'static {
-    /// The read half.
-    type Receiver: FrameReceiver;
-    /// The write half.
-    type Sender: FrameSender;
-
-    /// Splits the transport into its halves, which may be used from different tasks.
-    fn split(self) -> (Self::Receiver, Self::Sender);
-}
-
-/// The read half of a [`Transport`]: yields one frame at a time.
-///
-/// ```
-/// use rpcwire::frame::Framing;
-/// use rpcwire::transport::{FrameReceiver, StreamReceiver};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), rpcwire::transport::TransportError> {
-/// let mut receiver = StreamReceiver::new(&b"{\"a\":1}\n"[..], Framing::Ndjson);
-/// assert_eq!(&receiver.receive().await?.unwrap()[..], b"{\"a\":1}");
-/// assert!(receiver.receive().await?.is_none()); // end of input
-/// # Ok(())
-/// # }
-/// ```
-pub trait FrameReceiver: Send + 'static {
-    /// The next frame's body (without framing); `Ok(None)` at a clean end of input.
-    ///
-    /// After an error for which [`TransportError::is_recoverable`] is `true` the receiver
-    /// may be called again and goes on with the next frame; after any other error the
-    /// stream is over. Implementations must be *cancel safe*: dropping the future before it
-    /// completes loses no data (the [`Peer`] waits on it in a `select!`).
-    fn receive(&mut self) -> impl Future<Output = Result<Option<Bytes>, TransportError>> + Send;
-}
-
-/// The write half of a [`Transport`]: frames message bodies and writes them.
-///
-/// ```
-/// use rpcwire::frame::Framing;
-/// use rpcwire::transport::{FrameSender, StreamSender};
-///
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), rpcwire::transport::TransportError> {
-/// let mut sender = StreamSender::new(Vec::new(), Framing::ContentLength);
-/// sender.send(bytes::Bytes::from_static(b"[]")).await?;
-/// sender.flush().await?;
-/// assert_eq!(sender.get_ref(), b"Content-Length: 2\r\n\r\n[]");
-/// # Ok(())
-/// # }
-/// ```
-pub trait FrameSender: Send + 'static {
-    /// Queues one frame (a message body, without framing). It may be buffered until
-    /// [`flush`](FrameSender::flush).
-    ///
-    /// The frame is handed over as [`Bytes`], so a transport that sends it as one unit (an
-    /// HTTP body, a WebSocket message) keeps it without copying.
-    fn send(&mut self, body: Bytes) -> impl Future<Output = Result<(), TransportError>> + Send;
-
-    /// Writes out every queued frame.
-    fn flush(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
-
-    /// Flushes, then closes the write direction (the other side reads end of input).
-    fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
+#[doc(inline)]
+pub use rpcwire_core::transport::*;
+cfg_http! {
+    #[doc(inline)]
+    pub use rpcwire_http::{http, websocket};
 }
