@@ -43,12 +43,13 @@ extern crate rpcwire_core;
 #[doc(inline)]
 pub use rpcwire_core::{correlate, dispatch, serve};
 cfg_tokio! {
-    use rpcwire_core::{sync, trace};
-    pub mod proxy;
     pub mod transport;
+    #[doc(inline)]
+    pub use rpcwire_proxy as proxy;
 }
 cfg_mcp! {
-    pub mod mcp;
+    #[doc(inline)]
+    pub use rpcwire_mcp as mcp;
 }
 
 // The wire layer (rpcwire-wire) under its old paths: `rpcwire::parse` is both the module and

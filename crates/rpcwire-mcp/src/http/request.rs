@@ -1,0 +1,223 @@
+//! Reading a Streamable HTTP request: what its `Accept` takes, whether its body is JSON, its
+//! body within its limits, its session (and the answers to GET and DELETE that follow from
+//! it, for any kind of session); and `Unfinished`, the work of a POST that goes on once the
+//! POST is dropped.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use http::header::{HeaderMap, ACCEPT, CONTENT_TYPE};
+use http::{Response, StatusCode};
+
+use std::sync::Arc;
+
+use super::answer::{event_stream, refusal};
+use super::body::McpBody;
+use super::service::{LAST_EVENT_ID, SESSION_HEADER};
+use super::session::{Kept, Sessions};
+use super::stream::parse_event_id;
+use super::streams::SessionStreams;
+
+/// Whether the body is declared `application/json`.
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            value
+                .trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        })
+}
+
+/// A handler's future that is not done: dropped with the POST's task, it goes on in a task
+/// of its own (a client going away does not cancel its request; its stream can be resumed).
+struct Unfinished(Option<Pin<Box<dyn Future<Output = ()> + Send>>>);
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if let Some(work) = self.0.take() {
+            tokio::spawn(work);
+        }
+    }
+}
+
+/// A session id header that is empty or not visible ASCII.
+pub(crate) struct InvalidSessionId;
+
+impl InvalidSessionId {
+    pub(crate) fn answer(self) -> Response<McpBody> {
+        refusal(StatusCode::BAD_REQUEST, "Bad Request: invalid Mcp-Session-Id")
+    }
+}
+
+/// The session id header: `Ok(None)` when absent.
+pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, InvalidSessionId> {
+    match headers.get(SESSION_HEADER) {
+        None => Ok(None),
+        Some(value) => match value.to_str() {
+            Ok(id) if !id.is_empty() => Ok(Some(id)),
+            _ => Err(InvalidSessionId),
+        },
+    }
+}
+
+/// Whether `Accept` takes `media` (or `*/*`, or `type/*`).
+pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    let media = media.as_bytes();
+    let main = media.split(|&b| b == b'/').next().unwrap_or(media);
+    headers.get_all(ACCEPT).iter().any(|value| {
+        value.as_bytes().split(|&b| b == b',').any(|range| {
+            let range = range.split(|&b| b == b';').next().unwrap_or(range).trim_ascii();
+            range.eq_ignore_ascii_case(media)
+                || range == b"*/*"
+                || range
+                    .strip_suffix(b"/*")
+                    .is_some_and(|kind| kind.eq_ignore_ascii_case(main))
+        })
+    })
+}
+
+/// What a POST's headers must say (`Accept` both JSON and SSE, a JSON body): `Some` refusal
+/// when they do not.
+pub(crate) fn refuse_post_headers(headers: &HeaderMap) -> Option<Response<McpBody>> {
+    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+        return Some(refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept both application/json and text/event-stream",
+        ));
+    }
+    if !is_json(headers) {
+        return Some(refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: use application/json",
+        ));
+    }
+    None
+}
+
+/// A POST's whole body, at most `max` bytes (checked against its declared size before it is
+/// read), within `timeout`; the refusal otherwise.
+pub(crate) async fn read_post_body<B>(
+    body: B,
+    max: usize,
+    timeout: std::time::Duration,
+) -> Result<bytes::Bytes, Response<McpBody>>
+where
+    B: http_body::Body,
+    B::Error: std::fmt::Display,
+{
+    use crate::transport::http::body::{read_limited, ReadError};
+    if http_body::Body::size_hint(&body).lower() > max as u64 {
+        return Err(refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"));
+    }
+    let body = std::pin::pin!(body);
+    match tokio::time::timeout(timeout, read_limited(body, max)).await {
+        Ok(Ok(body)) => Ok(body),
+        Ok(Err(ReadError::TooLarge)) => Err(refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large")),
+        Ok(Err(ReadError::Broken(_))) => Err(refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: the body broke off",
+        )),
+        Err(_) => Err(refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout")),
+    }
+}
+
+/// The session a request names: `Ok(None)` without the header; `404` for one not (or no
+/// longer) in `sessions`, `400` for an invalid id.
+// The refusal is the answer itself, handed straight back to the service.
+#[allow(clippy::result_large_err)]
+pub(crate) fn session_of<S: Kept>(
+    sessions: &Sessions<S>,
+    headers: &HeaderMap,
+) -> Result<Option<Arc<S>>, Response<McpBody>> {
+    match session_id(headers) {
+        Ok(None) => Ok(None),
+        Ok(Some(id)) => match sessions.get(id) {
+            Some(session) => Ok(Some(session)),
+            None => Err(refusal(StatusCode::NOT_FOUND, "Not Found: no such session")),
+        },
+        Err(invalid) => Err(invalid.answer()),
+    }
+}
+
+/// A GET's session (which it must name), once `Accept` takes SSE; the refusal otherwise.
+// The refusal is the answer itself, handed straight back to the service.
+#[allow(clippy::result_large_err)]
+pub(crate) fn get_session<S: Kept>(
+    sessions: &Sessions<S>,
+    headers: &HeaderMap,
+) -> Result<Arc<S>, Response<McpBody>> {
+    if !accepts(headers, "text/event-stream") {
+        return Err(refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept text/event-stream",
+        ));
+    }
+    session_of(sessions, headers)?.ok_or_else(|| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        )
+    })
+}
+
+/// The rest of a stream of `streams` a GET with `Last-Event-ID` asks for, when it is kept.
+pub(crate) fn resumed(streams: &SessionStreams, headers: &HeaderMap) -> Option<Response<McpBody>> {
+    let events = headers
+        .get(LAST_EVENT_ID)
+        .and_then(|value| value.to_str().ok())
+        .and_then(parse_event_id)
+        .and_then(|(number, seq)| streams.stream(number)?.attach(Some(seq)))?;
+    Some(event_stream(events))
+}
+
+/// A GET without `Last-Event-ID`: `stream` from now on, or `409` while one is being read.
+pub(crate) fn standalone(stream: Option<Arc<super::stream::EventStream>>) -> Response<McpBody> {
+    match stream {
+        Some(stream) => event_stream(stream.attach_from_now()),
+        None => refusal(
+            StatusCode::CONFLICT,
+            "Conflict: the session's stream is open already",
+        ),
+    }
+}
+
+/// A DELETE: ends the session it names.
+pub(crate) fn delete_session<S: Kept>(sessions: &Sessions<S>, headers: &HeaderMap) -> Response<McpBody> {
+    match session_id(headers) {
+        Ok(Some(id)) if sessions.remove(id) => Response::new(McpBody::empty()),
+        Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+        Ok(None) => refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        ),
+        Err(invalid) => invalid.answer(),
+    }
+}
+
+/// The answer to a POST whose `work` writes to `output`: run here, in the POST's own task,
+/// until it is done (JSON, or the stream it made) or its answer has become a stream; when the
+/// POST is dropped before, the work goes on in a task of its own.
+pub(crate) async fn answer_post(
+    output: &super::output::PostOutput,
+    work: Pin<Box<dyn Future<Output = ()> + Send>>,
+) -> Response<McpBody> {
+    use super::output::Outcome;
+    let mut work = Unfinished(Some(work));
+    let handler = work.0.as_mut().expect("just made");
+    tokio::select! {
+        biased;
+        () = handler => {
+            work.0 = None;
+            match output.outcome() {
+                Outcome::Json(Some(answer)) => super::answer::json_answer(answer),
+                // Cancelled (no answer, as MCP wants): a stream that ends at once.
+                Outcome::Json(None) => event_stream(tokio::sync::mpsc::channel(1).1),
+                Outcome::Events(events) => event_stream(events),
+            }
+        }
+        events = output.streaming() => event_stream(events),
+    }
+}

@@ -1,0 +1,546 @@
+//! `StreamableHttpService`: an MCP server over Streamable HTTP as a tower `Service` — POST
+//! answered with JSON or an SSE stream, GET for the session's own stream, DELETE to end a
+//! session, with the checks the specification asks for.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{HeaderMap, HeaderValue, ALLOW};
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+
+use super::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
+use super::body::McpBody;
+use super::origin::{self, LOOPBACK_HOSTS};
+use super::output::PostOutput;
+use super::remote::StreamRemote;
+use super::request::{
+    answer_post, delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of,
+    standalone,
+};
+use super::session::{HttpSession, Sessions};
+use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
+use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
+use crate::message::{ErrorObject, JsonBytes, Message, Response as RpcResponse};
+use crate::server::{McpServer, Registry};
+use crate::transport::CancelProtocol;
+use crate::version::ProtocolVersion;
+
+/// The header that carries the session id.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+/// The header that carries the protocol revision.
+pub const VERSION_HEADER: &str = "mcp-protocol-version";
+pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
+
+/// The error code of a request refused because its session has too many under way (or the
+/// server too many sessions): [`codes::REFUSED`](crate::codes::REFUSED) (-32000).
+pub const TOO_MANY_REQUESTS: i64 = crate::codes::REFUSED;
+
+/// An [`McpServer`] over Streamable HTTP (the transport of MCP revisions 2025-03-26 and
+/// later), as a [`tower_service::Service`]: mount it in axum at `/mcp`, or serve it with
+/// [`serve`](StreamableHttpService::serve).
+///
+/// - `POST`: one JSON-RPC message (or a batch, where the session's revision allows one).
+///   `initialize` without a session starts one, named in the `Mcp-Session-Id` header of the
+///   answer. Requests answered at once get `application/json`; requests that run a handler
+///   get a `text/event-stream` on which everything the handler sends before its result
+///   (progress, log messages, requests to the client) comes first; notifications and
+///   responses alone get `202 Accepted`.
+/// - `GET`: the session's stream for messages not tied to a request, or, with
+///   `Last-Event-ID`, the rest of a stream that was cut (replayed from a bounded log).
+/// - `DELETE`: ends the session.
+/// - Checks: `Host` and `Origin` must name an allowed host (the loopback names by default:
+///   `403` otherwise, against DNS rebinding); `Accept` must take both JSON and SSE on POST,
+///   SSE on GET (`406`); a missing session id is `400`, an unknown or ended one `404` (so
+///   that clients start over); `MCP-Protocol-Version`, when given, must be a known revision
+///   (`400`); a body over the limit is `413` before it is buffered.
+/// - Sessions are bounded in number; idle ones (no request for the idle timeout, nothing
+///   under way) are ended when room is needed or by [`sweep`](StreamableHttpService::sweep).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::mcp::http::StreamableHttpService;
+/// use rpcwire::mcp::McpServer;
+/// use tower_service::Service;
+///
+/// let mut service = StreamableHttpService::new(McpServer::new("demo", "1"));
+/// let initialize = http::Request::post("/mcp")
+///     .header("host", "127.0.0.1:8000")
+///     .header("accept", "application/json, text/event-stream")
+///     .header("content-type", "application/json")
+///     .body(http_body_util::Full::new(bytes::Bytes::from_static(
+///         br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}"#,
+///     )))
+///     .unwrap();
+/// let answer = service.call(initialize).await.unwrap();
+/// assert_eq!(answer.status(), 200);
+/// assert!(answer.headers().contains_key("mcp-session-id"));
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct StreamableHttpService {
+    registry: Arc<Registry>,
+    sessions: Arc<Sessions>,
+    /// The stateless revision's side, when the server enables it.
+    stateless: Option<Arc<Stateless>>,
+    config: Arc<Config>,
+}
+
+#[derive(Clone, Debug)]
+struct Config {
+    max_body: usize,
+    body_timeout: Duration,
+    /// `None`: no Host/Origin check.
+    allowed_hosts: Option<Vec<String>>,
+    retry: Duration,
+    client_call_timeout: Duration,
+}
+
+impl std::fmt::Debug for StreamableHttpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamableHttpService")
+            .field("sessions", &self.sessions.len())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl StreamableHttpService {
+    /// Serves `server`: at most 1,024 sessions, idle ones ended after 10 minutes, only the
+    /// loopback host names accepted (`localhost`, `127.0.0.1`, `[::1]`, any port).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"));
+    /// assert_eq!(service.session_count(), 0);
+    /// ```
+    pub fn new(server: McpServer) -> StreamableHttpService {
+        StreamableHttpService::with_sessions(server, 1024, Duration::from_secs(600))
+    }
+
+    /// Serves `server` with at most `max_sessions` sessions, each ended once idle for
+    /// `idle_timeout`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let service = rpcwire::mcp::http::StreamableHttpService::with_sessions(rpcwire::mcp::McpServer::new("demo", "1"), 16, Duration::from_secs(60));
+    /// # let _ = service;
+    /// ```
+    pub fn with_sessions(
+        server: McpServer,
+        max_sessions: usize,
+        idle_timeout: Duration,
+    ) -> StreamableHttpService {
+        let registry = server.into_shared();
+        let max_body = registry.limits.parser.max_size();
+        StreamableHttpService {
+            stateless: Stateless::new(&registry, MAX_IN_FLIGHT, MAX_LISTENERS).map(Arc::new),
+            registry,
+            sessions: Arc::new(Sessions::new(max_sessions, idle_timeout)),
+            config: Arc::new(Config {
+                max_body,
+                body_timeout: Duration::from_secs(30),
+                allowed_hosts: Some(LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect()),
+                retry: Duration::from_secs(1),
+                client_call_timeout: Duration::from_secs(60),
+            }),
+        }
+    }
+
+    /// The host names requests may name in `Host` and `Origin` (any port), instead of the
+    /// loopback names: what a server reachable from elsewhere must set.
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .with_allowed_hosts(["mcp.example.com"]);
+    /// # let _ = service;
+    /// ```
+    pub fn with_allowed_hosts<I, S>(mut self, hosts: I) -> StreamableHttpService
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Arc::make_mut(&mut self.config).allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// No Host/Origin check (behind a proxy that makes its own).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .without_host_check();
+    /// # let _ = service;
+    /// ```
+    pub fn without_host_check(mut self) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).allowed_hosts = None;
+        self
+    }
+
+    /// The `retry:` delay the priming event of each stream tells clients to wait before
+    /// they reconnect (1 s by default).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .with_retry_interval(std::time::Duration::from_millis(500));
+    /// # let _ = service;
+    /// ```
+    pub fn with_retry_interval(mut self, retry: Duration) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).retry = retry;
+        self
+    }
+
+    /// How long a handler's request to the client (sampling, elicitation, roots) waits for
+    /// the client's answer (60 s by default).
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .with_client_call_timeout(std::time::Duration::from_secs(10));
+    /// # let _ = service;
+    /// ```
+    pub fn with_client_call_timeout(mut self, timeout: Duration) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).client_call_timeout = timeout;
+        self
+    }
+
+    /// Bounds of the stateless revision (when the server enables it): at most `in_flight`
+    /// requests under way over all its clients (1,024 by default) and `listeners`
+    /// `subscriptions/listen` streams open (256); past them a request is answered -32000 at once.
+    ///
+    /// ```
+    /// use rpcwire::mcp::{McpServer, ProtocolVersion};
+    /// let server = McpServer::new("demo", "1").with_versions(&ProtocolVersion::ALL);
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(server).with_stateless_limits(64, 16);
+    /// # let _ = service;
+    /// ```
+    pub fn with_stateless_limits(mut self, in_flight: usize, listeners: usize) -> StreamableHttpService {
+        self.stateless = Stateless::new(&self.registry, in_flight, listeners).map(Arc::new);
+        self
+    }
+
+    /// How many sessions are open.
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"));
+    /// assert_eq!(service.session_count(), 0);
+    /// ```
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Ends the sessions idle for longer than the idle timeout; how many were ended.
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"));
+    /// assert_eq!(service.sweep(), 0);
+    /// ```
+    pub fn sweep(&self) -> usize {
+        self.sessions.sweep()
+    }
+
+    /// Serves connections from `listener` (HTTP/1.1 and HTTP/2), each on its own task,
+    /// until the listener fails; idle sessions are swept once a minute.
+    ///
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> std::io::Result<()> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+    /// rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .serve(listener)
+    ///     .await
+    /// # }
+    /// ```
+    pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
+        let sessions = Arc::downgrade(&self.sessions);
+        let sweep = super::serving::sweep_of(sessions);
+        super::serving::serve_connections(
+            self,
+            listener,
+            Duration::from_secs(60),
+            sweep,
+            std::future::pending(),
+        )
+        .await
+    }
+
+    async fn answer<B>(self, request: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::fmt::Display,
+    {
+        if let Some(hosts) = &self.config.allowed_hosts {
+            let authority = request.uri().authority().map(|a| a.as_str());
+            if !origin::allowed(request.headers(), authority, hosts) {
+                return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
+            }
+        }
+        let sessionless = !request.headers().contains_key(SESSION_HEADER);
+        if self.stateless.is_some() && sessionless {
+            // The stateless revision checks the header itself (with the body), and has
+            // nothing but POST.
+            let stateless = request
+                .headers()
+                .get(VERSION_HEADER)
+                .and_then(|version| version.to_str().ok())
+                .is_some_and(|version| super::stateless::stateless_version(&self.registry, version));
+            if *request.method() == Method::POST {
+                return self.post(request).await;
+            }
+            if stateless {
+                let mut answer = refusal(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    "Method Not Allowed: protocol revision 2026-07-28 has POST only",
+                );
+                answer
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static("POST"));
+                return answer;
+            }
+        }
+        if let Some(version) = request.headers().get(VERSION_HEADER) {
+            let known = version
+                .to_str()
+                .ok()
+                .and_then(|v| v.parse::<ProtocolVersion>().ok())
+                .is_some_and(|v| self.registry.versions.contains(&v));
+            if !known {
+                return refusal(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: unsupported MCP-Protocol-Version",
+                );
+            }
+        }
+        match *request.method() {
+            Method::POST => self.post(request).await,
+            Method::GET => self.get(request.headers()),
+            Method::DELETE => self.delete(request.headers()),
+            _ => {
+                let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+                answer
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
+                answer
+            }
+        }
+    }
+
+    async fn post<B>(self, request: Request<B>) -> Response<McpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: std::fmt::Display,
+    {
+        let (parts, body) = request.into_parts();
+        if let Some(refused) = refuse_post_headers(&parts.headers) {
+            return refused;
+        }
+        let session = match session_of(&self.sessions, &parts.headers) {
+            Ok(session) => session,
+            Err(refused) => return refused,
+        };
+        let body = match read_post_body(body, self.config.max_body, self.config.body_timeout).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        if let Some(stateless) = self
+            .stateless
+            .as_ref()
+            .filter(|stateless| session.is_none() && stateless.claims(&parts.headers, &body))
+        {
+            return stateless.post(&parts.headers, body).await;
+        }
+        if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+            let allowed = session
+                .as_ref()
+                .and_then(|session| session.state.version())
+                .is_some_and(ProtocolVersion::allows_batches);
+            if !allowed {
+                return rpc_refusal(
+                    StatusCode::BAD_REQUEST,
+                    -32600,
+                    "Invalid Request: batches are not accepted in this protocol revision",
+                );
+            }
+        }
+        match session {
+            Some(session) => self.serve_frame(session, body, false).await,
+            None => {
+                self.serve_without_session(body, parts.headers.contains_key(VERSION_HEADER))
+                    .await
+            }
+        }
+    }
+
+    /// A POST without a session id: `initialize` starts a session; `server/discover` (and
+    /// `ping` from a client that names no revision yet) are answered without one; anything
+    /// else is `400` — a `ping` under a handshake revision's `MCP-Protocol-Version` too, as
+    /// the specification says of a server that issues session ids (`versioned`: the request
+    /// names a revision).
+    async fn serve_without_session(self, body: Bytes, versioned: bool) -> Response<McpBody> {
+        let session = Arc::new(HttpSession::new(&self.registry, self.config.client_call_timeout));
+        let (mut initializes, mut sessionless, mut other) = (false, false, false);
+        let mut responses = false;
+        let mut out = BytesMut::new();
+        let answer = Responder::new().respond_from(
+            &session.router,
+            &body,
+            Some(&body),
+            true,
+            &mut out,
+            |_| responses = true,
+            |message| match message {
+                Message::Request(request) if request.method() == "initialize" => initializes = true,
+                Message::Request(request) if request.method() == "server/discover" => sessionless = true,
+                Message::Request(request) if request.method() == "ping" && !versioned => sessionless = true,
+                _ => other = true,
+            },
+        );
+        let other = other || responses;
+        if initializes && !other {
+            let Answer::Written = answer else {
+                return refusal(StatusCode::BAD_REQUEST, "Bad Request: initialize must come alone");
+            };
+            let initialized = session.state.version().is_some();
+            if initialized && !self.sessions.insert(session.clone()) {
+                return rpc_refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    TOO_MANY_REQUESTS,
+                    "Service Unavailable: too many sessions",
+                );
+            }
+            let mut response = json_answer(out.freeze());
+            if initialized {
+                if let Ok(value) = HeaderValue::from_str(&session.id) {
+                    response.headers_mut().insert(SESSION_HEADER, value);
+                }
+            }
+            return response;
+        }
+        if sessionless && !other && !initializes {
+            return match answer {
+                Answer::Written => json_answer(out.freeze()),
+                _ => accepted(),
+            };
+        }
+        if out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#) {
+            // Not JSON at all: the parse error says so, whatever the session.
+            return json_status(StatusCode::BAD_REQUEST, out.freeze());
+        }
+        refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        )
+    }
+
+    /// Serves one frame in `session`.
+    async fn serve_frame(self, session: Arc<HttpSession>, body: Bytes, _new: bool) -> Response<McpBody> {
+        let mut out = BytesMut::new();
+        let answer = Responder::new().respond_from(
+            &session.router,
+            &body,
+            Some(&body),
+            true,
+            &mut out,
+            |response| complete_call(&session, &body, response),
+            |message| {
+                if let Message::Notification(notification) = message {
+                    if notification.method() == "notifications/cancelled" {
+                        if let Some(id) = CancelProtocol::Mcp.cancelled_id(notification.params()) {
+                            session.cancellations.cancel(&id);
+                        }
+                    }
+                }
+            },
+        );
+        match answer {
+            Answer::Written if out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#) => {
+                json_status(StatusCode::BAD_REQUEST, out.freeze())
+            }
+            Answer::Written if !out.is_empty() => json_answer(out.freeze()),
+            Answer::Written | Answer::Silent => accepted(),
+            Answer::Pending(pending) => {
+                let Ok(permit) = session.in_flight.clone().try_acquire_owned() else {
+                    let busy =
+                        ErrorObject::new(TOO_MANY_REQUESTS, "too many requests under way in this session");
+                    pending.refuse(&busy, &mut out);
+                    return json_answer(out.freeze());
+                };
+                let prime = session
+                    .state
+                    .version()
+                    .is_some_and(|v| v >= ProtocolVersion::V2025_11_25)
+                    .then(|| self.config.retry.as_millis() as u64);
+                let output = Arc::new(PostOutput::new(session.streams.clone(), prime));
+                let serving = Supervision {
+                    remote: Some(Arc::new(StreamRemote {
+                        session: session.clone(),
+                        output: output.clone(),
+                    })),
+                    cancellations: Some(session.cancellations.clone()),
+                    on_cancel: OnCancel::Silent,
+                    abort: Some(session.ended.clone()),
+                    handler_timeout: self.registry.limits.handler_timeout,
+                    timeouts: None,
+                };
+                let done = output.clone();
+                // Run here, in the POST's own task: no task of its own unless the answer
+                // becomes a stream (or the client goes away) before the handler is done.
+                let work = Box::pin(async move {
+                    let _permit = permit;
+                    let mut out = BytesMut::new();
+                    let answered = pending
+                        .answer_supervised(&session.router, &serving, &mut out)
+                        .await;
+                    done.complete(answered.then(|| out.freeze()));
+                });
+                answer_post(&output, work).await
+            }
+        }
+    }
+
+    fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
+        let session = match get_session(&self.sessions, headers) {
+            Ok(session) => session,
+            Err(refused) => return refused,
+        };
+        resumed(&session.streams, headers).unwrap_or_else(|| standalone(session.open_standalone()))
+    }
+
+    fn delete(&self, headers: &HeaderMap) -> Response<McpBody> {
+        delete_session(&self.sessions, headers)
+    }
+}
+
+impl<B> tower_service::Service<Request<B>> for StreamableHttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let service = self.clone();
+        Box::pin(async move { Ok(service.answer(request).await) })
+    }
+}
+
+/// A response from the client to one of the session's calls: hands it to the caller.
+fn complete_call(session: &HttpSession, body: &Bytes, response: &RpcResponse<'_>) {
+    let answer = match (response.result(), response.error_object()) {
+        (Some(result), _) => Ok(JsonBytes::slice_of(body, result)),
+        (None, Some(error)) => Err(error.clone().into_owned()),
+        (None, None) => return,
+    };
+    let _ = session.calls.complete(response.id(), answer);
+}

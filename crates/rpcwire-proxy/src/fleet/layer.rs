@@ -1,0 +1,873 @@
+//! `FleetLayer`: API keys and the shared rate limit in front of a JSON-RPC HTTP service, as
+//! a tower layer — a request without a known key is answered `401`; one over its key's rate
+//! `429` with `Retry-After` and a JSON-RPC error per request (-32005, with its id), each
+//! element of a batch decided on its own; the rest goes on to the service.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::{Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::{BodyExt, Full};
+
+use super::keys::{key_in, ApiKey, ApiKeys};
+use super::limit::{Decision, SharedLimiter};
+use super::metrics;
+use crate::encode;
+use crate::message::{ErrorObject, Id, Message};
+use crate::parse::Parsed;
+use crate::sync::{lock_unpoisoned, read_unpoisoned, write_unpoisoned};
+use crate::transport::http::body::{read_limited, ReadError};
+use crate::{batch_elements, join_batch};
+
+/// The error code of a request without a known API key (`401`):
+/// [`codes::UNAUTHORIZED`](crate::codes::UNAUTHORIZED) (-32001).
+pub const UNAUTHORIZED: i64 = crate::codes::UNAUTHORIZED;
+/// The error code of a request over its key's rate (`429`; EIP-1474's "limit exceeded"):
+/// [`codes::LIMIT_EXCEEDED`](crate::codes::LIMIT_EXCEEDED) (-32005).
+pub const LIMIT_EXCEEDED: i64 = crate::codes::LIMIT_EXCEEDED;
+/// The error code of a request refused because the shared limiter cannot reach Redis and is
+/// closed then (`503`): [`codes::UNAVAILABLE`](crate::codes::UNAVAILABLE) (-32034).
+pub const LIMITER_UNAVAILABLE: i64 = crate::codes::UNAVAILABLE;
+
+/// API keys, and optionally the shared rate limit, in front of a JSON-RPC HTTP service
+/// (rpcwire's [`HttpService`](crate::transport::http::HttpService), or any tower service of
+/// `Request<Full<Bytes>>`): composes with axum and with tower-http's layers.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+/// use rpcwire::transport::http::HttpService;
+/// use tower_layer::Layer;
+/// use tower_service::Service;
+///
+/// let mut router = rpcwire::dispatch::Router::new();
+/// router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
+/// let mut service = FleetLayer::new(ApiKeys::parse("k3y 100").unwrap()).layer(HttpService::new(router));
+/// let post = |key: &str| {
+///     http::Request::post("/")
+///         .header("content-type", "application/json")
+///         .header("x-api-key", key)
+///         .body(http_body_util::Full::new(bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#)))
+///         .unwrap()
+/// };
+/// assert_eq!(service.call(post("k3y")).await.unwrap().status(), 200);
+/// assert_eq!(service.call(post("wrong")).await.unwrap().status(), 401);
+/// # });
+/// ```
+#[derive(Clone, Debug)]
+pub struct FleetLayer {
+    config: Arc<Config>,
+}
+
+#[derive(Debug)]
+struct Config {
+    keys: RwLock<Arc<ApiKeys>>,
+    /// Where the keys are read again from, and how often: a Redis URL and hash.
+    refresh: Option<(String, String, Duration)>,
+    refreshing: AtomicBool,
+    limiter: Option<SharedLimiter>,
+    weights: HashMap<String, u64>,
+    max_body: usize,
+    /// The methods whose answers are cached, each with how long (`None`: for good).
+    cached: HashMap<String, Option<Duration>>,
+    max_cached: usize,
+    /// The cacheable requests under way on this instance, by their cached answer's name: what
+    /// identical ones wait for instead of asking the cache and the upstream again.
+    fetching: Mutex<HashMap<String, tokio::sync::watch::Receiver<Fetched>>>,
+}
+
+/// What a request under way fetched for the identical ones waiting: nothing yet (`None`), no
+/// result to share (`Some(None)`: an error, a refusal), or the result.
+type Fetched = Option<Option<Bytes>>;
+
+impl Clone for Config {
+    /// The settings, with the keys as they are now and no refresh started yet.
+    fn clone(&self) -> Config {
+        Config {
+            keys: RwLock::new(read_unpoisoned(&self.keys).clone()),
+            refresh: self.refresh.clone(),
+            refreshing: AtomicBool::new(false),
+            limiter: self.limiter.clone(),
+            weights: self.weights.clone(),
+            max_body: self.max_body,
+            cached: self.cached.clone(),
+            max_cached: self.max_cached,
+            fetching: Mutex::default(),
+        }
+    }
+}
+
+/// Before a cached answer's name (the SHA-256 of the method and the params' bytes).
+const CACHE_PREFIX: &str = "rpcwire:cache:";
+
+impl FleetLayer {
+    /// Asks every request for one of `keys`; no rate limit (see
+    /// [`with_limiter`](FleetLayer::with_limiter)).
+    ///
+    /// ```
+    /// let layer = rpcwire::proxy::fleet::FleetLayer::new(rpcwire::proxy::fleet::ApiKeys::parse("k 1").unwrap());
+    /// # let _ = layer;
+    /// ```
+    pub fn new(keys: ApiKeys) -> FleetLayer {
+        FleetLayer {
+            config: Arc::new(Config {
+                keys: RwLock::new(Arc::new(keys)),
+                refresh: None,
+                refreshing: AtomicBool::new(false),
+                limiter: None,
+                weights: HashMap::new(),
+                max_body: crate::transport::http::DEFAULT_MAX_BODY,
+                cached: HashMap::new(),
+                max_cached: 256 << 10,
+                fetching: Mutex::default(),
+            }),
+        }
+    }
+
+    /// Limits each key to its rate through `limiter` (shared by the fleet).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer, LimitConfig, SharedLimiter};
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).unwrap();
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 1").unwrap()).with_limiter(limiter);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_limiter(mut self, limiter: SharedLimiter) -> FleetLayer {
+        self.config_mut().limiter = Some(limiter);
+        self
+    }
+
+    /// A request of `method` counts `cost` requests against its key's rate (1 otherwise).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap()).with_weight("eth_getLogs", 10);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_weight(mut self, method: impl Into<String>, cost: u64) -> FleetLayer {
+        self.config_mut().weights.insert(method.into(), cost.max(1));
+        self
+    }
+
+    /// The largest body read to decide on its requests (1 MiB by default; past it, `413`).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap()).with_max_body(64 << 10);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_max_body(mut self, bytes: usize) -> FleetLayer {
+        self.config_mut().max_body = bytes;
+        self
+    }
+
+    /// Caches the answers of `method` in Redis for `ttl` (`None`: for good), shared by the
+    /// fleet: keyed by the method and the params' bytes exactly as the client sent them; a
+    /// result (never an error) kept when it is at most [`with_max_cached`](FleetLayer::with_max_cached)
+    /// bytes, and served to any instance's client with that client's own id, byte for byte,
+    /// read in the same Redis round trip as the rate limit. Identical requests under way on
+    /// one instance coalesce before the cache is asked: the first asks it (and the upstream),
+    /// the others — each still checked against its key's rate — wait for its result. Needs
+    /// the limiter (its Redis). A batch's requests are served from the cache too (read in the
+    /// batch's one round trip), without coalescing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap())
+    ///     .with_cache("eth_chainId", None)
+    ///     .with_cache("eth_blockNumber", Some(Duration::from_secs(1)));
+    /// # let _ = layer;
+    /// ```
+    pub fn with_cache(mut self, method: impl Into<String>, ttl: Option<Duration>) -> FleetLayer {
+        self.config_mut().cached.insert(method.into(), ttl);
+        self
+    }
+
+    /// Reads the keys again from the Redis hash `hash` at `url` every `every` (see
+    /// [`ApiKeys::load`]): keys added, changed or removed there take effect without a restart
+    /// (the keys it has are kept when Redis cannot be read).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::default())
+    ///     .with_keys_refreshed_from("redis://127.0.0.1:6379/", "rpcwire:keys", Duration::from_secs(10));
+    /// # let _ = layer;
+    /// ```
+    pub fn with_keys_refreshed_from(
+        mut self,
+        url: impl Into<String>,
+        hash: impl Into<String>,
+        every: Duration,
+    ) -> FleetLayer {
+        self.config_mut().refresh = Some((url.into(), hash.into(), every));
+        self
+    }
+
+    /// The largest result cached (256 KiB by default).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap()).with_max_cached(4096);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_max_cached(mut self, bytes: usize) -> FleetLayer {
+        self.config_mut().max_cached = bytes;
+        self
+    }
+
+    /// The settings, to change: this layer's own (copied first when it was cloned).
+    fn config_mut(&mut self) -> &mut Config {
+        Arc::make_mut(&mut self.config)
+    }
+}
+
+impl<S> tower_layer::Layer<S> for FleetLayer {
+    type Service = FleetService<S>;
+
+    fn layer(&self, inner: S) -> FleetService<S> {
+        FleetService {
+            inner,
+            config: self.config.clone(),
+        }
+    }
+}
+
+/// The service a [`FleetLayer`] makes of another.
+#[derive(Clone, Debug)]
+pub struct FleetService<S> {
+    inner: S,
+    config: Arc<Config>,
+}
+
+impl<S, B> tower_service::Service<Request<B>> for FleetService<S>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Full<Bytes>>, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        // The inner service that was made ready answers this request; a clone takes its place.
+        let ready = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, ready);
+        let config = self.config.clone();
+        Box::pin(async move { Ok(answer(config, inner, request).await) })
+    }
+}
+
+/// The answer to `request`: refused here, or the inner service's (for a batch partly
+/// refused, its answers and the refusals in one array).
+async fn answer<S, B>(config: Arc<Config>, inner: S, request: Request<B>) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+    B: Body,
+    B::Error: std::fmt::Display,
+{
+    let (parts, body) = request.into_parts();
+    if config.refresh.is_some() && !config.refreshing.swap(true, Ordering::AcqRel) {
+        tokio::spawn(refresh_keys(Arc::downgrade(&config)));
+    }
+    let keys = read_unpoisoned(&config.keys).clone();
+    let Some(key) = key_in(&parts.headers, parts.uri.path()).and_then(|given| keys.find(given)) else {
+        metrics::request("-", "unauthorized");
+        let mut refused = error_response(
+            StatusCode::UNAUTHORIZED,
+            &Id::null(),
+            UNAUTHORIZED,
+            "Unauthorized: a known API key is required",
+        );
+        refused
+            .headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return refused;
+    };
+    #[cfg(feature = "tracing")]
+    {
+        use tracing::Instrument;
+        let span = tracing::debug_span!("rpc.fleet", key = key.label());
+        answer_keyed(&config, inner, parts, body, key)
+            .instrument(span)
+            .await
+    }
+    #[cfg(not(feature = "tracing"))]
+    answer_keyed(&config, inner, parts, body, key).await
+}
+
+/// Reads the keys again every while, until the layer is gone.
+async fn refresh_keys(config: std::sync::Weak<Config>) {
+    loop {
+        let Some((url, hash, every)) = config.upgrade().and_then(|config| config.refresh.clone()) else {
+            return;
+        };
+        tokio::time::sleep(every).await;
+        if let Ok(keys) = ApiKeys::load(&url, &hash, every.min(Duration::from_secs(5))).await {
+            let Some(config) = config.upgrade() else { return };
+            *write_unpoisoned(&config.keys) = Arc::new(keys);
+        }
+    }
+}
+
+/// The answer to a request of `key`.
+async fn answer_keyed<S, B>(
+    config: &Config,
+    mut inner: S,
+    parts: http::request::Parts,
+    body: B,
+    key: &ApiKey,
+) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+    B: Body,
+    B::Error: std::fmt::Display,
+{
+    let body = std::pin::pin!(body);
+    let body = match read_limited(body, config.max_body).await {
+        Ok(body) => body,
+        Err(ReadError::TooLarge) => {
+            return error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &Id::null(),
+                -32600,
+                "Payload Too Large",
+            )
+        }
+        Err(ReadError::Broken(reason)) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                &Id::null(),
+                -32600,
+                &format!("Bad Request: {reason}"),
+            )
+        }
+    };
+    let Some(limiter) = &config.limiter else {
+        metrics::request(key.label(), "allowed");
+        return call(&mut inner, parts, body).await;
+    };
+    let Some(elements) = batch_elements(&body) else {
+        let weighed = weigh(config, &body);
+        // A cacheable request (with an id) joins the identical ones under way; the first asks
+        // the cache.
+        let joined = match (&weighed.cache, &weighed.id_text) {
+            (Some((name, _)), Some(_)) => Some((name.as_str(), join(config, name))),
+            _ => None,
+        };
+        let cache = match &joined {
+            Some((name, Joined::First(_))) => Some(*name),
+            _ => None,
+        };
+        let (decision, cached) = limiter.check_and_read(key, weighed.cost, cache).await;
+        if let Some((status, object, wait)) = refusal(decision) {
+            metrics::request(key.label(), outcome_of(status));
+            let mut refused = match weighed.is_request {
+                true => json_response(status, frame(&weighed.id, &object)),
+                false => json_response(status, Bytes::new()),
+            };
+            retry_after(&mut refused, wait);
+            return refused;
+        }
+        let id_text = weighed.id_text.as_deref().unwrap_or_default();
+        let first = match joined {
+            Some((name, joined)) => match follow(config, name, joined).await {
+                Ok(result) => {
+                    metrics::request(key.label(), "coalesced");
+                    return json_response(StatusCode::OK, success(id_text, &result));
+                }
+                Err(first) => first,
+            },
+            None => None,
+        };
+        if let Some(result) = cached {
+            metrics::request(key.label(), "cached");
+            if let Some(first) = first {
+                first.share(Some(result.clone()));
+            }
+            return json_response(StatusCode::OK, success(id_text, &result));
+        }
+        metrics::request(key.label(), "allowed");
+        let response = call(&mut inner, parts, body).await;
+        return match weighed.cache {
+            Some((name, ttl)) => remember(config, limiter, name, ttl, response, first).await,
+            None => response,
+        };
+    };
+    answer_batch(config, inner, parts, key, limiter, elements).await
+}
+
+/// How a cacheable request joined the identical ones under way on this instance.
+enum Joined<'a> {
+    /// None was: this one asks the cache and the upstream, and shares what it gets.
+    First(First<'a>),
+    /// One was: this one waits for what it gets.
+    Waiting(tokio::sync::watch::Receiver<Fetched>),
+}
+
+/// The first of identical requests under way: what it fetched goes to the others when it
+/// shares it, or when it ends without (an error, a refusal, its client gone) they go on
+/// themselves.
+struct First<'a> {
+    config: &'a Config,
+    name: String,
+    sender: tokio::sync::watch::Sender<Fetched>,
+}
+
+impl First<'_> {
+    fn share(self, result: Option<Bytes>) {
+        self.sender.send_replace(Some(result));
+    }
+}
+
+impl Drop for First<'_> {
+    fn drop(&mut self) {
+        lock_unpoisoned(&self.config.fetching).remove(&self.name);
+    }
+}
+
+/// Waits, when `joined` is waiting, for the result the first of the identical requests under
+/// way fetched (`Ok`). When that one ends without reaching the upstream (refused, its client
+/// gone), this one joins again: the first to do so goes on as the new first, the others wait
+/// for it; when the first got an error, this one goes on by itself (`Err(None)`). `Err(Some)`:
+/// this one is (or became) the first.
+async fn follow<'a>(
+    config: &'a Config,
+    name: &str,
+    mut joined: Joined<'a>,
+) -> Result<Bytes, Option<First<'a>>> {
+    loop {
+        let mut fetched = match joined {
+            Joined::First(first) => return Err(Some(first)),
+            Joined::Waiting(fetched) => fetched,
+        };
+        match fetched
+            .wait_for(Option::is_some)
+            .await
+            .map(|fetched| fetched.clone().flatten())
+        {
+            Ok(Some(result)) => return Ok(result),
+            Ok(None) => return Err(None),
+            Err(_) => joined = join(config, name),
+        }
+    }
+}
+
+/// Joins the requests under way whose cached answer is `name`.
+fn join<'a>(config: &'a Config, name: &str) -> Joined<'a> {
+    let mut fetching = lock_unpoisoned(&config.fetching);
+    if let Some(fetched) = fetching.get(name) {
+        return Joined::Waiting(fetched.clone());
+    }
+    let (sender, fetched) = tokio::sync::watch::channel(None);
+    fetching.insert(name.to_owned(), fetched);
+    Joined::First(First {
+        config,
+        name: name.to_owned(),
+        sender,
+    })
+}
+
+/// Keeps the result `response` carries (not an error; not over the size limit) under
+/// `name` for `ttl`, written in a task of its own, and shares it with the identical requests
+/// waiting for `first`; `response` as it was.
+async fn remember(
+    config: &Config,
+    limiter: &SharedLimiter,
+    name: String,
+    ttl: Option<Duration>,
+    response: Response<Full<Bytes>>,
+    first: Option<First<'_>>,
+) -> Response<Full<Bytes>> {
+    if response.status() != StatusCode::OK {
+        // The upstream failed: the identical requests waiting go on by themselves.
+        if let Some(first) = first {
+            first.share(None);
+        }
+        return response;
+    }
+    let (head, body) = response.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default();
+    let result = match crate::parse(&body) {
+        Ok(Parsed::Single(Message::Response(answer))) if answer.error_object().is_none() => answer
+            .result()
+            .map(|result| crate::message::JsonBytes::slice_of(&body, result).into_bytes()),
+        _ => None,
+    };
+    if let Some(first) = first {
+        first.share(result.clone());
+    }
+    if let Some(result) = result {
+        keep(config, limiter, name, ttl, result);
+    }
+    Response::from_parts(head, Full::new(body))
+}
+
+/// Writes `result` under `name` for `ttl` in a task of its own, unless it is over the size
+/// limit.
+fn keep(config: &Config, limiter: &SharedLimiter, name: String, ttl: Option<Duration>, result: Bytes) {
+    if result.len() <= config.max_cached {
+        let limiter = limiter.clone();
+        tokio::spawn(async move { limiter.write(&name, result, ttl).await });
+    }
+}
+
+/// An answer with the id `id_text` (as the client wrote it) and the result `result`.
+fn success(id_text: &[u8], result: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(id_text.len() + result.len() + 36);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id_text);
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.extend_from_slice(b"}");
+    out.freeze()
+}
+
+/// A batch: each element decided on its own (and its cached answer read, for a cacheable
+/// request, in the same round trip); the admitted ones not answered from the cache go on
+/// together, and the results among their answers are cached.
+async fn answer_batch<S>(
+    config: &Config,
+    mut inner: S,
+    parts: http::request::Parts,
+    key: &ApiKey,
+    limiter: &SharedLimiter,
+    elements: Vec<Bytes>,
+) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+{
+    let mut admitted = Vec::with_capacity(elements.len());
+    // Answers made here: refusals, and answers from the cache.
+    let mut made = Vec::new();
+    let mut worst: Option<(StatusCode, Option<Duration>)> = None;
+    let mut from_cache = 0;
+    // The admitted requests whose answers are to be cached: their ids and cached names.
+    let mut misses = Vec::new();
+    let weighed: Vec<Weighed> = elements.iter().map(|element| weigh(config, element)).collect();
+    let costs: Vec<u64> = weighed.iter().map(|weighed| weighed.cost).collect();
+    let names: Vec<Option<&str>> = weighed
+        .iter()
+        .map(|weighed| match (&weighed.cache, &weighed.id_text) {
+            (Some((name, _)), Some(_)) => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let decided = limiter.check_many_and_read(key, &costs, &names).await;
+    for ((element, weighed), (decision, cached)) in elements.iter().zip(&weighed).zip(decided) {
+        match (refusal(decision), cached, &weighed.id_text) {
+            (None, Some(result), Some(id_text)) => {
+                metrics::request(key.label(), "cached");
+                made.push(success(id_text, &result));
+                from_cache += 1;
+            }
+            (None, _, _) => {
+                metrics::request(key.label(), "allowed");
+                admitted.push(element.clone());
+                if let (Some((name, ttl)), Some(id_text)) = (&weighed.cache, &weighed.id_text) {
+                    misses.push((id_text.clone(), name.clone(), *ttl));
+                }
+            }
+            (Some((status, object, wait)), _, _) => {
+                metrics::request(key.label(), outcome_of(status));
+                if weighed.is_request {
+                    made.push(frame(&weighed.id, &object));
+                }
+                let longest = worst.and_then(|(_, w)| w).max(wait);
+                worst = Some((status, longest));
+            }
+        }
+    }
+    if worst.is_none() && from_cache == 0 {
+        let answered = call(&mut inner, parts, join_batch(&elements)).await;
+        return remember_batch(config, limiter, misses, answered).await;
+    }
+    if admitted.is_empty() {
+        let body = if made.is_empty() {
+            Bytes::new()
+        } else {
+            join_batch(&made)
+        };
+        let status = match worst {
+            Some((status, _)) if from_cache == 0 => status,
+            _ => StatusCode::OK,
+        };
+        let mut answer = json_response(status, body);
+        if status != StatusCode::OK {
+            retry_after(&mut answer, worst.and_then(|(_, wait)| wait));
+        }
+        return answer;
+    }
+    let answered = call(&mut inner, parts, join_batch(&admitted)).await;
+    let answered = remember_batch(config, limiter, misses, answered).await;
+    let (head, body) = answered.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default();
+    let mut answers = batch_elements(&body).unwrap_or_default();
+    answers.extend(made);
+    let mut merged = Response::from_parts(head, Full::new(join_batch(&answers)));
+    *merged.status_mut() = StatusCode::OK;
+    merged.headers_mut().remove(http::header::CONTENT_LENGTH);
+    merged
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    merged
+}
+
+/// Caches the results among a batch's answers in `response` that answer `misses` (found by
+/// their ids, as the client wrote them), each written in a task of its own; `response` as it
+/// was.
+async fn remember_batch(
+    config: &Config,
+    limiter: &SharedLimiter,
+    misses: Vec<(Bytes, String, Option<Duration>)>,
+    response: Response<Full<Bytes>>,
+) -> Response<Full<Bytes>> {
+    if misses.is_empty() || response.status() != StatusCode::OK {
+        return response;
+    }
+    let (head, body) = response.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|collected| collected.to_bytes())
+        .unwrap_or_default();
+    for answer in batch_elements(&body).unwrap_or_default() {
+        let Ok(Parsed::Single(Message::Response(response))) = crate::parse(&answer) else {
+            continue;
+        };
+        let (Some(result), None) = (response.result(), response.error_object()) else {
+            continue;
+        };
+        let Some(id) = crate::message::id_range_within(&answer, response.id()) else {
+            continue;
+        };
+        let Some((_, name, ttl)) = misses
+            .iter()
+            .find(|(id_text, _, _)| id_text[..] == answer[id.clone()])
+        else {
+            continue;
+        };
+        let result = crate::message::JsonBytes::slice_of(&answer, result).into_bytes();
+        keep(config, limiter, name.clone(), *ttl, result);
+    }
+    Response::from_parts(head, Full::new(body))
+}
+
+/// What the layer needs to know of a message.
+struct Weighed {
+    id: Id<'static>,
+    /// Its id's JSON text as the client wrote it (requests).
+    id_text: Option<Bytes>,
+    cost: u64,
+    /// Whether it is a request (a notification gets no answer).
+    is_request: bool,
+    /// The name of its cached answer and how long that is kept, when its method's answers
+    /// are cached.
+    cache: Option<(String, Option<Duration>)>,
+}
+
+/// What a message costs, its id, whether it is a request, its cached answer's name; a
+/// message that does not parse costs 1 and is answered by the service.
+fn weigh(config: &Config, message: &Bytes) -> Weighed {
+    match crate::parse(message) {
+        Ok(Parsed::Single(Message::Request(request))) => {
+            let method = request.method();
+            let id_text = match crate::message::id_range_within(message, request.id()) {
+                Some(range) => message.slice(range),
+                None => Bytes::from(request.id().json_parts().concat()),
+            };
+            let cache = config.cached.get(method).map(|ttl| {
+                use sha2::Digest;
+                let mut digest = sha2::Sha256::new();
+                digest.update(method.as_bytes());
+                digest.update(b"\n");
+                if let Some(params) = request.raw_params() {
+                    digest.update(params.get().as_bytes());
+                }
+                let mut name = String::with_capacity(CACHE_PREFIX.len() + 64);
+                name.push_str(CACHE_PREFIX);
+                super::keys::push_hex(&mut name, &digest.finalize());
+                (name, *ttl)
+            });
+            Weighed {
+                id: request.id().clone().into_owned(),
+                id_text: Some(id_text),
+                cost: config.weights.get(method).copied().unwrap_or(1),
+                is_request: true,
+                cache,
+            }
+        }
+        Ok(Parsed::Single(Message::Notification(notification))) => Weighed {
+            id: Id::null(),
+            id_text: None,
+            cost: config.weights.get(notification.method()).copied().unwrap_or(1),
+            is_request: false,
+            cache: None,
+        },
+        _ => Weighed {
+            id: Id::null(),
+            id_text: None,
+            cost: 1,
+            is_request: true,
+            cache: None,
+        },
+    }
+}
+
+/// The refusal a decision is: its status, error and wait; `None` to let it through.
+fn refusal(decision: Decision) -> Option<(StatusCode, ErrorObject<'static>, Option<Duration>)> {
+    match decision {
+        Decision::Allowed { .. } => None,
+        Decision::Limited { retry_after } => Some((
+            StatusCode::TOO_MANY_REQUESTS,
+            ErrorObject::new(LIMIT_EXCEEDED, "limit exceeded: over this key's rate"),
+            Some(retry_after),
+        )),
+        Decision::Unavailable => Some((
+            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorObject::new(
+                LIMITER_UNAVAILABLE,
+                "Service Unavailable: the rate limit cannot be checked",
+            ),
+            None,
+        )),
+    }
+}
+
+async fn call<S>(inner: &mut S, parts: http::request::Parts, body: Bytes) -> Response<Full<Bytes>>
+where
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+{
+    match inner.call(Request::from_parts(parts, Full::new(body))).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
+}
+
+/// The outcome a refusal's status counts as.
+fn outcome_of(status: StatusCode) -> &'static str {
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        "limited"
+    } else {
+        "unavailable"
+    }
+}
+
+/// `Retry-After` in whole seconds, rounded up (at least 1).
+fn retry_after(response: &mut Response<Full<Bytes>>, wait: Option<Duration>) {
+    if let Some(wait) = wait {
+        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+    }
+}
+
+fn frame(id: &Id<'_>, object: &ErrorObject<'_>) -> Bytes {
+    let mut out = BytesMut::new();
+    encode::write_error(&mut out, id, object);
+    out.freeze()
+}
+
+fn json_response(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn error_response(status: StatusCode, id: &Id<'_>, code: i64, message: &str) -> Response<Full<Bytes>> {
+    json_response(status, frame(id, &ErrorObject::new(code, message.to_owned())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layer_cloned_then_set_up_keeps_the_first_as_it_was() {
+        use tower_layer::Layer;
+        let first = FleetLayer::new(ApiKeys::parse("k 1").unwrap());
+        let second = first.clone().with_weight("m", 3).with_max_cached(1);
+        assert_ne!(format!("{first:?}"), format!("{second:?}"));
+        assert!(first.config.weights.is_empty() && second.config.weights["m"] == 3);
+        let _ = second.layer(());
+    }
+
+    /// Two requests waiting for a first that ends without reaching the upstream: one of them
+    /// becomes the first, the other gets its result; a first that got an error lets both go
+    /// on by themselves.
+    #[tokio::test]
+    async fn waiting_requests_join_again_when_the_first_never_reached_the_upstream() {
+        let layer = FleetLayer::new(ApiKeys::parse("k 1").unwrap());
+        let config = &layer.config;
+        let lead_or_wait = |joined| async move {
+            match follow(config, "x", joined).await {
+                Ok(result) => result,
+                Err(Some(first)) => {
+                    tokio::task::yield_now().await;
+                    first.share(Some(Bytes::from_static(b"led")));
+                    Bytes::from_static(b"first")
+                }
+                Err(None) => Bytes::from_static(b"alone"),
+            }
+        };
+        let Joined::First(refused) = join(config, "x") else {
+            panic!("the first")
+        };
+        let (second, third) = (join(config, "x"), join(config, "x"));
+        let dropped = async move {
+            tokio::task::yield_now().await;
+            drop(refused);
+        };
+        let ((), second, third) = tokio::join!(dropped, lead_or_wait(second), lead_or_wait(third));
+        let mut got = [second, third];
+        got.sort();
+        assert_eq!(got, [Bytes::from_static(b"first"), Bytes::from_static(b"led")]);
+        assert!(lock_unpoisoned(&config.fetching).is_empty());
+
+        let Joined::First(failed) = join(config, "x") else {
+            panic!("the first")
+        };
+        let (second, third) = (join(config, "x"), join(config, "x"));
+        let shared = async move {
+            tokio::task::yield_now().await;
+            failed.share(None);
+        };
+        let ((), second, third) = tokio::join!(shared, lead_or_wait(second), lead_or_wait(third));
+        assert_eq!(
+            [second, third],
+            [Bytes::from_static(b"alone"), Bytes::from_static(b"alone")]
+        );
+    }
+}

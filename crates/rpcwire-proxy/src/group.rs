@@ -1,0 +1,414 @@
+//! `UpstreamGroup`: forwards requests to upstreams — the next one free and not benched — with a
+//! timeout per attempt and retries on the next upstream where the policy allows them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::forward_error::ForwardError;
+use super::link::{LinkAnswer, LinkError, LinkErrorKind};
+use super::metrics;
+use super::retry::{RetryBudget, RetryPolicy};
+use super::upstream::Upstream;
+use crate::message::{ErrorObject, JsonBytes, RawJson};
+use crate::sync::bump;
+
+/// How long one attempt may take by default.
+pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Upstreams that requests are forwarded to, params and results as JSON text passed on as
+/// they came: each request goes to the next upstream in turn that is not benched and has a
+/// free in-flight slot; a failed attempt is sent again to the next one as the
+/// [`RetryPolicy`] allows. Every call ends: with the upstream's result, the upstream's error
+/// object as it came, or a [`ForwardError`] saying why there is none.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire::dispatch::Router;
+/// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamGroup};
+/// use rpcwire::transport::{Peer, StreamTransport};
+///
+/// // An upstream in memory: a Peer serving `subtract` on the other end of a duplex.
+/// let upstream = Upstream::new("memory", || {
+///     let (ours, theirs) = tokio::io::duplex(4096);
+///     let mut router = Router::new();
+///     router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+///     let server = Peer::new(StreamTransport::from_io(theirs, rpcwire::frame::Framing::Ndjson), router);
+///     tokio::spawn(async move { server.closed().await });
+///     Peer::new(StreamTransport::from_io(ours, rpcwire::frame::Framing::Ndjson), Router::new())
+/// });
+/// let group = UpstreamGroup::new(vec![upstream]).with_retry(RetryPolicy::new().safe_method("subtract"));
+/// let params = rpcwire::RawJson::new("[42,23]").unwrap();
+/// assert_eq!(group.call("subtract", Some(&params)).await.unwrap().as_str(), "19");
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct UpstreamGroup {
+    upstreams: Vec<Arc<Upstream>>,
+    retry: RetryPolicy,
+    budget: RetryBudget,
+    timeout: Duration,
+    next: AtomicUsize,
+}
+
+/// How one attempt ended.
+enum Attempt {
+    /// The upstream answered: a result, its error object, or its whole answer frame (either).
+    Answered(LinkAnswer),
+    /// The request was not forwarded: never reached the upstream, or could not be written.
+    NotReached(String),
+    /// The request may have reached the upstream and no usable answer came; `answer` is the
+    /// upstream's error answer when it gave one (a "busy" code): what the caller gets, as it
+    /// came, when no other attempt does better.
+    NoAnswer {
+        reason: String,
+        answer: Option<LinkAnswer>,
+    },
+    /// The upstream is there but answered without a JSON-RPC answer (an HTTP error status
+    /// other than a busy one): not sent again.
+    Refused(String),
+    /// The params cannot be sent anywhere.
+    BadParams(String),
+}
+
+/// The upstream's error object in `answer`, if it is an error answer.
+fn error_of(answer: &LinkAnswer) -> Option<&ErrorObject<'static>> {
+    match answer {
+        LinkAnswer::Frame { error, .. } => error.as_ref(),
+        LinkAnswer::Error { error, .. } => Some(error),
+        LinkAnswer::Result(_) | LinkAnswer::NonConforming { .. } => None,
+    }
+}
+
+/// Whether `answer` is a result (not the upstream's error, nor an answer that breaks the
+/// specification).
+fn is_result(answer: &LinkAnswer) -> bool {
+    match answer {
+        LinkAnswer::Frame { error, .. } => error.is_none(),
+        LinkAnswer::Result(_) => true,
+        LinkAnswer::Error { .. } | LinkAnswer::NonConforming { .. } => false,
+    }
+}
+
+impl UpstreamGroup {
+    /// A group over `upstreams`, with the default [`RetryPolicy`] and
+    /// [`DEFAULT_ATTEMPT_TIMEOUT`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9")]);
+    /// assert_eq!(group.upstreams().len(), 1);
+    /// # });
+    /// ```
+    pub fn new(upstreams: Vec<Upstream>) -> UpstreamGroup {
+        let retry = RetryPolicy::new();
+        UpstreamGroup {
+            upstreams: upstreams.into_iter().map(Arc::new).collect(),
+            budget: retry.budget(),
+            retry,
+            timeout: DEFAULT_ATTEMPT_TIMEOUT,
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// Uses `policy` for retries (its budget starts full).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamGroup};
+    /// let group = UpstreamGroup::new(vec![Upstream::address("tcp://h:1")]).with_retry(RetryPolicy::new().with_max_attempts(5));
+    /// assert_eq!(group.retry_policy().max_attempts(), 5);
+    /// # });
+    /// ```
+    pub fn with_retry(mut self, policy: RetryPolicy) -> UpstreamGroup {
+        self.budget = policy.budget();
+        self.retry = policy;
+        self
+    }
+
+    /// How long one attempt may take (waiting for an in-flight slot included) before it
+    /// counts as having got no answer.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![]).with_timeout(Duration::from_secs(2));
+    /// assert_eq!(group.timeout(), Duration::from_secs(2));
+    /// # });
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> UpstreamGroup {
+        self.timeout = timeout;
+        self
+    }
+
+    /// How long one attempt may take.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(rpcwire::proxy::UpstreamGroup::new(vec![]).timeout(), rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT);
+    /// # });
+    /// ```
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The retry policy.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(rpcwire::proxy::UpstreamGroup::new(vec![]).retry_policy().max_attempts(), 3);
+    /// # });
+    /// ```
+    pub fn retry_policy(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    /// The upstreams, in the order given (their [`stats`](Upstream::stats) included).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://a:1")]);
+    /// assert_eq!(group.upstreams()[0].name(), "tcp://a:1");
+    /// # });
+    /// ```
+    pub fn upstreams(&self) -> &[Arc<Upstream>] {
+        &self.upstreams
+    }
+
+    /// Forwards a call of `method` with `params` (JSON text, written as it is) and returns
+    /// the upstream's result as it came, or why there is none. See [`UpstreamGroup`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{ForwardError, UpstreamGroup};
+    /// let error = UpstreamGroup::new(vec![]).call("eth_chainId", None).await.unwrap_err();
+    /// assert!(matches!(error, ForwardError::Unavailable(_)));
+    /// # });
+    /// ```
+    pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
+        match self.send(None, method, params).await? {
+            LinkAnswer::Result(result)
+            | LinkAnswer::Frame {
+                result: Some(result), ..
+            } => Ok(result),
+            LinkAnswer::Error { error, .. }
+            | LinkAnswer::Frame {
+                error: Some(error), ..
+            } => Err(ForwardError::Remote(error)),
+            LinkAnswer::NonConforming { reason, error, .. } => {
+                Err(ForwardError::NonConforming { reason, error })
+            }
+            // A frame is a result or an error (`response_to_gateway`).
+            LinkAnswer::Frame { .. } => Err(ForwardError::NoAnswer(
+                "an answer with neither a result nor an error".to_owned(),
+            )),
+        }
+    }
+
+    /// Forwards `frame`, a request for `method` with `params` whose id is the gateway's
+    /// ([`GATEWAY_ID`](super::upstream::GATEWAY_ID)), as it is to upstreams that take frames (HTTP) and gives their whole
+    /// answer; to the others (behind a `Peer`) the call is made and its result given. Same
+    /// retries, timeouts and breakers as [`call`](UpstreamGroup::call).
+    pub(crate) async fn call_frame(
+        &self,
+        frame: &Bytes,
+        method: &str,
+        params: Option<&JsonBytes>,
+    ) -> Result<LinkAnswer, ForwardError> {
+        let params = params.map(JsonBytes::to_raw_json);
+        self.send(Some(frame), method, params.as_ref()).await
+    }
+
+    /// A call (or a forwarded frame), on the next upstream free and not benched, retried as
+    /// the policy allows.
+    async fn send(
+        &self,
+        frame: Option<&Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<LinkAnswer, ForwardError> {
+        self.budget.deposit();
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        // How the last attempt that failed ended: why, or the upstream's error answer of a
+        // kind worth another attempt (written only on a failure: most calls never need it).
+        let mut failure: Option<Result<LinkAnswer, ForwardError>> = None;
+        for attempt in 0..self.retry.max_attempts() {
+            if attempt > 0 {
+                if !self.budget.withdraw() {
+                    break;
+                }
+                metrics::retried(method);
+                tokio::time::sleep(self.retry.backoff_before(attempt)).await;
+            }
+            let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
+                failure = Some(Err(ForwardError::Unavailable(
+                    "every upstream is benched".to_owned(),
+                )));
+                break;
+            };
+            match self.attempt(&upstream, frame, method, params).await {
+                Attempt::Answered(answer) => return Ok(answer),
+                Attempt::BadParams(reason) => return Err(ForwardError::Params(reason)),
+                Attempt::Refused(reason) => {
+                    return Err(ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())))
+                }
+                Attempt::NotReached(reason) => {
+                    failure = Some(Err(ForwardError::Unavailable(format!(
+                        "{}: {reason}",
+                        upstream.name()
+                    ))));
+                }
+                Attempt::NoAnswer { reason, answer } => {
+                    failure = Some(
+                        answer
+                            .ok_or_else(|| ForwardError::NoAnswer(format!("{}: {reason}", upstream.name()))),
+                    );
+                    // Looked up only on a failure: most calls never need it.
+                    if !self.retry.is_safe(method) {
+                        break;
+                    }
+                }
+            }
+        }
+        // The upstream's own error answer, as it came, when it was the last word.
+        failure.unwrap_or_else(|| Err(ForwardError::Unavailable("no upstream is configured".to_owned())))
+    }
+
+    /// Forwards a notification to the next upstream free and not benched, sent again only
+    /// when it could not be written (a notification gets no answer, so nothing else says
+    /// whether it arrived).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let error = rpcwire::proxy::UpstreamGroup::new(vec![]).notify("log", None).await.unwrap_err();
+    /// assert!(matches!(error, rpcwire::proxy::ForwardError::Unavailable(_)));
+    /// # });
+    /// ```
+    pub async fn notify(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), ForwardError> {
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut failure = ForwardError::Unavailable("no upstream is configured".to_owned());
+        for attempt in 0..self.retry.max_attempts().min(self.upstreams.len().max(1)) {
+            let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
+                break;
+            };
+            bump(&upstream.counters.requests);
+            match upstream.link.notify(method, params).await {
+                Ok(()) => return Ok(()),
+                Err(error) if error.kind() == LinkErrorKind::Params => {
+                    return Err(ForwardError::Params(error.reason().to_owned()))
+                }
+                Err(error) => {
+                    bump(&upstream.counters.not_reached);
+                    failure = ForwardError::Unavailable(format!("{}: {error}", upstream.name()));
+                }
+            }
+        }
+        Err(failure)
+    }
+
+    /// The upstream for attempt `index`: the first from there on, in turn, that is not
+    /// benched and has a free slot; else the first not benched (the attempt waits for a
+    /// slot); `None` when every one is benched.
+    fn pick(&self, index: usize) -> Option<Arc<Upstream>> {
+        let count = self.upstreams.len();
+        if count == 0 {
+            return None;
+        }
+        let in_turn = (0..count).map(|step| &self.upstreams[index.wrapping_add(step) % count]);
+        let mut waiting = None;
+        for upstream in in_turn {
+            if !upstream.breaker.allow(Instant::now) {
+                continue;
+            }
+            if upstream.slots().available_permits() > 0 {
+                return Some(upstream.clone());
+            }
+            waiting.get_or_insert_with(|| upstream.clone());
+        }
+        waiting
+    }
+
+    /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
+    /// upstream's breaker.
+    async fn attempt(
+        &self,
+        upstream: &Upstream,
+        frame: Option<&Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Attempt {
+        bump(&upstream.counters.requests);
+        metrics::attempt_started(upstream.name());
+        let stopwatch = metrics::Stopwatch::start();
+        let call = async {
+            // A free slot, the usual case, is taken without waiting.
+            let _slot = match upstream.slots().try_acquire() {
+                Ok(slot) => Some(slot),
+                Err(_) => upstream.slots().acquire().await.ok(),
+            };
+            upstream.link.call(frame, method, params).await
+        };
+        let outcome = match tokio::time::timeout(self.timeout, call).await {
+            Ok(outcome) => classify(outcome, &self.retry),
+            Err(_elapsed) => Attempt::NoAnswer {
+                reason: format!("no answer within {:?}", self.timeout),
+                answer: None,
+            },
+        };
+        let counters = &upstream.counters;
+        let kind = match &outcome {
+            Attempt::Answered(answer) if is_result(answer) => {
+                bump(&counters.answered);
+                upstream.breaker.success();
+                "answered"
+            }
+            Attempt::Answered(_) | Attempt::BadParams(_) | Attempt::Refused(_) => {
+                bump(&counters.upstream_errors);
+                upstream.breaker.success();
+                "upstream_error"
+            }
+            Attempt::NotReached(_) => {
+                bump(&counters.not_reached);
+                upstream.breaker.failure(Instant::now());
+                "not_reached"
+            }
+            Attempt::NoAnswer { .. } => {
+                bump(&counters.no_answer);
+                upstream.breaker.failure(Instant::now());
+                "no_answer"
+            }
+        };
+        metrics::attempt_ended(upstream.name(), method, kind, stopwatch);
+        outcome
+    }
+}
+
+/// What an attempt's outcome means for retrying it: read from the typed [`LinkError`] and
+/// the upstream's error code, never from an error object of our own.
+fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Attempt {
+    let error = match outcome {
+        Ok(answer) => {
+            return match error_of(&answer) {
+                Some(error) if policy.retries_code(error.code().code()) => Attempt::NoAnswer {
+                    reason: error.message().to_owned(),
+                    answer: Some(answer),
+                },
+                _ => Attempt::Answered(answer),
+            }
+        }
+        Err(error) => error,
+    };
+    match error.kind() {
+        LinkErrorKind::NotReached => Attempt::NotReached(error.reason().to_owned()),
+        LinkErrorKind::Params => Attempt::BadParams(error.reason().to_owned()),
+        LinkErrorKind::NoAnswer {
+            status: None | Some(429 | 502 | 503 | 504),
+        } => Attempt::NoAnswer {
+            reason: error.reason().to_owned(),
+            answer: None,
+        },
+        LinkErrorKind::NoAnswer { status: Some(_) } => Attempt::Refused(error.reason().to_owned()),
+    }
+}

@@ -1,0 +1,537 @@
+//! `UpstreamLink`: how one upstream is reached — a connection served by a [`Peer`], or HTTP
+//! exchanges — and the typed [`LinkError`] that says whether a request reached it, the HTTP
+//! status if any, and why there is no answer. Retry and breaker decisions read that type;
+//! nothing is encoded as JSON to be decoded again.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
+use std::sync::Mutex;
+
+use bytes::Bytes;
+
+use super::id_slot::IdSlot;
+use crate::message::{ErrorObject, JsonBytes, RawJson};
+use crate::sync::{bump, lock_unpoisoned};
+use crate::transport::{CloseReason, ConnectionState, Peer, PeerError, PeerErrorKind};
+
+/// The id a gateway's forwarded requests carry upstream (each HTTP exchange is its own, so
+/// one id serves them all): its exact JSON text.
+pub(crate) const GATEWAY_ID: &str = "1";
+
+/// A boxed future borrowing the link.
+pub type LinkFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, LinkError>> + Send + 'a>>;
+
+/// What an upstream answered a request with.
+#[derive(Debug)]
+pub enum LinkAnswer {
+    /// The upstream's whole answer frame, a response whose id is the gateway's, with the
+    /// id's place in it (a link that takes frames: HTTP). `error` is the answer's error
+    /// object when it is an error response (for retry decisions; the frame is what goes on).
+    Frame {
+        /// The answer and where its id lies.
+        answer: IdSlot,
+        /// Its result (a slice of it), for a success response.
+        result: Option<JsonBytes>,
+        /// Its error object, for an error response.
+        error: Option<ErrorObject<'static>>,
+    },
+    /// The result alone (a link that makes calls of its own: a [`Peer`]).
+    Result(JsonBytes),
+    /// The upstream's error (a link that makes calls of its own).
+    Error {
+        /// The error object, decoded (for retry decisions and callers that read it).
+        error: ErrorObject<'static>,
+        /// The error object's JSON text as the upstream wrote it (members, order, escapes),
+        /// when the link kept it: what a gateway passes on.
+        text: Option<JsonBytes>,
+    },
+    /// An answer frame to the gateway's id that breaks JSON-RPC 2.0 in a way some nodes do
+    /// (`"result":null` beside an `"error"`, or both `null`): refused by the strict parser,
+    /// kept here so that the gateway can say what came, or pass it on as it is.
+    NonConforming {
+        /// The answer and where its id lies.
+        answer: IdSlot,
+        /// Why the strict parser refused it.
+        reason: String,
+        /// Its `"error"` member's JSON text, when it has one that is not `null`.
+        error: Option<JsonBytes>,
+    },
+}
+
+/// What kind of failure a [`LinkError`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkErrorKind {
+    /// The request was not sent: no connection, refused, too many pending, a queue full.
+    NotReached,
+    /// The request may have reached the upstream and no answer came: the connection
+    /// closed with it under way, no answer in time, an HTTP error status (`status`), an
+    /// answer that is not a response to it.
+    NoAnswer {
+        /// The HTTP status the upstream answered with, if it answered with one.
+        status: Option<u16>,
+    },
+    /// The params cannot be sent (they are not an array or an object).
+    Params,
+}
+
+/// Why an upstream exchange brought no usable answer.
+///
+/// ```
+/// use rpcwire::proxy::{LinkError, LinkErrorKind};
+/// let error = LinkError::new(LinkErrorKind::NoAnswer { status: Some(503) }, "HTTP status 503");
+/// assert!(error.reached());
+/// assert_eq!(error.status(), Some(503));
+/// assert_eq!(error.to_string(), "HTTP status 503");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkError {
+    kind: LinkErrorKind,
+    reason: String,
+}
+
+impl LinkError {
+    /// A failure of `kind`, saying why.
+    ///
+    /// ```
+    /// let error = rpcwire::proxy::LinkError::new(rpcwire::proxy::LinkErrorKind::NotReached, "refused");
+    /// assert!(!error.reached());
+    /// ```
+    pub fn new(kind: LinkErrorKind, reason: impl Into<String>) -> LinkError {
+        LinkError {
+            kind,
+            reason: reason.into(),
+        }
+    }
+
+    /// What kind of failure it is.
+    ///
+    /// ```
+    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
+    /// assert_eq!(LinkError::new(LinkErrorKind::Params, "scalar").kind(), LinkErrorKind::Params);
+    /// ```
+    pub fn kind(&self) -> LinkErrorKind {
+        self.kind
+    }
+
+    /// Whether the request may have reached the upstream (it may have run there).
+    ///
+    /// ```
+    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
+    /// assert!(LinkError::new(LinkErrorKind::NoAnswer { status: None }, "reset").reached());
+    /// ```
+    pub fn reached(&self) -> bool {
+        !matches!(self.kind, LinkErrorKind::NotReached)
+    }
+
+    /// The HTTP status the upstream answered with, if any.
+    ///
+    /// ```
+    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
+    /// assert_eq!(LinkError::new(LinkErrorKind::NotReached, "down").status(), None);
+    /// ```
+    pub fn status(&self) -> Option<u16> {
+        match self.kind {
+            LinkErrorKind::NoAnswer { status } => status,
+            _ => None,
+        }
+    }
+
+    /// Why.
+    ///
+    /// ```
+    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
+    /// assert_eq!(LinkError::new(LinkErrorKind::NotReached, "down").reason(), "down");
+    /// ```
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl fmt::Display for LinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+impl std::error::Error for LinkError {}
+
+/// How requests reach one upstream. The crate has two: a connection served by a [`Peer`]
+/// (`tcp://`, `ws://`, stdio, anything a `Peer` runs on; ids matched on it) and HTTP (each
+/// request its own POST, the answer frame kept as it came). Give another to
+/// [`Upstream::with_link`](super::Upstream::with_link).
+///
+/// ```
+/// use rpcwire::proxy::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
+///
+/// /// An upstream that is never there.
+/// struct Down;
+/// impl UpstreamLink for Down {
+///     fn call<'a>(&'a self, _frame: Option<&'a bytes::Bytes>, _method: &'a str, _params: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, LinkAnswer> {
+///         Box::pin(async { Err(LinkError::new(LinkErrorKind::NotReached, "down")) })
+///     }
+///     fn notify<'a>(&'a self, _method: &'a str, _params: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, ()> {
+///         Box::pin(async { Err(LinkError::new(LinkErrorKind::NotReached, "down")) })
+///     }
+/// }
+/// let upstream = rpcwire::proxy::Upstream::with_link("down", Down);
+/// assert_eq!(upstream.name(), "down");
+/// ```
+pub trait UpstreamLink: Send + Sync + 'static {
+    /// Sends a request of `method` with `params`; `frame`, when given, is the same request
+    /// whole, with the gateway's id (`1`), for links that send frames as they are (a link
+    /// that needs one writes it when none is given).
+    fn call<'a>(
+        &'a self,
+        frame: Option<&'a Bytes>,
+        method: &'a str,
+        params: Option<&'a RawJson<'a>>,
+    ) -> LinkFuture<'a, LinkAnswer>;
+
+    /// Sends a notification of `method` with `params`.
+    fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()>;
+
+    /// How many connections it made so far (the first included).
+    fn connects(&self) -> u64 {
+        0
+    }
+}
+
+/// A connection served by a [`Peer`], made again whenever the last one has closed.
+pub(crate) struct ReconnectingPeer {
+    connect: Box<dyn Fn() -> Peer + Send + Sync>,
+    peer: Mutex<Option<Peer>>,
+    connects: AtomicU64,
+}
+
+impl ReconnectingPeer {
+    pub(crate) fn new(connect: impl Fn() -> Peer + Send + Sync + 'static) -> ReconnectingPeer {
+        ReconnectingPeer {
+            connect: Box::new(connect),
+            peer: Mutex::new(None),
+            connects: AtomicU64::new(0),
+        }
+    }
+
+    /// The connection to use now: the current one unless it has closed, else a new one.
+    fn peer(&self) -> Peer {
+        let mut current = lock_unpoisoned(&self.peer);
+        if let Some(peer) = current.as_ref() {
+            if peer.state() != ConnectionState::Closed {
+                return peer.clone();
+            }
+        }
+        bump(&self.connects);
+        let peer = (self.connect)();
+        *current = Some(peer.clone());
+        peer
+    }
+}
+
+impl ReconnectingPeer {
+    /// [`UpstreamLink::call`], unboxed.
+    pub(crate) async fn send_call(
+        &self,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<LinkAnswer, LinkError> {
+        match self.peer().call_answer_raw(method, params).await {
+            Ok(Ok(result)) => Ok(LinkAnswer::Result(result)),
+            Ok(Err(remote)) => Ok(LinkAnswer::Error {
+                error: remote.error,
+                text: remote.text,
+            }),
+            Err(error) => Err(peer_failure(error)),
+        }
+    }
+
+    /// [`UpstreamLink::notify`], unboxed.
+    pub(crate) async fn send_notification(
+        &self,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<(), LinkError> {
+        self.peer().notify_raw(method, params).await.map_err(peer_failure)
+    }
+}
+
+impl UpstreamLink for ReconnectingPeer {
+    fn call<'a>(
+        &'a self,
+        _frame: Option<&'a Bytes>,
+        method: &'a str,
+        params: Option<&'a RawJson<'a>>,
+    ) -> LinkFuture<'a, LinkAnswer> {
+        Box::pin(self.send_call(method, params))
+    }
+
+    fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()> {
+        Box::pin(self.send_notification(method, params))
+    }
+
+    fn connects(&self) -> u64 {
+        self.connects.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// What a `Peer`'s failure means for the request.
+fn peer_failure(error: PeerError) -> LinkError {
+    let kind = match error.kind() {
+        PeerErrorKind::TooManyPending { .. }
+        | PeerErrorKind::QueueFull { .. }
+        | PeerErrorKind::Closed(CloseReason::ConnectFailed(_)) => LinkErrorKind::NotReached,
+        PeerErrorKind::Params(_) | PeerErrorKind::Result(_) => LinkErrorKind::Params,
+        PeerErrorKind::TimedOut { .. } | PeerErrorKind::Closed(_) | PeerErrorKind::Remote(_) => {
+            LinkErrorKind::NoAnswer { status: None }
+        }
+    };
+    let reason = match error.kind() {
+        PeerErrorKind::TimedOut { after } => format!("no answer within {after:?}"),
+        PeerErrorKind::TooManyPending { capacity } => {
+            format!("too many requests pending (capacity {capacity})")
+        }
+        _ => error.report(),
+    };
+    LinkError::new(kind, reason)
+}
+
+/// HTTP: each request its own POST on a keep-alive connection, its answer the response to it
+/// — no id to match, no connection task to hand frames to.
+#[cfg(feature = "http")]
+pub(crate) struct HttpLink(pub(crate) crate::transport::http::HttpClientTransport);
+
+#[cfg(feature = "http")]
+impl UpstreamLink for HttpLink {
+    fn call<'a>(
+        &'a self,
+        frame: Option<&'a Bytes>,
+        method: &'a str,
+        params: Option<&'a RawJson<'a>>,
+    ) -> LinkFuture<'a, LinkAnswer> {
+        Box::pin(self.send_call(frame, method, params))
+    }
+
+    fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()> {
+        Box::pin(self.send_notification(method, params))
+    }
+}
+
+#[cfg(feature = "http")]
+impl HttpLink {
+    /// [`UpstreamLink::call`], unboxed.
+    pub(crate) async fn send_call(
+        &self,
+        frame: Option<&Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<LinkAnswer, LinkError> {
+        let frame = match frame {
+            Some(frame) => frame.clone(),
+            None => {
+                let id = crate::message::Id::from_number_text(GATEWAY_ID);
+                let mut body =
+                    bytes::BytesMut::with_capacity(64 + method.len() + params.map_or(0, |p| p.get().len()));
+                crate::encode::write_call_raw(&mut body, Some(&id), method, params)
+                    .map_err(|error| LinkError::new(LinkErrorKind::Params, error.to_string()))?;
+                body.freeze()
+            }
+        };
+        let answer = self.exchange(frame).await?;
+        let not_ours = || no_answer("the upstream's answer is not a response to the call");
+        let Some(answer) = answer else {
+            return Err(no_answer("the upstream answered nothing"));
+        };
+        match response_to_gateway(&answer, self.0.max_response()) {
+            Ok(answer) => Ok(answer),
+            Err(reason) => non_conforming(&answer, reason).ok_or_else(not_ours),
+        }
+    }
+
+    /// [`UpstreamLink::notify`], unboxed.
+    pub(crate) async fn send_notification(
+        &self,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<(), LinkError> {
+        let mut body = bytes::BytesMut::new();
+        crate::encode::write_call_raw(&mut body, None, method, params)
+            .map_err(|error| LinkError::new(LinkErrorKind::Params, error.to_string()))?;
+        self.exchange(body.freeze()).await.map(|_| ())
+    }
+
+    /// One POST: the answer's body (`None` for 204), or the typed failure.
+    async fn exchange(&self, body: Bytes) -> Result<Option<Bytes>, LinkError> {
+        crate::transport::http::client::exchange(&self.0, body)
+            .await
+            .map_err(|failure| {
+                let kind = if failure.reached {
+                    LinkErrorKind::NoAnswer {
+                        status: failure.status,
+                    }
+                } else {
+                    LinkErrorKind::NotReached
+                };
+                LinkError::new(kind, failure.reason)
+            })
+    }
+}
+
+/// An exchange that reached the upstream and brought back nothing usable.
+#[cfg(feature = "http")]
+fn no_answer(reason: &str) -> LinkError {
+    LinkError::new(LinkErrorKind::NoAnswer { status: None }, reason)
+}
+
+/// `answer` as the response to a request with the gateway's id: the frame with its id's
+/// place, and its result or error object; `Err` with the parser's reason when it is not
+/// such a response. Answers may be as large as the response limit (blocks, traces: several
+/// MB), past the parser's default size limit for requests.
+#[cfg(feature = "http")]
+fn response_to_gateway(answer: &Bytes, max_response: usize) -> Result<LinkAnswer, String> {
+    use crate::message::{IdKind, Message, ResponsePayload};
+    let limits = crate::parse::Limits::default().with_max_size(max_response);
+    let parser = crate::parse::Parser::new(limits);
+    let not_ours = || "not a response to the call".to_owned();
+    let message = parser
+        .parse(answer)
+        .map_err(|error| error.to_string())?
+        .single()
+        .ok_or_else(not_ours)?;
+    let Message::Response(response) = &message else {
+        return Err(not_ours());
+    };
+    if response.id().raw() != GATEWAY_ID || response.id().kind() != IdKind::Number {
+        return Err(not_ours());
+    }
+    let (result, error) = match response.payload() {
+        ResponsePayload::Result(result) => {
+            let range = crate::message::range_within(answer, result.get().as_bytes()).ok_or_else(not_ours)?;
+            (Some(JsonBytes::from_validated(answer.slice(range))), None)
+        }
+        ResponsePayload::Error(error) => (None, Some(error.clone().into_owned())),
+    };
+    let answer = IdSlot::find(answer, &message).ok_or_else(not_ours)?;
+    Ok(LinkAnswer::Frame {
+        answer,
+        result,
+        error,
+    })
+}
+
+/// An answer the strict parser refused (`reason`) read leniently: a JSON object with the
+/// gateway's id and a `"result"` or an `"error"` member — what some nodes send in breach of
+/// the specification (`"result":null` beside an error, both `null`). `None` for anything
+/// else (not JSON, another id, neither member).
+#[cfg(feature = "http")]
+fn non_conforming(answer: &Bytes, reason: String) -> Option<LinkAnswer> {
+    use crate::json::iter::MemberIter;
+    crate::json::validate(answer).ok()?;
+    let text = std::str::from_utf8(answer).ok()?;
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    let (mut id, mut error, mut outcome) = (None, None, false);
+    for ((key, escaped), value) in MemberIter::new(text) {
+        if escaped {
+            continue;
+        }
+        match key {
+            "id" if value == GATEWAY_ID => id = crate::message::range_within(answer, value.as_bytes()),
+            "result" => outcome = true,
+            "error" => {
+                outcome = true;
+                if value != "null" {
+                    let range = crate::message::range_within(answer, value.as_bytes())?;
+                    error = Some(JsonBytes::from_validated(answer.slice(range)));
+                }
+            }
+            _ => {}
+        }
+    }
+    let id = id.filter(|_| outcome)?;
+    Some(LinkAnswer::NonConforming {
+        answer: IdSlot::at(answer.clone(), id),
+        reason,
+        error,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn peer_failures_say_whether_the_request_reached_the_other_side() {
+        let cases = [
+            (
+                PeerErrorKind::TooManyPending { capacity: 2 },
+                LinkErrorKind::NotReached,
+                "capacity 2",
+            ),
+            (
+                PeerErrorKind::QueueFull {
+                    after: Duration::from_millis(5),
+                },
+                LinkErrorKind::NotReached,
+                "",
+            ),
+            (
+                PeerErrorKind::TimedOut {
+                    after: Duration::from_millis(7),
+                },
+                LinkErrorKind::NoAnswer { status: None },
+                "no answer within 7ms",
+            ),
+            (
+                PeerErrorKind::Closed(CloseReason::EndOfInput),
+                LinkErrorKind::NoAnswer { status: None },
+                "",
+            ),
+        ];
+        for (kind, expected, reason) in cases {
+            let error = peer_failure(PeerError::from(kind));
+            assert_eq!(error.kind(), expected, "{error}");
+            assert!(error.reason().contains(reason), "{error}");
+            assert_eq!(error.reached(), expected != LinkErrorKind::NotReached);
+            assert_eq!(error.status(), None);
+        }
+        let params = serde_json::from_str::<u8>("x").unwrap_err();
+        assert_eq!(
+            peer_failure(PeerError::from(PeerErrorKind::Result(params))).kind(),
+            LinkErrorKind::Params
+        );
+    }
+
+    #[cfg(feature = "http")]
+    #[test]
+    fn answers_that_break_the_specification_are_read_leniently_or_not_at_all() {
+        let read = |text: &'static str| non_conforming(&Bytes::from_static(text.as_bytes()), "why".into());
+        match read(r#"{"jsonrpc":"2.0","result":null,"error":{"code":1,"message":"m"},"id":1}"#) {
+            Some(LinkAnswer::NonConforming {
+                answer,
+                reason,
+                error,
+            }) => {
+                assert_eq!(answer.id_text(), b"1");
+                assert_eq!(reason, "why");
+                assert_eq!(error.unwrap().as_str(), r#"{"code":1,"message":"m"}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+        match read(r#"{"id":1,"error":null,"result":null}"#) {
+            Some(LinkAnswer::NonConforming { error, .. }) => assert!(error.is_none()),
+            other => panic!("{other:?}"),
+        }
+        for refused in [
+            "not json",
+            "[1]",
+            r#"{"id":2,"result":null,"error":null}"#,
+            r#"{"id":1,"jsonrpc":"2.0"}"#,
+            r#"{"\u0069d":1,"result":null,"error":null}"#,
+        ] {
+            assert!(read(refused).is_none(), "{refused}");
+        }
+    }
+}

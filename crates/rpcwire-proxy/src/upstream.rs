@@ -1,0 +1,324 @@
+//! `Upstream`: one server a group forwards to — how to connect to it, its connection (made
+//! again when it drops), its in-flight limit, its breaker and its counters.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
+
+use super::breaker::Breaker;
+#[cfg(feature = "http")]
+use super::link::HttpLink;
+use super::link::{LinkAnswer, LinkError, ReconnectingPeer, UpstreamLink};
+use crate::dispatch::Router;
+use crate::frame::Framing;
+use crate::message::RawJson;
+use crate::transport::{AnyTransport, Peer};
+
+/// The largest answer an upstream made by [`Upstream::address`] may send (16 MiB: real
+/// Ethereum answers reach several MB; a client's requests are usually held to far less).
+pub const DEFAULT_MAX_RESPONSE: usize = 16 << 20;
+
+/// How many requests may be under way on one upstream by default.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
+
+/// One upstream server of an [`UpstreamGroup`](super::UpstreamGroup): a name, a way to
+/// connect (called again whenever the connection has closed: dropped WebSocket, TCP and
+/// stdio upstreams reconnect), a limit on requests under way, and a breaker that benches it
+/// after failures in a row and lets one probe through after a cool-down.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::time::Duration;
+/// use rpcwire::proxy::Upstream;
+///
+/// let upstream = Upstream::address("tcp://127.0.0.1:8545")
+///     .with_max_in_flight(64)
+///     .with_breaker(5, Duration::from_secs(10));
+/// assert_eq!(upstream.name(), "tcp://127.0.0.1:8545");
+/// assert_eq!(upstream.stats().requests, 0);
+/// # });
+/// ```
+pub struct Upstream {
+    name: Box<str>,
+    pub(crate) link: Link,
+    in_flight: Arc<Semaphore>,
+    max_in_flight: usize,
+    pub(crate) breaker: Breaker,
+    pub(crate) counters: UpstreamCounters,
+}
+
+/// How an upstream is reached: the crate's own links called directly (no box per call), or
+/// one given to [`Upstream::with_link`].
+pub(crate) enum Link {
+    Peer(ReconnectingPeer),
+    #[cfg(feature = "http")]
+    Http(Box<HttpLink>),
+    Other(Box<dyn UpstreamLink>),
+}
+
+impl Link {
+    /// See [`UpstreamLink::call`].
+    pub(crate) async fn call(
+        &self,
+        frame: Option<&bytes::Bytes>,
+        method: &str,
+        params: Option<&RawJson<'_>>,
+    ) -> Result<LinkAnswer, LinkError> {
+        match self {
+            Link::Peer(link) => link.send_call(method, params).await,
+            #[cfg(feature = "http")]
+            Link::Http(link) => link.send_call(frame, method, params).await,
+            Link::Other(link) => link.call(frame, method, params).await,
+        }
+    }
+
+    /// See [`UpstreamLink::notify`].
+    pub(crate) async fn notify(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), LinkError> {
+        match self {
+            Link::Peer(link) => link.send_notification(method, params).await,
+            #[cfg(feature = "http")]
+            Link::Http(link) => link.send_notification(method, params).await,
+            Link::Other(link) => link.notify(method, params).await,
+        }
+    }
+
+    /// See [`UpstreamLink::connects`].
+    fn connects(&self) -> u64 {
+        match self {
+            Link::Peer(link) => link.connects(),
+            #[cfg(feature = "http")]
+            Link::Http(link) => link.connects(),
+            Link::Other(link) => link.connects(),
+        }
+    }
+}
+
+impl fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Upstream")
+            .field("name", &self.name)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("stats", &self.stats())
+            .finish()
+    }
+}
+
+impl Upstream {
+    /// An upstream reached by calling `connect`, which starts a [`Peer`] (connecting in the
+    /// background: `PeerBuilder::connect`); called again whenever the last one has closed.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::transport::{Peer, StreamTransport};
+    /// let upstream = rpcwire::proxy::Upstream::new("in-memory", || {
+    ///     let (ours, _theirs) = tokio::io::duplex(1024);
+    ///     Peer::new(StreamTransport::from_io(ours, rpcwire::frame::Framing::Ndjson), rpcwire::dispatch::Router::new())
+    /// });
+    /// assert_eq!(upstream.name(), "in-memory");
+    /// # });
+    /// ```
+    pub fn new(name: &str, connect: impl Fn() -> Peer + Send + Sync + 'static) -> Upstream {
+        Upstream::linked(name, Link::Peer(ReconnectingPeer::new(connect)))
+    }
+
+    /// An upstream reached through `link` (see [`UpstreamLink`]).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, Upstream, UpstreamLink};
+    /// struct Constant;
+    /// impl UpstreamLink for Constant {
+    ///     fn call<'a>(&'a self, _: Option<&'a bytes::Bytes>, _: &'a str, _: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, LinkAnswer> {
+    ///         Box::pin(async { Ok(LinkAnswer::Result(rpcwire::RawJson::new("42").unwrap().into())) })
+    ///     }
+    ///     fn notify<'a>(&'a self, _: &'a str, _: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, ()> {
+    ///         Box::pin(async { Err(LinkError::new(LinkErrorKind::NotReached, "no notifications")) })
+    ///     }
+    /// }
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![Upstream::with_link("constant", Constant)]);
+    /// assert_eq!(group.call("anything", None).await.unwrap().as_str(), "42");
+    /// # });
+    /// ```
+    pub fn with_link(name: &str, link: impl UpstreamLink) -> Upstream {
+        Upstream::linked(name, Link::Other(Box::new(link)))
+    }
+
+    fn linked(name: &str, link: Link) -> Upstream {
+        Upstream {
+            name: name.into(),
+            link,
+            in_flight: Arc::new(Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            breaker: Breaker::new(5, Duration::from_secs(5)),
+            counters: UpstreamCounters::default(),
+        }
+    }
+
+    /// An upstream at `address`, opened with [`AnyTransport::open`] (`tcp://` in NDJSON
+    /// framing; with the `http` feature `http://` and `ws://`).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9");
+    /// assert_eq!(upstream.name(), "tcp://127.0.0.1:9");
+    /// # });
+    /// ```
+    pub fn address(address: &str) -> Upstream {
+        Upstream::address_limited(address, DEFAULT_MAX_RESPONSE)
+    }
+
+    /// An upstream at `address` whose answers may be up to `max_response` bytes each (a
+    /// larger one fails its calls without being kept). [`address`](Upstream::address) allows
+    /// [`DEFAULT_MAX_RESPONSE`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let upstream = rpcwire::proxy::Upstream::address_limited("tcp://127.0.0.1:9", 64 << 20);
+    /// assert_eq!(upstream.name(), "tcp://127.0.0.1:9");
+    /// # });
+    /// ```
+    pub fn address_limited(address: &str, max_response: usize) -> Upstream {
+        #[cfg(feature = "http")]
+        if address.starts_with("http://") {
+            if let Ok(url) = address.parse() {
+                let client =
+                    crate::transport::http::HttpClientTransport::new(url).with_max_response(max_response);
+                return Upstream::linked(address, Link::Http(Box::new(HttpLink(client))));
+            }
+        }
+        let owned: Arc<str> = address.into();
+        Upstream::new(address, move || {
+            let address = owned.clone();
+            Peer::builder().connect(
+                async move {
+                    let transport = AnyTransport::open(&address, Framing::Ndjson).await?;
+                    Ok(transport.with_max_frame(max_response))
+                },
+                // Answers are parsed up to the response limit, past the 1 MiB default.
+                Router::with_limits(crate::parse::Limits::default().with_max_size(max_response)),
+            )
+        })
+    }
+
+    /// At most `limit` requests under way on this upstream at once (at least 1); more wait
+    /// for one to end, or go to another upstream when one is free.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9").with_max_in_flight(0);
+    /// assert_eq!(upstream.max_in_flight(), 1);
+    /// # });
+    /// ```
+    pub fn with_max_in_flight(mut self, limit: usize) -> Upstream {
+        let limit = limit.clamp(1, Semaphore::MAX_PERMITS);
+        self.in_flight = Arc::new(Semaphore::new(limit));
+        self.max_in_flight = limit;
+        self
+    }
+
+    /// Benches the upstream after `failures` in a row (at least 1) for `cool_down`; then one
+    /// probe goes through, and its outcome brings it back or benches it again.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9")
+    ///     .with_breaker(3, std::time::Duration::from_secs(30));
+    /// assert!(!upstream.stats().benched);
+    /// # });
+    /// ```
+    pub fn with_breaker(mut self, failures: u32, cool_down: Duration) -> Upstream {
+        self.breaker = Breaker::new(failures, cool_down);
+        self
+    }
+
+    /// The upstream's name (its address, for [`address`](Upstream::address)).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(rpcwire::proxy::Upstream::address("ws://node:8546").name(), "ws://node:8546");
+    /// # });
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The most requests under way at once.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(rpcwire::proxy::Upstream::address("tcp://h:1").max_in_flight(), rpcwire::proxy::DEFAULT_MAX_IN_FLIGHT);
+    /// # });
+    /// ```
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// The upstream's counters now.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let stats = rpcwire::proxy::Upstream::address("tcp://h:1").stats();
+    /// assert_eq!((stats.requests, stats.in_flight, stats.connects), (0, 0, 0));
+    /// # });
+    /// ```
+    pub fn stats(&self) -> UpstreamStats {
+        let c = &self.counters;
+        let get = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        UpstreamStats {
+            requests: get(&c.requests),
+            answered: get(&c.answered),
+            upstream_errors: get(&c.upstream_errors),
+            not_reached: get(&c.not_reached),
+            no_answer: get(&c.no_answer),
+            connects: self.link.connects(),
+            in_flight: self.max_in_flight - self.in_flight.available_permits(),
+            benched: self.breaker.is_open(Instant::now()),
+        }
+    }
+
+    /// The in-flight limit.
+    pub(crate) fn slots(&self) -> &Arc<Semaphore> {
+        &self.in_flight
+    }
+}
+
+/// The counters behind [`UpstreamStats`].
+#[derive(Debug, Default)]
+pub(crate) struct UpstreamCounters {
+    pub(crate) requests: AtomicU64,
+    pub(crate) answered: AtomicU64,
+    pub(crate) upstream_errors: AtomicU64,
+    pub(crate) not_reached: AtomicU64,
+    pub(crate) no_answer: AtomicU64,
+}
+
+/// What happened on one upstream so far.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let stats = rpcwire::proxy::Upstream::address("tcp://h:1").stats();
+/// assert_eq!(stats.answered + stats.upstream_errors + stats.not_reached + stats.no_answer, 0);
+/// # });
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpstreamStats {
+    /// Attempts sent to it (retries included).
+    pub requests: u64,
+    /// Attempts it answered with a result.
+    pub answered: u64,
+    /// Attempts it answered with an error object.
+    pub upstream_errors: u64,
+    /// Attempts that never reached it (not connected, refused, too many pending).
+    pub not_reached: u64,
+    /// Attempts that may have reached it and got no answer (reset, timeout, HTTP error).
+    pub no_answer: u64,
+    /// Connections made to it (the first included: reconnects are `connects - 1`).
+    pub connects: u64,
+    /// Requests under way now.
+    pub in_flight: usize,
+    /// Whether its breaker has it benched now.
+    pub benched: bool,
+}
