@@ -233,7 +233,10 @@ const WHOLE_CRATES: &[(&str, &str)] = &[("rpcwire-proxy", "proxy"), ("rpcwire-mc
 
 /// Reads the `crate::` paths of the files of one crate's `src/` into `edges` and `problems`.
 fn check_modules(src: &Path, edges: &mut BTreeMap<(String, String), String>, problems: &mut Vec<String>) {
-    let crate_folder = src.parent().and_then(Path::file_name).and_then(|name| name.to_str());
+    let crate_folder = src
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|name| name.to_str());
     let whole = WHOLE_CRATES
         .iter()
         .find(|(folder, _)| Some(*folder) == crate_folder)

@@ -38,6 +38,7 @@ pub mod gateway;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 
+mod calls;
 mod changes;
 mod child;
 mod client;
@@ -45,6 +46,7 @@ mod content;
 mod context;
 mod input;
 mod logging;
+mod methods;
 mod prompt;
 mod resource;
 mod server;

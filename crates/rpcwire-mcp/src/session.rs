@@ -10,9 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::calls::{self, Call, Decoded, Outcome};
 use super::changes::{Change, ChangeNotifier};
 use super::context::McpContext;
 use super::logging::LogLevel;
+use super::methods::{Called, Kind, Listed, METHODS};
 use super::server::Registry;
 use super::stateless;
 use super::version::ProtocolVersion;
@@ -136,35 +138,10 @@ struct InitializeParams {
     capabilities: Value,
 }
 
-/// The `_meta` of a request's params.
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct RequestMeta {
-    progress_token: Option<Box<RawValue>>,
-}
-
-#[derive(Deserialize)]
-struct CallToolParams {
-    name: String,
-    arguments: Option<Box<RawValue>>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMeta>,
-}
-
+/// The params that name a resource (the subscriptions).
 #[derive(Deserialize)]
 struct UriParams {
     uri: String,
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMeta>,
-}
-
-#[derive(Deserialize)]
-struct GetPromptParams {
-    name: String,
-    #[serde(default)]
-    arguments: std::collections::HashMap<String, String>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<RequestMeta>,
 }
 
 #[derive(Deserialize)]
@@ -229,183 +206,102 @@ impl Completion {
     }
 }
 
-#[derive(Serialize)]
-struct CompleteResult {
-    completion: Completion,
-}
-
-/// The router of one session: the lifecycle, the lists, the calls.
+/// The router of one session: every method of [`METHODS`], as its kind is served.
 pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> Router {
     let mut router = Router::with_limits(registry.limits.parser);
     router.set_batch_switch(session.batches.clone());
-    {
-        let registry = registry.clone();
-        let session = session.clone();
-        router.raw_method(
-            "initialize",
-            move |params: Option<Params<'_>>, reply: Reply<'_>| {
-                removed_in_stateless("initialize", &params)?;
-                let params: InitializeParams = decode(params)?;
-                let Some(version) = ProtocolVersion::negotiate(&params.protocol_version, &registry.versions)
-                else {
-                    return Err(ErrorObject::invalid_params(
-                        "no protocol revision with initialize is enabled",
-                    ));
-                };
-                session.set_version(version);
-                *lock_unpoisoned(&session.client_capabilities) = params.capabilities;
-                Ok(reply.raw(&registry.initialize_result(version)))
-            },
-        );
+    for method in METHODS {
+        match method.kind {
+            Kind::List(listed) => list(&mut router, method.name, registry, listed),
+            Kind::Call(called) => call(&mut router, method.name, registry, session, called),
+            kind => {
+                let (registry, session) = (registry.clone(), session.clone());
+                router.raw_method(
+                    method.name,
+                    move |params: Option<Params<'_>>, reply: Reply<'_>| {
+                        if !method.stateless && stateless::carries_meta(params.as_ref().map(Params::as_str)) {
+                            // A request of the stateless revision to a method it no longer has.
+                            return Err(ErrorObject::method_not_found(method.name));
+                        }
+                        let answer = lifecycle(kind, &registry, &session, params)?;
+                        Ok(reply.raw(&answer))
+                    },
+                );
+            }
+        }
     }
-    router.raw_method("ping", |params: Option<Params<'_>>, reply: Reply<'_>| {
-        removed_in_stateless("ping", &params)?;
-        Ok(reply.raw(&empty()))
-    });
-    {
-        let registry = registry.clone();
-        router.raw_method(
-            "server/discover",
-            move |params: Option<Params<'_>>, reply: Reply<'_>| {
-                // A discovery that names a revision (in the stateless revision's `_meta`) must
-                // name one served when the server serves the stateless revision, as over HTTP
-                // (a server without it lists its revisions, which the client finds it lacks).
-                let raw = params.as_ref().map(|params| params.raw());
-                let text = raw.as_ref().map(|raw| raw.get());
-                if registry.versions.iter().any(|version| version.is_stateless())
-                    && crate::stateless::carries_meta(text)
-                {
-                    let meta = crate::stateless::read_meta(text)?;
-                    crate::stateless::check_version(&registry, &meta.version)?;
-                }
-                Ok(reply.raw(&registry.discover_result()))
-            },
-        );
-    }
-    {
-        let session = session.clone();
-        router.raw_method(
-            "logging/setLevel",
-            move |params: Option<Params<'_>>, reply: Reply<'_>| {
-                removed_in_stateless("logging/setLevel", &params)?;
-                let params: SetLevelParams = decode(params)?;
-                session.set_log_level(params.level);
-                Ok(reply.raw(&empty()))
-            },
-        );
-    }
-    list(&mut router, "tools/list", registry, |registry| {
-        &registry.tool_list
-    });
-    list(&mut router, "resources/list", registry, |registry| {
-        &registry.resource_list
-    });
-    list(&mut router, "resources/templates/list", registry, |registry| {
-        &registry.template_list
-    });
-    list(&mut router, "prompts/list", registry, |registry| {
-        &registry.prompt_list
-    });
-    call(
-        &mut router,
-        "tools/call",
-        registry,
-        session,
-        |registry, session, params: CallToolParams, cx| async move {
-            let Some(tool) = registry.tool(&params.name) else {
-                return Err(ErrorObject::invalid_params(format_args!(
-                    "Unknown tool: {}",
-                    params.name
-                )));
+    router
+}
+
+/// Serves a method of the session's lifecycle and state: its result.
+fn lifecycle(
+    kind: Kind,
+    registry: &Registry,
+    session: &SessionState,
+    params: Option<Params<'_>>,
+) -> Result<RawJson<'static>, ErrorObject<'static>> {
+    match kind {
+        Kind::Initialize => {
+            let params: InitializeParams = decode(params)?;
+            let Some(version) = ProtocolVersion::negotiate(&params.protocol_version, &registry.versions)
+            else {
+                return Err(ErrorObject::invalid_params(
+                    "no protocol revision with initialize is enabled",
+                ));
             };
-            let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
-            (tool.handler)(params.arguments, cx).await
-        },
-    );
-    call(
-        &mut router,
-        "resources/read",
-        registry,
-        session,
-        |registry, session, params: UriParams, cx| async move {
-            let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
-            registry.read(params.uri, cx).await
-        },
-    );
-    for (method, subscribe) in [("resources/subscribe", true), ("resources/unsubscribe", false)] {
-        let session = session.clone();
-        router.raw_method(method, move |params: Option<Params<'_>>, reply: Reply<'_>| {
-            removed_in_stateless(method, &params)?;
+            session.set_version(version);
+            *lock_unpoisoned(&session.client_capabilities) = params.capabilities;
+            Ok(registry.initialize_result(version))
+        }
+        Kind::Discover => {
+            // A discovery that names a revision (in the stateless revision's `_meta`) must
+            // name one served when the server serves the stateless revision, as over HTTP
+            // (a server without it lists its revisions, which the client finds it lacks).
+            let text = params.as_ref().map(Params::as_str);
+            if registry.versions.iter().any(|version| version.is_stateless()) && stateless::carries_meta(text)
+            {
+                let meta = stateless::read_meta(text)?;
+                stateless::check_version(registry, &meta.version)?;
+            }
+            Ok(registry.discover_result())
+        }
+        Kind::SetLevel => {
+            let params: SetLevelParams = decode(params)?;
+            session.set_log_level(params.level);
+            Ok(empty())
+        }
+        Kind::Subscribe(on) => {
             let params: UriParams = decode(params)?;
             let mut subscriptions = lock_unpoisoned(&session.subscriptions);
-            if subscribe {
+            if on {
                 subscriptions.insert(params.uri);
             } else {
                 subscriptions.remove(&params.uri);
             }
-            Ok(reply.raw(&empty()))
-        });
+            Ok(empty())
+        }
+        Kind::Ping | Kind::List(_) | Kind::Call(_) => Ok(empty()),
     }
-    call(
-        &mut router,
-        "prompts/get",
-        registry,
-        session,
-        |registry, session, params: GetPromptParams, cx| async move {
-            let Some(prompt) = registry.prompt(&params.name) else {
-                return Err(ErrorObject::invalid_params(format_args!(
-                    "Unknown prompt: {}",
-                    params.name
-                )));
-            };
-            if let Some(missing) = prompt.missing_argument(&params.arguments) {
-                return Err(ErrorObject::invalid_params(format_args!(
-                    "missing required argument: {missing}"
-                )));
-            }
-            let cx = McpContext::new(cx, session, params.meta.unwrap_or_default().progress_token);
-            (prompt.handler)(params.arguments, cx).await
-        },
-    );
-    call(
-        &mut router,
-        "completion/complete",
-        registry,
-        session,
-        |registry, session, params: CompleteRequest, cx| async move {
-            let completion = match &registry.completion {
-                Some(complete) => complete(params, McpContext::new(cx, session, None)).await?,
-                None => Completion::default(),
-            };
-            Ok(CompleteResult { completion })
-        },
-    );
-    router
 }
 
 /// A call's result: as the session serves it, or as the stateless revision does.
 #[derive(Serialize)]
 #[serde(untagged)]
-enum Answer<R> {
-    Session(R),
+enum Answer {
+    Session(Outcome),
     Stateless(Box<RawValue>),
 }
 
 /// Registers a method that runs a handler: a request of the stateless revision (its
 /// `_meta` names one; over stdio, where there are no headers) is served as that revision
-/// serves it; any other has its params decoded into `P` for `f`, with the session.
-fn call<P, R, F, Fut>(
+/// serves it; any other is decoded and run with the session.
+fn call(
     router: &mut Router,
     method: &'static str,
     registry: &Arc<Registry>,
     session: &Arc<SessionState>,
-    f: F,
-) where
-    P: for<'de> Deserialize<'de> + Send + 'static,
-    R: Serialize + Send + 'static,
-    F: Fn(Arc<Registry>, Arc<SessionState>, P, RequestContext) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<R, ErrorObject<'static>>> + Send + 'static,
-{
+    called: Called,
+) {
     /// What a call will run: the session's handler, or the stateless revision's serving.
     enum Prepared<W> {
         Session(W),
@@ -422,7 +318,9 @@ fn call<P, R, F, Fut>(
                 .map_err(ErrorObject::invalid_params)?;
             Prepared::Stateless(registry.clone(), cx, params)
         } else {
-            Prepared::Session(f(registry.clone(), session.clone(), decode::<P>(params)?, cx))
+            let Decoded { call, progress_token } = Call::decode(called, raw)?;
+            let cx = McpContext::new(cx, session.clone(), progress_token);
+            Prepared::Session(calls::run(registry.clone(), call, cx))
         };
         Ok(async move {
             match prepared {
@@ -435,13 +333,8 @@ fn call<P, R, F, Fut>(
     });
 }
 
-/// Registers a paginated list method: `page` gives the registry's items, each as JSON text.
-fn list(
-    router: &mut Router,
-    method: &'static str,
-    registry: &Arc<Registry>,
-    page: fn(&Registry) -> &super::server::Listing,
-) {
+/// Registers a paginated list method of the registry's `listed` items.
+fn list(router: &mut Router, method: &'static str, registry: &Arc<Registry>, listed: Listed) {
     let registry = registry.clone();
     router.raw_method(method, move |params: Option<Params<'_>>, reply: Reply<'_>| {
         let raw = params.as_ref().map(Params::as_str);
@@ -465,21 +358,12 @@ fn list(
             }
             None => None,
         };
-        let listing = page(&registry);
+        let listing = listed.listing(&registry);
         let text = listing
             .page(cursor.as_deref(), registry.limits.page_size, "")
             .ok_or_else(|| ErrorObject::invalid_params("invalid cursor"))?;
         Ok(reply.raw(&RawJson::new(text).map_err(ErrorObject::internal_error)?))
     });
-}
-
-/// -32601 for a request of the stateless revision (its `_meta` names one) to a method that
-/// revision no longer has.
-fn removed_in_stateless(method: &str, params: &Option<Params<'_>>) -> Result<(), ErrorObject<'static>> {
-    match stateless::carries_meta(params.as_ref().map(Params::as_str)) {
-        true => Err(ErrorObject::method_not_found(method)),
-        false => Ok(()),
-    }
 }
 
 /// The empty object that `ping`, `logging/setLevel` and the subscriptions answer.

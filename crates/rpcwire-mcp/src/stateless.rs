@@ -11,11 +11,13 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::calls::{self, Call};
 use super::context::McpContext;
 use super::input::RequestInput;
 use super::logging::LogLevel;
+use super::methods::{self, Called, Kind};
 use super::server::{Registry, RESOURCE_NOT_FOUND};
-use super::session::{CompleteRequest, Completion, SessionState};
+use super::session::SessionState;
 use crate::dispatch::{Remote, RequestContext};
 use crate::message::{ErrorObject, Id};
 use crate::sync::lock_unpoisoned;
@@ -116,12 +118,9 @@ pub(crate) fn list(
     method: &str,
     params: Option<&str>,
 ) -> Option<Result<String, ErrorObject<'static>>> {
-    let listing = match method {
-        "server/discover" => return Some(Ok(registry.discover_result().get().to_owned())),
-        "tools/list" => &registry.tool_list,
-        "prompts/list" => &registry.prompt_list,
-        "resources/list" => &registry.resource_list,
-        "resources/templates/list" => &registry.template_list,
+    let listing = match methods::kind(method)? {
+        Kind::Discover => return Some(Ok(registry.discover_result().get().to_owned())),
+        Kind::List(listed) => listed.listing(registry),
         _ => return None,
     };
     #[derive(Deserialize, Default)]
@@ -193,84 +192,27 @@ pub(crate) async fn serve(
     let request = RequestContext::serving(id, &method, token, remote);
     let cx = McpContext::new(request, state, meta.progress_token);
     let work = async {
-        match method.as_str() {
-            "tools/call" => {
-                #[derive(Deserialize)]
-                struct Call {
-                    name: String,
-                    arguments: Option<Box<RawValue>>,
-                }
-                let call: Call = decode(params)?;
-                let Some(tool) = registry.tool(&call.name) else {
-                    return Err(ErrorObject::invalid_params(format_args!(
-                        "Unknown tool: {}",
-                        call.name
-                    )));
-                };
-                let (cx, input) = with_input(&registry, cx, &method, &call.name, params)?;
-                let outcome = (tool.handler)(call.arguments, cx).await;
-                finish(&registry, outcome, &input, &method, &call.name, "")
-            }
-            "prompts/get" => {
-                #[derive(Deserialize)]
-                struct Get {
-                    name: String,
-                    #[serde(default)]
-                    arguments: std::collections::HashMap<String, String>,
-                }
-                let get: Get = decode(params)?;
-                let Some(prompt) = registry.prompt(&get.name) else {
-                    return Err(ErrorObject::invalid_params(format_args!(
-                        "Unknown prompt: {}",
-                        get.name
-                    )));
-                };
-                if let Some(missing) = prompt.missing_argument(&get.arguments) {
-                    return Err(ErrorObject::invalid_params(format_args!(
-                        "missing required argument: {missing}"
-                    )));
-                }
-                let (cx, input) = with_input(&registry, cx, &method, &get.name, params)?;
-                let outcome = (prompt.handler)(get.arguments, cx).await;
-                finish(&registry, outcome, &input, &method, &get.name, "")
-            }
-            "resources/read" => {
-                #[derive(Deserialize)]
-                struct Read {
-                    uri: String,
-                }
-                let read: Read = decode(params)?;
-                let (cx, input) = with_input(&registry, cx, &method, &read.uri, params)?;
-                let outcome = registry.read(read.uri.clone(), cx).await.map_err(|error| {
-                    if error.code().code() != RESOURCE_NOT_FOUND {
-                        return error;
-                    }
-                    // The revision's code for a resource that does not exist (SEP-2164).
-                    ErrorObject::invalid_params(format_args!("Resource not found: {}", read.uri))
-                        .with_data(&serde_json::json!({ "uri": read.uri }))
-                        .unwrap_or_else(|_| ErrorObject::invalid_params("Resource not found"))
-                });
-                finish(
-                    &registry,
-                    outcome,
-                    &input,
-                    &method,
-                    &read.uri,
-                    &registry.cache.members,
-                )
-            }
-            "completion/complete" => {
-                let request: CompleteRequest = decode(params)?;
-                let completion = match &registry.completion {
-                    Some(complete) => complete(request, cx).await?,
-                    None => Completion::default(),
-                };
-                let text = serde_json::to_string(&serde_json::json!({ "completion": completion }))
-                    .map_err(ErrorObject::internal_error)?;
-                Ok(complete(&text, ""))
-            }
-            _ => Err(ErrorObject::method_not_found(&method)),
+        let Some(Kind::Call(called)) = methods::kind(&method) else {
+            return Err(ErrorObject::method_not_found(&method));
+        };
+        let call = Call::decode(called, params)?.call;
+        if called == Called::Complete {
+            // A completion asks the client nothing: its result, marked complete.
+            let outcome = calls::run(registry.clone(), call, cx).await?;
+            let text = serde_json::to_string(&outcome).map_err(ErrorObject::internal_error)?;
+            return Ok(complete(&text, ""));
         }
+        let target = call.target().to_owned();
+        let (cx, input) = with_input(&registry, cx, &method, &target, params)?;
+        let outcome = calls::run(registry.clone(), call, cx).await;
+        let (outcome, members) = match called {
+            Called::Read => (
+                outcome.map_err(|error| resource_not_found(error, &target)),
+                &registry.cache.members[..],
+            ),
+            _ => (outcome, ""),
+        };
+        finish(&registry, outcome, &input, &method, &target, members)
     };
     match registry.limits.handler_timeout {
         Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
@@ -280,6 +222,17 @@ pub(crate) async fn serve(
         }),
         None => work.await,
     }
+}
+
+/// The revision's error for a resource that does not exist (SEP-2164: -32602 with the URI),
+/// in place of the earlier revisions' -32002; any other error as it is.
+fn resource_not_found(error: ErrorObject<'static>, uri: &str) -> ErrorObject<'static> {
+    if error.code().code() != RESOURCE_NOT_FOUND {
+        return error;
+    }
+    ErrorObject::invalid_params(format_args!("Resource not found: {uri}"))
+        .with_data(&serde_json::json!({ "uri": uri }))
+        .unwrap_or_else(|_| ErrorObject::invalid_params("Resource not found"))
 }
 
 /// The context with what a retry brought in `params` (beside the call's own members): the

@@ -25,6 +25,7 @@ use crate::http::output::PostOutput;
 use crate::http::session::{new_session_id, Kept, Sessions};
 use crate::http::streams::SessionStreams;
 use crate::message::{ErrorObject, Id, JsonBytes, Params};
+use crate::methods::{self, Called, Kind, Listed};
 use crate::sync::lock_unpoisoned;
 use crate::trace::RequestSpan;
 use crate::transport::{CancelProtocol, CloseReason, Peer, PeerError, PeerErrorKind, PeerLink};
@@ -221,51 +222,35 @@ impl Children {
         };
         let params = request.params.as_ref();
         let method = &*request.method;
-        match method {
-            "initialize" => {
+        // The methods are MCP's table's; what differs here is how each kind is forwarded.
+        match methods::kind(method) {
+            Some(kind @ (Kind::Initialize | Kind::Discover)) => {
                 let answers = self.call_all(method, params.cloned()).await;
-                match answers
+                if let Some((_, failed)) = answers
                     .iter()
                     .find(|(_, answered)| !matches!(answered, Answered::Result(_)))
                 {
-                    Some((_, failed)) => clone_answered(failed),
-                    None => Answered::Result(JsonBytes::from_validated(aggregate::merge_initialize(
-                        &results(answers),
-                        &names,
-                    ))),
+                    return clone_answered(failed);
                 }
+                let merge = match kind {
+                    Kind::Initialize => aggregate::merge_initialize,
+                    _ => aggregate::merge_discover,
+                };
+                Answered::Result(JsonBytes::from_validated(merge(&results(answers), &names)))
             }
-            "server/discover" => {
-                let answers = self.call_all(method, params.cloned()).await;
-                match answers
-                    .iter()
-                    .find(|(_, answered)| !matches!(answered, Answered::Result(_)))
-                {
-                    Some((_, failed)) => clone_answered(failed),
-                    None => Answered::Result(JsonBytes::from_validated(aggregate::merge_discover(
-                        &results(answers),
-                        &names,
-                    ))),
-                }
-            }
-            "ping" => Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}"))),
-            "logging/setLevel" => {
+            Some(Kind::Ping) => Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}"))),
+            Some(Kind::SetLevel) => {
                 let _ = self.call_all(method, params.cloned()).await;
                 Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}")))
             }
-            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-                let key = match method {
-                    "tools/list" => "tools",
-                    "prompts/list" => "prompts",
-                    "resources/list" => "resources",
-                    _ => "resourceTemplates",
-                };
+            Some(Kind::List(listed)) => {
+                let key = listed.key();
                 // The stateless revision's `_meta` goes with every page's request.
                 let meta = params
                     .and_then(|p| Params::new(p.as_str()).get("_meta"))
                     .map(|meta| meta.get().to_owned());
                 let pages = self.all_pages(method, meta.as_deref()).await;
-                if key == "resources" {
+                if listed == Listed::Resources {
                     let mut listed = lock_unpoisoned(&self.resources);
                     for (server, page) in &pages {
                         for uri in uris_in(page) {
@@ -273,12 +258,12 @@ impl Children {
                         }
                     }
                 }
-                let prefix = matches!(key, "tools" | "prompts").then_some(&names[..]);
+                let prefix = matches!(listed, Listed::Tools | Listed::Prompts).then_some(&names[..]);
                 Answered::Result(JsonBytes::from_validated(aggregate::merge_lists(
                     key, &pages, prefix,
                 )))
             }
-            "tools/call" | "prompts/get" => {
+            Some(Kind::Call(Called::Tool | Called::Prompt)) => {
                 let name = params
                     .and_then(|p| aggregate::string_member(p.as_str(), "name"))
                     .unwrap_or_default();
@@ -293,7 +278,7 @@ impl Children {
                     .map(JsonBytes::from_validated);
                 self.call(server, method, params).await
             }
-            "completion/complete" => {
+            Some(Kind::Call(Called::Complete)) => {
                 let reference = params
                     .and_then(|p| Params::new(p.as_str()).get("ref"))
                     .map(|r| r.get().to_owned());
@@ -316,12 +301,12 @@ impl Children {
                 let uri = aggregate::string_member(&reference, "uri");
                 self.by_resource(method, params.cloned(), uri.as_deref()).await
             }
-            "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            Some(Kind::Call(Called::Read) | Kind::Subscribe(_)) => {
                 let uri = params.and_then(|p| aggregate::string_member(p.as_str(), "uri"));
                 self.by_resource(method, params.cloned(), uri.as_deref()).await
             }
-            _ => Answered::Failed(ErrorObject::new(
-                -32601,
+            None => Answered::Failed(ErrorObject::new(
+                crate::codes::METHOD_NOT_FOUND,
                 format!("Method not found: {method} is not forwarded to several servers"),
             )),
         }

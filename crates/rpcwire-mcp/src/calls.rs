@@ -1,0 +1,184 @@
+//! A call — `tools/call`, `prompts/get`, `resources/read`, `completion/complete` — decoded
+//! from its params and run on the registry's handler, once for every revision: the session
+//! revisions' router and the stateless revision both serve a call through [`Call::decode`]
+//! and [`run`], so that the checks ("Unknown tool", "missing required argument") are made in
+//! one place.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::context::McpContext;
+use crate::message::{ErrorObject, Params};
+use crate::methods::Called;
+use crate::prompt::GetPromptResult;
+use crate::resource::ReadResourceResult;
+use crate::server::Registry;
+use crate::session::{CompleteRequest, Completion};
+use crate::tool::CallToolResult;
+
+/// A call, decoded.
+pub(crate) enum Call {
+    /// Runs the tool `name` with `arguments` (as they came).
+    Tool {
+        name: String,
+        arguments: Option<Box<RawValue>>,
+    },
+    /// Gets the prompt `name` with `arguments`.
+    Prompt {
+        name: String,
+        arguments: HashMap<String, String>,
+    },
+    /// Reads the resource at `uri`.
+    Read { uri: String },
+    /// Completes an argument of a prompt or a resource template.
+    Complete(CompleteRequest),
+}
+
+/// A call and the progress token its `_meta` carries.
+pub(crate) struct Decoded {
+    pub(crate) call: Call,
+    pub(crate) progress_token: Option<Box<RawValue>>,
+}
+
+/// The `_meta` of a call's params, as far as a call reads it.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct CallMeta {
+    progress_token: Option<Box<RawValue>>,
+}
+
+#[derive(Deserialize)]
+struct ToolParams {
+    name: String,
+    arguments: Option<Box<RawValue>>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<CallMeta>,
+}
+
+#[derive(Deserialize)]
+struct PromptParams {
+    name: String,
+    #[serde(default)]
+    arguments: HashMap<String, String>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<CallMeta>,
+}
+
+#[derive(Deserialize)]
+struct ReadParams {
+    uri: String,
+    #[serde(rename = "_meta", default)]
+    meta: Option<CallMeta>,
+}
+
+impl Call {
+    /// Decodes the params (a JSON object's text, validated; absent params as `{}`) of a call
+    /// to `called`'s handler; -32602 when they do not fit.
+    pub(crate) fn decode(called: Called, params: Option<&str>) -> Result<Decoded, ErrorObject<'static>> {
+        let token = |meta: Option<CallMeta>| meta.unwrap_or_default().progress_token;
+        Ok(match called {
+            Called::Tool => {
+                let p: ToolParams = decode(params)?;
+                Decoded {
+                    call: Call::Tool {
+                        name: p.name,
+                        arguments: p.arguments,
+                    },
+                    progress_token: token(p.meta),
+                }
+            }
+            Called::Prompt => {
+                let p: PromptParams = decode(params)?;
+                Decoded {
+                    call: Call::Prompt {
+                        name: p.name,
+                        arguments: p.arguments,
+                    },
+                    progress_token: token(p.meta),
+                }
+            }
+            Called::Read => {
+                let p: ReadParams = decode(params)?;
+                Decoded {
+                    call: Call::Read { uri: p.uri },
+                    progress_token: token(p.meta),
+                }
+            }
+            Called::Complete => Decoded {
+                call: Call::Complete(decode(params)?),
+                progress_token: None,
+            },
+        })
+    }
+
+    /// What the call is about: the tool's or the prompt's name, the resource's URI; empty for
+    /// a completion.
+    pub(crate) fn target(&self) -> &str {
+        match self {
+            Call::Tool { name, .. } | Call::Prompt { name, .. } => name,
+            Call::Read { uri } => uri,
+            Call::Complete(_) => "",
+        }
+    }
+}
+
+/// What a call's handler gave.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(crate) enum Outcome {
+    Tool(CallToolResult),
+    Prompt(GetPromptResult),
+    Read(ReadResourceResult),
+    Complete { completion: Completion },
+}
+
+/// Runs `call` on the registry's handler with `cx`: -32602 for a tool or a prompt the
+/// registry does not have, or a prompt without a required argument; the handler's own
+/// error otherwise.
+pub(crate) async fn run(
+    registry: Arc<Registry>,
+    call: Call,
+    cx: McpContext,
+) -> Result<Outcome, ErrorObject<'static>> {
+    match call {
+        Call::Tool { name, arguments } => {
+            let Some(tool) = registry.tool(&name) else {
+                return Err(ErrorObject::invalid_params(format_args!("Unknown tool: {name}")));
+            };
+            (tool.handler)(arguments, cx).await.map(Outcome::Tool)
+        }
+        Call::Prompt { name, arguments } => {
+            let Some(prompt) = registry.prompt(&name) else {
+                return Err(ErrorObject::invalid_params(format_args!(
+                    "Unknown prompt: {name}"
+                )));
+            };
+            if let Some(missing) = prompt.missing_argument(&arguments) {
+                return Err(ErrorObject::invalid_params(format_args!(
+                    "missing required argument: {missing}"
+                )));
+            }
+            (prompt.handler)(arguments, cx).await.map(Outcome::Prompt)
+        }
+        Call::Read { uri } => registry.read(uri, cx).await.map(Outcome::Read),
+        Call::Complete(request) => {
+            let completion = match &registry.completion {
+                Some(complete) => complete(request, cx).await?,
+                None => Completion::default(),
+            };
+            Ok(Outcome::Complete { completion })
+        }
+    }
+}
+
+/// `params` decoded into `T` (absent params as `{}`), or -32602.
+fn decode<T: for<'de> Deserialize<'de>>(params: Option<&str>) -> Result<T, ErrorObject<'static>> {
+    match params {
+        Some(params) => Params::new(params).decode::<T>(),
+        None => serde_json::from_str("{}"),
+    }
+    .map_err(ErrorObject::invalid_params)
+}
