@@ -628,6 +628,27 @@ async fn served_over_a_socket_by_serve() {
 }
 
 #[tokio::test]
+async fn a_request_head_that_never_ends_is_closed_by_the_accept_loop() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let served = tokio::spawn(StreamableHttpService::new(server()).serve(listener));
+    // A slow-header client: part of a head, then nothing. The server's accept loop is the
+    // plain HTTP server's, whose head deadline (10 s by default) closes the connection.
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    stream
+        .write_all(b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut rest)).await;
+    assert!(closed.is_ok(), "the connection is still open after 20 s");
+    let text = String::from_utf8_lossy(&rest);
+    assert!(rest.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+    served.abort();
+}
+
+#[tokio::test]
 async fn a_client_that_goes_away_does_not_cancel_its_call() {
     let service = StreamableHttpService::new(server());
     let mut client = Client::new(service);

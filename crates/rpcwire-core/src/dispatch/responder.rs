@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use super::context::Supervision;
 use super::router::Router;
 use crate::frame::FrameError;
-use crate::message::{ErrorObject, Message, Response};
+use crate::message::{ErrorCode, ErrorObject, Message, Response};
 use crate::parse::{BatchScratch, Parsed, ParsedFrame};
 use rpcwire_wire::error_answer::{write_frame_error, write_parse_error};
 
@@ -37,6 +37,8 @@ use rpcwire_wire::error_answer::{write_frame_error, write_parse_error};
 #[derive(Debug, Default)]
 pub struct Responder {
     scratch: BatchScratch,
+    /// The code the last frame was refused with before it reached the router, if it was.
+    refused: Option<ErrorCode>,
 }
 
 /// What [`Responder::respond`] did with a frame.
@@ -99,6 +101,27 @@ impl Responder {
         Responder::default()
     }
 
+    /// The code the last frame answered was refused with before it reached the router:
+    /// -32700 when it was not JSON, -32600 when it was not a JSON-RPC message or batch (or a
+    /// batch where batches are not accepted); `None` when the router answered it. A transport
+    /// that answers refusals otherwise (an HTTP status) asks here instead of reading the
+    /// answer it wrote.
+    ///
+    /// ```
+    /// use rpcwire_core::dispatch::{Responder, Router};
+    /// use rpcwire_core::ErrorCode;
+    /// let router = Router::new();
+    /// let mut responder = Responder::new();
+    /// let mut out = bytes::BytesMut::new();
+    /// responder.respond(&router, &bytes::Bytes::from_static(b"{"), &mut out);
+    /// assert_eq!(responder.refused(), Some(ErrorCode::ParseError));
+    /// responder.respond(&router, &bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"m"}"#), &mut out);
+    /// assert_eq!(responder.refused(), None);
+    /// ```
+    pub fn refused(&self) -> Option<ErrorCode> {
+        self.refused
+    }
+
     /// Answers one frame (a message or a batch) through `router`: the answer appended to
     /// `out` ([`Answer::Written`]), nothing to answer ([`Answer::Silent`]), or the frame
     /// parsed once and handed back to be awaited ([`Answer::Pending`]: nothing written).
@@ -132,18 +155,24 @@ impl Responder {
         mut on_message: impl FnMut(&Message<'_>),
     ) -> Answer {
         let before = out.len();
+        self.refused = None;
         let top = match router.parser().parse_top(input, &mut self.scratch) {
             Ok(top) => top,
             Err(error) => {
                 // -32700 or -32600, with the id when the parser read one.
                 write_parse_error(out, &error);
+                self.refused = Some(error.code());
                 return Answer::Written;
             }
         };
         let parsed = self.scratch.view(input, top);
         if matches!(parsed, Parsed::Batch(_)) && !router.accepts_batches() {
-            let refused = ErrorObject::new(-32600, "Invalid Request: batches are not accepted here");
+            let refused = ErrorObject::new(
+                crate::codes::INVALID_REQUEST,
+                "Invalid Request: batches are not accepted here",
+            );
             crate::encode::write_error(out, &crate::message::Id::null(), &refused);
+            self.refused = Some(ErrorCode::InvalidRequest);
             return Answer::Written;
         }
         for_each_incoming(&parsed, &mut on_response, &mut on_message);

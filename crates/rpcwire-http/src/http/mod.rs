@@ -41,6 +41,7 @@
 //! # });
 //! ```
 
+mod acceptor;
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod body;
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
@@ -52,9 +53,10 @@ mod detect_deadline;
 mod server;
 mod service;
 
+pub use acceptor::{Acceptor, DEFAULT_HEADER_TIMEOUT};
 pub use client::{
     HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT,
     HTTP_FAILURE_CODE,
 };
-pub use server::{HttpServer, DEFAULT_HEADER_TIMEOUT};
+pub use server::HttpServer;
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};

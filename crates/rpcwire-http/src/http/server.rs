@@ -1,5 +1,6 @@
-//! `HttpServer`: an [`HttpService`] served on a TCP listener with hyper (HTTP/1.1 with
-//! keep-alive and pipelining, and HTTP/2), one task per connection.
+//! `HttpServer`: an [`HttpService`] served on a TCP listener through the one accept loop
+//! ([`Acceptor`]: HTTP/1.1 with keep-alive and pipelining, and HTTP/2, one task per
+//! connection).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -10,18 +11,11 @@ use std::time::Duration;
 use http::{Request, Response};
 use http_body::Body;
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
-use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
-use super::connection_clock::ConnectionClock;
-use super::detect_deadline::DetectDeadline;
+use super::acceptor::{Acceptor, DEFAULT_HEADER_TIMEOUT};
 use super::service::{HttpService, HyperService};
 use crate::dispatch::Router;
-
-/// How long the request head may take to arrive by default (slow-header protection).
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves JSON-RPC over HTTP on a listener: the [`HttpService`] behind hyper's connection
 /// builder, HTTP/1.1 (keep-alive, pipelining) and HTTP/2 (prior knowledge) on one port,
@@ -52,6 +46,18 @@ impl HttpServer {
     /// ```
     pub fn new(router: impl Into<Arc<Router>>) -> HttpServer {
         HttpServer::from_service(HttpService::new(router))
+    }
+
+    /// The accept loop this server serves on: its header timeout.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = rpcwire_http::http::HttpServer::new(rpcwire_core::dispatch::Router::new())
+    ///     .with_header_timeout(Duration::from_secs(3));
+    /// assert_eq!(server.acceptor().header_timeout(), Duration::from_secs(3));
+    /// ```
+    pub fn acceptor(&self) -> Acceptor {
+        Acceptor::new().with_header_timeout(self.header_timeout)
     }
 
     /// A server for an already configured service.
@@ -132,7 +138,9 @@ impl HttpServer {
         shutdown: impl Future<Output = ()>,
     ) -> io::Result<()> {
         let service = HyperService(self.service.clone());
-        self.accept(listener, shutdown, move || service.clone()).await
+        self.acceptor()
+            .accept(listener, shutdown, move || service.clone())
+            .await
     }
 
     /// Accepts and serves connections as [`serve`](HttpServer::serve) does, each request
@@ -167,83 +175,8 @@ impl HttpServer {
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
         let service = layer.layer(self.service.clone());
-        self.accept(listener, std::future::pending(), move || {
-            TowerToHyperService::new(service.clone())
-        })
-        .await
+        self.acceptor()
+            .serve(listener, service, std::future::pending())
+            .await
     }
-
-    /// The accept loop: each connection served with a service from `service`, on a task of
-    /// its own, until `shutdown` completes or accepting fails.
-    async fn accept<S, B>(
-        self,
-        listener: TcpListener,
-        shutdown: impl Future<Output = ()>,
-        service: impl Fn() -> S,
-    ) -> io::Result<()>
-    where
-        S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
-            + Send
-            + 'static,
-        S::Future: Send + 'static,
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    {
-        tokio::pin!(shutdown);
-        loop {
-            let (stream, _) = tokio::select! {
-                biased;
-                () = &mut shutdown => return Ok(()),
-                accepted = listener.accept() => match accepted {
-                    Ok(accepted) => accepted,
-                    // The connection went away before it was accepted: keep serving.
-                    Err(error) if is_per_connection(&error) => continue,
-                    Err(error) => return Err(error),
-                },
-            };
-            let _ = stream.set_nodelay(true);
-            let builder = self.connection_builder();
-            let service = service();
-            let stream = DetectDeadline::new(stream, self.header_timeout);
-            tokio::spawn(async move {
-                // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
-                let _ = builder
-                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    }
-}
-
-/// The most an HTTP/1 connection's read buffer grows to.
-const MAX_READ_BUFFER: usize = 64 << 10;
-
-impl HttpServer {
-    /// hyper's builder for one connection: HTTP/1.1 with keep-alive and HTTP/2, the request
-    /// head deadline kept on the connection's own clock (one timer per connection, not one
-    /// per request).
-    fn connection_builder(&self) -> auto::Builder<TokioExecutor> {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(ConnectionClock::new())
-            .header_read_timeout(self.header_timeout)
-            // hyper's read buffer grows up to ~400 KiB by default and is made anew per
-            // connection; bodies past this are read in pieces anyway.
-            .max_buf_size(MAX_READ_BUFFER)
-            // Not `pipeline_flush`: with it, a WebSocket handshake followed at once by a
-            // frame loses its 101 answer (tests/transport_websocket.rs), and hyper's cap on
-            // a connection's write buffer is bypassed.
-            .keep_alive(true);
-        builder
-    }
-}
-
-/// Accept errors that concern one incoming connection, not the listener.
-fn is_per_connection(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset | io::ErrorKind::Interrupted
-    )
 }

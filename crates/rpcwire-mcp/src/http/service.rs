@@ -26,7 +26,7 @@ use super::request::{
 use super::session::{HttpSession, Sessions};
 use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
-use crate::message::{ErrorObject, JsonBytes, Message, Response as RpcResponse};
+use crate::message::{ErrorCode, ErrorObject, JsonBytes, Message, Response as RpcResponse};
 use crate::server::{McpServer, Registry};
 use crate::transport::CancelProtocol;
 use crate::version::ProtocolVersion;
@@ -385,7 +385,8 @@ impl StreamableHttpService {
         let (mut initializes, mut sessionless, mut other) = (false, false, false);
         let mut responses = false;
         let mut out = BytesMut::new();
-        let answer = Responder::new().respond_from(
+        let mut responder = Responder::new();
+        let answer = responder.respond_from(
             &session.router,
             &body,
             Some(&body),
@@ -426,7 +427,7 @@ impl StreamableHttpService {
                 _ => accepted(),
             };
         }
-        if out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#) {
+        if responder.refused() == Some(ErrorCode::ParseError) {
             // Not JSON at all: the parse error says so, whatever the session.
             return json_status(StatusCode::BAD_REQUEST, out.freeze());
         }
@@ -439,7 +440,8 @@ impl StreamableHttpService {
     /// Serves one frame in `session`.
     async fn serve_frame(self, session: Arc<HttpSession>, body: Bytes, _new: bool) -> Response<McpBody> {
         let mut out = BytesMut::new();
-        let answer = Responder::new().respond_from(
+        let mut responder = Responder::new();
+        let answer = responder.respond_from(
             &session.router,
             &body,
             Some(&body),
@@ -457,7 +459,7 @@ impl StreamableHttpService {
             },
         );
         match answer {
-            Answer::Written if out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700"#) => {
+            Answer::Written if responder.refused() == Some(ErrorCode::ParseError) => {
                 json_status(StatusCode::BAD_REQUEST, out.freeze())
             }
             Answer::Written if !out.is_empty() => json_answer(out.freeze()),

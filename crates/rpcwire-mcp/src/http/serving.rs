@@ -1,4 +1,5 @@
-//! Serving a Streamable HTTP service on a listener: each connection (HTTP/1.1 or HTTP/2) on
+//! Serving a Streamable HTTP service on a listener through the one accept loop
+//! ([`Acceptor`], as `HttpServer` serves): each connection (HTTP/1.1 or HTTP/2) on
 //! a task of its own, idle sessions swept at an interval, until the listener fails or a
 //! signal comes.
 
@@ -12,6 +13,7 @@ use hyper::body::Incoming;
 
 use super::body::McpBody;
 use super::session::{Kept, Sessions};
+use crate::transport::http::Acceptor;
 
 /// A sweep of `sessions` for [`serve_connections`]: the idle ones ended while they are there.
 pub(crate) fn sweep_of<K: Kept + 'static>(
@@ -54,24 +56,9 @@ where
             }
         }
     });
-    let mut signal = std::pin::pin!(signal);
-    let served = loop {
-        let (stream, _) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(error) => break Err(error),
-            },
-            () = &mut signal => break Ok(()),
-        };
-        let _ = stream.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
-            let builder = hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-            let _ = builder
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
-        });
-    };
+    // The one accept loop, with the plain HTTP server's protections (the head deadline, a
+    // connection that sends nothing closed, per-connection errors skipped).
+    let served = Acceptor::new().serve(listener, service, signal).await;
     sweeper.abort();
     served
 }

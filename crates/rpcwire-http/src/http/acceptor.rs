@@ -1,0 +1,211 @@
+//! `Acceptor`: the one accept loop of rpcwire's HTTP servers — [`HttpServer`](super::HttpServer),
+//! the MCP Streamable HTTP server and the MCP gateway all serve their connections through it,
+//! with the same protections.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::time::Duration;
+
+use http::{Request, Response};
+use http_body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use tokio::net::TcpListener;
+
+use super::connection_clock::ConnectionClock;
+use super::detect_deadline::DetectDeadline;
+
+/// How long the request head may take to arrive by default (slow-header protection).
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most an HTTP/1 connection's read buffer grows to.
+const MAX_READ_BUFFER: usize = 64 << 10;
+
+/// The accept loop: each connection — HTTP/1.1 (keep-alive, pipelining, upgrades) or HTTP/2
+/// (prior knowledge), told apart by its first bytes — on a task of its own, with:
+///
+/// - a deadline on the request head (the header timeout), kept on the connection's own
+///   clock, and on the first bytes, so that a connection that sends nothing is closed too;
+/// - a read buffer bounded at 64 KiB per HTTP/1 connection;
+/// - a connection that fails (reset, timed-out head, bad HTTP) ending alone, and accept
+///   errors that concern one connection (aborted, reset) skipped.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::convert::Infallible;
+/// use std::time::Duration;
+/// use rpcwire_http::http::Acceptor;
+///
+/// // Any tower service of HTTP requests; this one answers 204 to everything.
+/// let service = tower_service_fn(|_request| async {
+///     let mut response = http::Response::new(http_body_util::Empty::<bytes::Bytes>::new());
+///     *response.status_mut() = http::StatusCode::NO_CONTENT;
+///     Ok::<_, Infallible>(response)
+/// });
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let acceptor = Acceptor::new().with_header_timeout(Duration::from_secs(5));
+/// acceptor.serve(listener, service, async {}).await.unwrap(); // stops at once
+/// # });
+/// # #[derive(Clone)]
+/// # struct ServiceFn<F>(F);
+/// # fn tower_service_fn<F>(f: F) -> ServiceFn<F> { ServiceFn(f) }
+/// # impl<F, Fut, B> tower_service::Service<http::Request<hyper::body::Incoming>> for ServiceFn<F>
+/// # where F: Fn(http::Request<hyper::body::Incoming>) -> Fut, Fut: std::future::Future<Output = Result<http::Response<B>, Infallible>> {
+/// #     type Response = http::Response<B>;
+/// #     type Error = Infallible;
+/// #     type Future = Fut;
+/// #     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> { std::task::Poll::Ready(Ok(())) }
+/// #     fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Fut { (self.0)(request) }
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Acceptor {
+    header_timeout: Duration,
+}
+
+impl Default for Acceptor {
+    fn default() -> Acceptor {
+        Acceptor::new()
+    }
+}
+
+impl Acceptor {
+    /// An accept loop with the default header timeout ([`DEFAULT_HEADER_TIMEOUT`]).
+    ///
+    /// ```
+    /// let acceptor = rpcwire_http::http::Acceptor::new();
+    /// assert_eq!(acceptor.header_timeout(), rpcwire_http::http::DEFAULT_HEADER_TIMEOUT);
+    /// ```
+    pub fn new() -> Acceptor {
+        Acceptor {
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+        }
+    }
+
+    /// Sets how long a request head (and a new connection's first bytes) may take to arrive.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let acceptor = rpcwire_http::http::Acceptor::new().with_header_timeout(Duration::from_secs(2));
+    /// assert_eq!(acceptor.header_timeout(), Duration::from_secs(2));
+    /// ```
+    pub fn with_header_timeout(mut self, timeout: Duration) -> Acceptor {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// How long a request head may take to arrive.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire_http::http::Acceptor::new().header_timeout().as_secs(), 10);
+    /// ```
+    pub fn header_timeout(&self) -> Duration {
+        self.header_timeout
+    }
+
+    /// Serves `service` (any tower service of HTTP requests: a Streamable HTTP service, a
+    /// layered `HttpService`, an axum router) on `listener` until `shutdown` completes
+    /// (connections already accepted are served to their end on their own tasks) or
+    /// accepting fails.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use rpcwire_http::http::{Acceptor, HttpService};
+    /// let service = HttpService::new(rpcwire_core::dispatch::Router::new());
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8545").await?;
+    /// Acceptor::new().serve(listener, service, std::future::pending()).await
+    /// # }
+    /// ```
+    pub async fn serve<S, B>(
+        &self,
+        listener: TcpListener,
+        service: S,
+        shutdown: impl Future<Output = ()>,
+    ) -> io::Result<()>
+    where
+        S: tower_service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+            + Clone
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        self.accept(listener, shutdown, move || {
+            TowerToHyperService::new(service.clone())
+        })
+        .await
+    }
+
+    /// The loop itself: each connection served with a hyper service from `service`.
+    pub(crate) async fn accept<S, B>(
+        &self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()>,
+        service: impl Fn() -> S,
+    ) -> io::Result<()>
+    where
+        S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+            + Send
+            + 'static,
+        S::Future: Send + 'static,
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        tokio::pin!(shutdown);
+        loop {
+            let (stream, _) = tokio::select! {
+                biased;
+                () = &mut shutdown => return Ok(()),
+                accepted = listener.accept() => match accepted {
+                    Ok(accepted) => accepted,
+                    // The connection went away before it was accepted: keep serving.
+                    Err(error) if is_per_connection(&error) => continue,
+                    Err(error) => return Err(error),
+                },
+            };
+            let _ = stream.set_nodelay(true);
+            let builder = self.connection_builder();
+            let service = service();
+            let stream = DetectDeadline::new(stream, self.header_timeout);
+            tokio::spawn(async move {
+                // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
+                let _ = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    }
+
+    /// hyper's builder for one connection: HTTP/1.1 with keep-alive and HTTP/2, the request
+    /// head deadline kept on the connection's own clock (one timer per connection, not one
+    /// per request).
+    fn connection_builder(&self) -> auto::Builder<TokioExecutor> {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(ConnectionClock::new())
+            .header_read_timeout(self.header_timeout)
+            // hyper's read buffer grows up to ~400 KiB by default and is made anew per
+            // connection; bodies past this are read in pieces anyway.
+            .max_buf_size(MAX_READ_BUFFER)
+            // Not `pipeline_flush`: with it, a WebSocket handshake followed at once by a
+            // frame loses its 101 answer (tests/transport_websocket.rs), and hyper's cap on
+            // a connection's write buffer is bypassed.
+            .keep_alive(true);
+        builder
+    }
+}
+
+/// Accept errors that concern one incoming connection, not the listener.
+fn is_per_connection(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset | io::ErrorKind::Interrupted
+    )
+}
