@@ -298,3 +298,243 @@ fn the_reader_finds_every_form_of_crate_path() {
         "{names:?}"
     );
 }
+
+/// The files of one crate's `src/` as module paths (`dispatch/router`; a `mod.rs` as its
+/// folder; `lib.rs` as ``), each with its code: comments and `#[cfg(test)] mod tests` left out.
+fn module_files(src: &Path) -> BTreeMap<String, String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut modules = BTreeMap::new();
+    for file in files {
+        let relative = file.strip_prefix(src).expect("a file of src/");
+        let mut name = relative.with_extension("").to_string_lossy().replace('\\', "/");
+        if let Some(folder) = name.strip_suffix("/mod") {
+            name = folder.to_owned();
+        } else if name == "lib" {
+            name.clear();
+        }
+        let text = fs::read_to_string(&file).expect("a readable source file");
+        let text = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default();
+        let code: Vec<&str> = text
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .collect();
+        modules.insert(name, code.join("\n"));
+    }
+    modules
+}
+
+/// The paths a file's code names from `crate::`, `super::` or `self::`, as segments (each
+/// item of a `{…}` group its own path).
+fn module_paths(code: &str) -> Vec<Vec<String>> {
+    let ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut paths = Vec::new();
+    for start in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(start).map(|at| at + from) {
+            from = at + start.len();
+            if code[..at]
+                .chars()
+                .next_back()
+                .is_some_and(|c| ident(c) || c == ':')
+            {
+                continue;
+            }
+            let mut segments = vec![start.trim_end_matches(':').to_owned()];
+            let mut rest = &code[from..];
+            loop {
+                let name: String = rest.chars().take_while(|&c| ident(c)).collect();
+                if name.is_empty() {
+                    break;
+                }
+                rest = &rest[name.len()..];
+                segments.push(name);
+                match rest.strip_prefix("::") {
+                    Some(after) => rest = after,
+                    None => break,
+                }
+            }
+            if let Some(group) = rest.strip_prefix('{') {
+                for item in group.split('}').next().unwrap_or_default().split(',') {
+                    let head: String = item.trim().chars().take_while(|&c| ident(c)).collect();
+                    if !head.is_empty() && head != "self" {
+                        paths.push([segments.clone(), vec![head]].concat());
+                    }
+                }
+            }
+            paths.push(segments);
+        }
+    }
+    paths
+}
+
+/// The module of the crate a path from module `at` names: the longest prefix that is one.
+fn resolve(at: &str, path: &[String], modules: &BTreeMap<String, String>) -> Option<String> {
+    let mut base: Vec<&str> = if at.is_empty() {
+        Vec::new()
+    } else {
+        at.split('/').collect()
+    };
+    let mut rest = &path[1..];
+    match path[0].as_str() {
+        "crate" => base.clear(),
+        "super" => {
+            base.pop();
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+        }
+        _ => {}
+    }
+    let mut found = None;
+    for taken in 0..=rest.len() {
+        let name: Vec<&str> = base
+            .iter()
+            .copied()
+            .chain(rest[..taken].iter().map(String::as_str))
+            .collect();
+        let name = name.join("/");
+        if modules.contains_key(&name) {
+            found = Some(name);
+        }
+    }
+    found
+}
+
+/// The groups of two or more modules that use each other, directly or round a circle.
+fn circles(edges: &BTreeMap<String, Vec<String>>) -> Vec<Vec<String>> {
+    // Two modules are in one circle when each reaches the other.
+    let reach = |from: &str| {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut stack = vec![from.to_owned()];
+        while let Some(module) = stack.pop() {
+            for next in edges.get(&module).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reached: BTreeMap<&String, _> = edges.keys().map(|module| (module, reach(module))).collect();
+    let mut circles: Vec<Vec<String>> = Vec::new();
+    for (module, seen) in &reached {
+        if circles.iter().any(|circle| circle.contains(module)) {
+            continue;
+        }
+        let circle: Vec<String> = seen
+            .iter()
+            .filter(|other| reached.get(other).is_some_and(|back| back.contains(*module)))
+            .cloned()
+            .collect();
+        if circle.len() > 1 {
+            circles.push(circle);
+        }
+    }
+    circles
+}
+
+#[test]
+fn no_files_of_a_crate_use_each_other_round_a_circle() {
+    let mut problems = Vec::new();
+    let mut edges_seen = 0;
+    for src in source_roots() {
+        let modules = module_files(&src);
+        let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (module, code) in &modules {
+            let mut used = Vec::new();
+            for path in module_paths(code) {
+                let Some(to) = resolve(module, &path, &modules) else {
+                    continue;
+                };
+                // A module's own parents (`super::Item` from a child) are not an edge.
+                let parent = to.is_empty() || module.starts_with(&format!("{to}/"));
+                if to != *module && !parent && !used.contains(&to) {
+                    used.push(to);
+                }
+            }
+            edges_seen += used.len();
+            edges.insert(module.clone(), used);
+        }
+        for circle in circles(&edges) {
+            problems.push(format!("{}: {}", src.display(), circle.join(" ↔ ")));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "files that use each other:\n{}",
+        problems.join("\n")
+    );
+    assert!(
+        edges_seen > 100,
+        "only {edges_seen} edges between files were read"
+    );
+}
+
+#[test]
+fn the_circle_finder_finds_a_circle_and_its_paths() {
+    let paths = module_paths("use super::router::{Router, Answer};\nlet x = crate::a::b::c();\n");
+    assert!(
+        paths.contains(&vec!["super".into(), "router".into(), "Router".into()]),
+        "{paths:?}"
+    );
+    assert!(
+        paths.contains(&vec!["crate".into(), "a".into(), "b".into(), "c".into()]),
+        "{paths:?}"
+    );
+    let modules: BTreeMap<String, String> = ["", "a", "a/b", "c"]
+        .iter()
+        .map(|m| (m.to_string(), String::new()))
+        .collect();
+    assert_eq!(
+        resolve("a/b", &["super".into(), "x".into()], &modules),
+        Some("a".into())
+    );
+    assert_eq!(
+        resolve(
+            "c",
+            &["crate".into(), "a".into(), "b".into(), "f".into()],
+            &modules
+        ),
+        Some("a/b".into())
+    );
+    let edges: BTreeMap<String, Vec<String>> = [
+        ("a".to_owned(), vec!["b".to_owned()]),
+        ("b".to_owned(), vec!["c".to_owned()]),
+        ("c".to_owned(), vec!["a".to_owned()]),
+        ("d".to_owned(), vec!["a".to_owned()]),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        circles(&edges),
+        vec![vec!["a".to_owned(), "b".to_owned(), "c".to_owned()]]
+    );
+}
+
+#[test]
+fn no_source_file_is_over_800_lines() {
+    let mut long = Vec::new();
+    let mut read = 0;
+    for src in source_roots() {
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let lines = fs::read_to_string(&file)
+                .expect("a readable source file")
+                .lines()
+                .count();
+            read += 1;
+            if lines > 800 {
+                long.push(format!("{}: {lines} lines", file.display()));
+            }
+        }
+    }
+    assert!(read > 100, "only {read} files read");
+    assert!(
+        long.is_empty(),
+        "files over 800 lines (one concern per file):\n{}",
+        long.join("\n")
+    );
+}

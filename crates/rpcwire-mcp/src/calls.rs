@@ -10,13 +10,13 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use crate::completion::{CompleteRequest, Completion};
 use crate::context::McpContext;
 use crate::message::{ErrorObject, Params};
 use crate::methods::Called;
 use crate::prompt::GetPromptResult;
+use crate::registry::Registry;
 use crate::resource::ReadResourceResult;
-use crate::server::Registry;
-use crate::session::{CompleteRequest, Completion};
 use crate::tool::CallToolResult;
 
 /// A call, decoded.

@@ -9,7 +9,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -21,18 +20,16 @@ use super::prompt::{GetPromptResult, Prompt};
 use super::resource::{ReadResourceResult, Resource};
 use super::tool::{CallToolResult, Tool};
 use super::version::ProtocolVersion;
-use crate::dispatch::{RawCall, Router};
-use crate::frame::Framing;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
 use crate::sync::lock_unpoisoned;
-use crate::transport::{CancelProtocol, Peer, PeerError, PeerErrorKind, StreamTransport, Transport};
+use crate::transport::{Peer, PeerError, PeerErrorKind};
 
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-type RequestFn = dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject<'static>>> + Send + Sync;
-type ProgressFn = dyn Fn(Progress) + Send + Sync;
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+pub(crate) type RequestFn = dyn Fn(Value) -> BoxFuture<Result<Value, ErrorObject<'static>>> + Send + Sync;
+pub(crate) type ProgressFn = dyn Fn(Progress) + Send + Sync;
 
 /// Pages a list method follows at most (a server that never stops paginating).
-const MAX_PAGES: usize = 1000;
+pub(crate) const MAX_PAGES: usize = 1000;
 
 /// One progress notification of a call.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -45,36 +42,6 @@ pub struct Progress {
     /// What is going on.
     #[serde(default)]
     pub message: Option<String>,
-}
-
-/// How an [`McpClient`] connects: who it is, what it answers, its timeouts.
-///
-/// ```
-/// let builder = rpcwire::mcp::McpClient::builder("my-host", "1.0.0")
-///     .with_call_timeout(std::time::Duration::from_secs(30))
-///     .accept_elicitation_defaults();
-/// # let _ = builder;
-/// ```
-pub struct McpClientBuilder {
-    name: String,
-    version: String,
-    protocol: ProtocolVersion,
-    call_timeout: Duration,
-    max_message: usize,
-    sampling: Option<Arc<RequestFn>>,
-    elicitation: Option<Arc<RequestFn>>,
-    roots: Option<Vec<Value>>,
-    on_log: Option<Arc<dyn Fn(Value) + Send + Sync>>,
-}
-
-impl std::fmt::Debug for McpClientBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpClientBuilder")
-            .field("name", &self.name)
-            .field("protocol", &self.protocol)
-            .field("call_timeout", &self.call_timeout)
-            .finish()
-    }
 }
 
 /// A connection to an MCP server, initialized.
@@ -100,14 +67,14 @@ impl std::fmt::Debug for McpClientBuilder {
 /// # });
 /// ```
 pub struct McpClient {
-    peer: Peer,
-    initialized: Value,
-    version: ProtocolVersion,
-    progress: Arc<ProgressHandlers>,
-    child: Option<ChildProcess>,
+    pub(crate) peer: Peer,
+    pub(crate) initialized: Value,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) progress: Arc<ProgressHandlers>,
+    pub(crate) child: Option<ChildProcess>,
     /// In the stateless revision: what each request carries, and who answers the server's
     /// input requests.
-    stateless: Option<Arc<StatelessClient>>,
+    pub(crate) stateless: Option<Arc<StatelessClient>>,
 }
 
 /// Rounds of input-required results a stateless call goes through at most.
@@ -115,17 +82,17 @@ const MAX_INPUT_ROUNDS: usize = 8;
 
 /// A stateless client's side (2026-07-28): the `_meta` every request carries, and the
 /// handlers that answer the server's input requests.
-struct StatelessClient {
-    meta: Mutex<serde_json::Map<String, Value>>,
-    sampling: Option<Arc<RequestFn>>,
-    elicitation: Option<Arc<RequestFn>>,
-    roots: Option<Vec<Value>>,
+pub(crate) struct StatelessClient {
+    pub(crate) meta: Mutex<serde_json::Map<String, Value>>,
+    pub(crate) sampling: Option<Arc<RequestFn>>,
+    pub(crate) elicitation: Option<Arc<RequestFn>>,
+    pub(crate) roots: Option<Vec<Value>>,
 }
 
 impl StatelessClient {
     /// `params` (an object; anything else counts as none) with this client's `_meta` merged
     /// into its own.
-    fn with_meta(&self, params: Value) -> Value {
+    pub(crate) fn with_meta(&self, params: Value) -> Value {
         let mut params = match params {
             Value::Object(params) => params,
             _ => serde_json::Map::new(),
@@ -173,9 +140,9 @@ impl std::fmt::Debug for McpClient {
 
 /// The progress callbacks of the calls under way, by progress token.
 #[derive(Default)]
-struct ProgressHandlers {
-    next: AtomicU64,
-    handlers: Mutex<HashMap<u64, Arc<ProgressFn>>>,
+pub(crate) struct ProgressHandlers {
+    pub(crate) next: AtomicU64,
+    pub(crate) handlers: Mutex<HashMap<u64, Arc<ProgressFn>>>,
 }
 
 /// Takes a call's progress callback off the list when the call ends.
@@ -208,26 +175,6 @@ pub enum ConnectError {
 }
 
 impl McpClient {
-    /// A builder for a client called `name` at `version` (its `clientInfo`).
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1.0");
-    /// # let _ = builder;
-    /// ```
-    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> McpClientBuilder {
-        McpClientBuilder {
-            name: name.into(),
-            version: version.into(),
-            protocol: ProtocolVersion::V2025_11_25,
-            call_timeout: Duration::from_secs(60),
-            max_message: 4 << 20,
-            sampling: None,
-            elicitation: None,
-            roots: None,
-            on_log: None,
-        }
-    }
-
     /// `initialize`'s result as the server wrote it (`server/discover`'s in the stateless
     /// revision).
     ///
@@ -488,7 +435,7 @@ impl McpClient {
 }
 
 /// The revisions a server listed when it refused a request's as unsupported (-32022).
-fn refused_version(error: &PeerError) -> Option<Vec<String>> {
+pub(crate) fn refused_version(error: &PeerError) -> Option<Vec<String>> {
     let PeerErrorKind::Remote(object) = error.kind() else {
         return None;
     };
@@ -507,352 +454,6 @@ fn refused_version(error: &PeerError) -> Option<Vec<String>> {
 }
 
 /// A failure of a call to `method`.
-fn failed(method: &str, kind: PeerErrorKind) -> PeerError {
+pub(crate) fn failed(method: &str, kind: PeerErrorKind) -> PeerError {
     PeerError::from(kind).in_call(method, None)
-}
-
-/// The content an elicitation request's schema fills in by itself: each property's
-/// `default` (what a client that asks nobody answers with).
-///
-/// ```
-/// let schema = serde_json::json!({"type": "object", "properties": {
-///     "name": {"type": "string", "default": "John Doe"}, "age": {"type": "integer"}}});
-/// assert_eq!(rpcwire::mcp::elicitation_defaults(&schema), serde_json::json!({"name": "John Doe"}));
-/// ```
-pub fn elicitation_defaults(schema: &Value) -> Value {
-    let mut content = serde_json::Map::new();
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        for (name, property) in properties {
-            if let Some(default) = property.get("default") {
-                content.insert(name.clone(), default.clone());
-            }
-        }
-    }
-    Value::Object(content)
-}
-
-impl McpClientBuilder {
-    /// Answers the server's `sampling/createMessage` requests with `f` (and declares the
-    /// `sampling` capability).
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1").on_sampling(|_params| async {
-    ///     Ok(serde_json::json!({"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}))
-    /// });
-    /// # let _ = builder;
-    /// ```
-    pub fn on_sampling<F, Fut>(mut self, f: F) -> McpClientBuilder
-    where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, ErrorObject<'static>>> + Send + 'static,
-    {
-        self.sampling = Some(Arc::new(move |params| Box::pin(f(params))));
-        self
-    }
-
-    /// Answers the server's `elicitation/create` requests with `f` (and declares the
-    /// `elicitation` capability).
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1")
-    ///     .on_elicitation(|_params| async { Ok(serde_json::json!({"action": "decline"})) });
-    /// # let _ = builder;
-    /// ```
-    pub fn on_elicitation<F, Fut>(mut self, f: F) -> McpClientBuilder
-    where
-        F: Fn(Value) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Value, ErrorObject<'static>>> + Send + 'static,
-    {
-        self.elicitation = Some(Arc::new(move |params| Box::pin(f(params))));
-        self
-    }
-
-    /// Answers every elicitation by accepting the schema's defaults
-    /// ([`elicitation_defaults`]).
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1").accept_elicitation_defaults();
-    /// # let _ = builder;
-    /// ```
-    pub fn accept_elicitation_defaults(self) -> McpClientBuilder {
-        self.on_elicitation(|params: Value| async move {
-            let content = elicitation_defaults(&params["requestedSchema"]);
-            Ok(json!({ "action": "accept", "content": content }))
-        })
-    }
-
-    /// Answers `roots/list` with these roots (`{"uri": …, "name": …}` objects), and declares
-    /// the `roots` capability.
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1")
-    ///     .with_roots(vec![serde_json::json!({"uri": "file:///src", "name": "src"})]);
-    /// # let _ = builder;
-    /// ```
-    pub fn with_roots(mut self, roots: Vec<Value>) -> McpClientBuilder {
-        self.roots = Some(roots);
-        self
-    }
-
-    /// Hands every log message (`notifications/message` params) to `f`.
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1").on_log(|message| eprintln!("{message}"));
-    /// # let _ = builder;
-    /// ```
-    pub fn on_log(mut self, f: impl Fn(Value) + Send + Sync + 'static) -> McpClientBuilder {
-        self.on_log = Some(Arc::new(f));
-        self
-    }
-
-    /// How long each call may take (60 s by default); past it the call ends with an error
-    /// and is cancelled on the server.
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1").with_call_timeout(std::time::Duration::from_secs(5));
-    /// # let _ = builder;
-    /// ```
-    pub fn with_call_timeout(mut self, timeout: Duration) -> McpClientBuilder {
-        self.call_timeout = timeout;
-        self
-    }
-
-    /// The revision asked for in `initialize` (2025-11-25 by default). With
-    /// [`ProtocolVersion::V2026_07_28`] the client is stateless: it sends `server/discover`
-    /// instead (connecting fails when the server does not list the revision), and every
-    /// request carries the revision, the client's capabilities and its name in `_meta`.
-    ///
-    /// ```
-    /// let builder = rpcwire::mcp::McpClient::builder("host", "1").with_protocol_version(rpcwire::mcp::ProtocolVersion::V2025_06_18);
-    /// # let _ = builder;
-    /// ```
-    pub fn with_protocol_version(mut self, version: ProtocolVersion) -> McpClientBuilder {
-        self.protocol = version;
-        self
-    }
-
-    /// Starts `program` with `args` as the server (its own process group, stdin and stdout
-    /// piped, stderr inherited) and connects over its stdio. The process group is killed
-    /// when the client is closed or dropped.
-    ///
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), rpcwire::mcp::ConnectError> {
-    /// let client = rpcwire::mcp::McpClient::builder("host", "1").connect_stdio("npx", &["-y", "@modelcontextprotocol/server-everything"]).await?;
-    /// println!("{:?}", client.list_tools().await);
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn connect_stdio<S: AsRef<std::ffi::OsStr>>(
-        self,
-        program: S,
-        args: &[S],
-    ) -> Result<McpClient, ConnectError> {
-        let mut command = tokio::process::Command::new(program);
-        command.args(args);
-        let (mut child, stdin, stdout) = ChildProcess::spawn(&mut command).map_err(ConnectError::Spawn)?;
-        let transport = StreamTransport::new(stdout, stdin, Framing::Ndjson).with_max_frame(self.max_message);
-        match self.connect_with(transport, |_| {}).await {
-            Ok(mut client) => {
-                client.child = Some(child);
-                Ok(client)
-            }
-            Err(error) => {
-                child.kill_and_reap().await;
-                Err(error)
-            }
-        }
-    }
-
-    /// Connects to the Streamable HTTP endpoint at `url`.
-    ///
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), rpcwire::mcp::ConnectError> {
-    /// let client = rpcwire::mcp::McpClient::builder("host", "1").connect_http("http://127.0.0.1:8000/mcp".parse().unwrap()).await?;
-    /// # let _ = client;
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[cfg(feature = "http")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-    pub async fn connect_http(self, url: http::Uri) -> Result<McpClient, ConnectError> {
-        let transport = super::http::StreamableHttpClient::new(url);
-        let headers = transport.clone();
-        self.connect_with(transport, move |version| headers.set_protocol_version(version))
-            .await
-    }
-
-    /// Connects over `transport` (any rpcwire transport: a socket, a pipe, a duplex).
-    ///
-    /// (See [`McpClient`] for an example.)
-    pub async fn connect<T: Transport>(self, transport: T) -> Result<McpClient, ConnectError> {
-        self.connect_with(transport, |_| {}).await
-    }
-
-    /// Connects and initializes; `agreed` learns the revision agreed on.
-    async fn connect_with<T: Transport>(
-        self,
-        transport: T,
-        agreed: impl FnOnce(ProtocolVersion),
-    ) -> Result<McpClient, ConnectError> {
-        let progress = Arc::new(ProgressHandlers::default());
-        let mut capabilities = serde_json::Map::new();
-        if self.sampling.is_some() {
-            capabilities.insert("sampling".into(), json!({}));
-        }
-        if self.elicitation.is_some() {
-            capabilities.insert("elicitation".into(), json!({}));
-        }
-        if self.roots.is_some() {
-            capabilities.insert("roots".into(), json!({ "listChanged": false }));
-        }
-        let router = self.router(&progress);
-        let peer = Peer::builder()
-            .cancel_protocol(CancelProtocol::Mcp)
-            .call_timeout(self.call_timeout)
-            .start(transport, router);
-        if self.protocol.is_stateless() {
-            return self.discover(peer, capabilities, progress, agreed).await;
-        }
-        let params = json!({
-            "protocolVersion": self.protocol.as_str(),
-            "capabilities": capabilities,
-            "clientInfo": { "name": self.name, "version": self.version },
-        });
-        let initialized: Value = peer
-            .call("initialize", &params)
-            .await
-            .map_err(ConnectError::Initialize)?;
-        let answered = initialized["protocolVersion"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        let version: ProtocolVersion = answered
-            .parse()
-            .map_err(|_| ConnectError::Version(answered.clone()))?;
-        agreed(version);
-        let _ = peer.notify("notifications/initialized", json!({})).await;
-        Ok(McpClient {
-            peer,
-            initialized,
-            version,
-            progress,
-            child: None,
-            stateless: None,
-        })
-    }
-
-    /// The stateless start: `server/discover`, which must list the revision asked for.
-    async fn discover(
-        self,
-        peer: Peer,
-        capabilities: serde_json::Map<String, Value>,
-        progress: Arc<ProgressHandlers>,
-        agreed: impl FnOnce(ProtocolVersion),
-    ) -> Result<McpClient, ConnectError> {
-        let version = self.protocol;
-        agreed(version);
-        let mut meta = serde_json::Map::new();
-        meta.insert(
-            "io.modelcontextprotocol/protocolVersion".into(),
-            json!(version.as_str()),
-        );
-        meta.insert(
-            "io.modelcontextprotocol/clientCapabilities".into(),
-            Value::Object(capabilities),
-        );
-        meta.insert(
-            "io.modelcontextprotocol/clientInfo".into(),
-            json!({ "name": self.name, "version": self.version }),
-        );
-        let stateless = Arc::new(StatelessClient {
-            meta: Mutex::new(meta),
-            sampling: self.sampling,
-            elicitation: self.elicitation,
-            roots: self.roots,
-        });
-        let discover = || async {
-            let params = RawJson::from_value(&stateless.with_meta(json!({})))
-                .map_err(|error| failed("server/discover", PeerErrorKind::Params(error)))?;
-            let result = peer.call_raw("server/discover", Some(&params)).await?;
-            result
-                .decode::<Value>()
-                .map_err(|error| failed("server/discover", PeerErrorKind::Result(error)))
-        };
-        let discovered = match discover().await {
-            // Refused as a revision the server does not speak, though it lists this one among
-            // those it does: once more.
-            Err(error)
-                if refused_version(&error)
-                    .is_some_and(|supported| supported.contains(&version.as_str().to_owned())) =>
-            {
-                discover().await
-            }
-            answered => answered,
-        }
-        .map_err(ConnectError::Initialize)?;
-        let supported = discovered["supportedVersions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        if !supported
-            .iter()
-            .any(|listed| listed.as_str() == Some(version.as_str()))
-        {
-            return Err(ConnectError::Version(Value::Array(supported).to_string()));
-        }
-        Ok(McpClient {
-            peer,
-            initialized: discovered,
-            version,
-            progress,
-            child: None,
-            stateless: Some(stateless),
-        })
-    }
-
-    /// The client's side of the server's requests and notifications.
-    fn router(&self, progress: &Arc<ProgressHandlers>) -> Router {
-        let mut router = Router::new();
-        router.raw_method("ping", |_, reply| {
-            Ok(reply.raw(&RawJson::new("{}").expect("JSON")))
-        });
-        for (method, handler) in [
-            ("sampling/createMessage", self.sampling.clone()),
-            ("elicitation/create", self.elicitation.clone()),
-        ] {
-            if let Some(handler) = handler {
-                router.raw_method_async(method, move |call: RawCall| {
-                    let handler = handler.clone();
-                    async move {
-                        let params = call.params().map_or(Ok(Value::Null), |p| p.decode::<Value>());
-                        let params = params.map_err(ErrorObject::invalid_params)?;
-                        let result = handler(params).await?;
-                        Ok(RawJson::from_value(&result)
-                            .map_err(ErrorObject::internal_error)?
-                            .into())
-                    }
-                });
-            }
-        }
-        if let Some(roots) = &self.roots {
-            let result = RawJson::from_value(&json!({ "roots": roots })).expect("JSON values serialize");
-            router.raw_method("roots/list", move |_, reply| Ok(reply.raw(&result)));
-        }
-        let handlers = progress.clone();
-        router.notification("notifications/progress", move |params: Value| {
-            let Some(token) = params.get("progressToken").and_then(Value::as_u64) else {
-                return;
-            };
-            let handler = lock_unpoisoned(&handlers.handlers).get(&token).cloned();
-            if let (Some(handler), Ok(progress)) = (handler, serde_json::from_value::<Progress>(params)) {
-                handler(progress);
-            }
-        });
-        if let Some(on_log) = self.on_log.clone() {
-            router.notification("notifications/message", move |params: Value| on_log(params));
-        }
-        router
-    }
 }

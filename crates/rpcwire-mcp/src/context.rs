@@ -13,9 +13,9 @@ use tokio_util::sync::CancellationToken;
 use super::changes::{ChangeNotifier, ListChanged};
 use super::input::{InputRequired, RequestInput};
 use super::logging::LogLevel;
-use super::session::SessionState;
-use super::stateless::MISSING_CAPABILITY;
+use super::state::SessionState;
 use super::version::ProtocolVersion;
+use crate::codes::MISSING_CAPABILITY;
 use crate::dispatch::{Remote, RemoteError, RequestContext};
 use crate::message::{ErrorObject, Id, JsonBytes, RawJson};
 

@@ -5,7 +5,7 @@
 //! it; a server looks a method up here and serves its kind, so that a method added to MCP is
 //! added once. A leaf: it knows the registry's listings, nothing of how they are served.
 
-use crate::server::{Listing, Registry};
+use crate::registry::{Listing, Registry};
 
 /// What a method does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

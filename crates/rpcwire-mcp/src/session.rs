@@ -1,133 +1,25 @@
-//! One MCP session's state — the revision agreed on, the client's capabilities, its log
-//! level, its subscriptions — and the [`Router`] that serves it: the lifecycle methods and
-//! the registry's tools, resources, prompts and completions, as JSON-RPC methods.
+//! The [`Router`] that serves one MCP session: every method of MCP's table
+//! ([`methods`](crate::methods)) — the lifecycle, and the registry's tools, resources,
+//! prompts and completions — as JSON-RPC methods, over the session's state
+//! ([`SessionState`]).
 
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::calls::{self, Call, Decoded, Outcome};
-use super::changes::{Change, ChangeNotifier};
 use super::context::McpContext;
 use super::logging::LogLevel;
 use super::methods::{Called, Kind, Listed, METHODS};
-use super::server::Registry;
+use super::registry::Registry;
+use super::state::SessionState;
 use super::stateless;
 use super::version::ProtocolVersion;
 use crate::dispatch::{Reply, RequestContext, Router};
 use crate::message::{ErrorObject, Params, RawJson};
 use crate::sync::lock_unpoisoned;
-
-/// No revision agreed on yet.
-const NO_VERSION: u8 = u8::MAX;
-/// No log message wanted (a stateless request without `logLevel`).
-const NO_LOGGING: u8 = u8::MAX;
-
-/// What one session remembers between requests.
-#[derive(Debug)]
-pub(crate) struct SessionState {
-    /// The index in `ProtocolVersion::ALL` of the revision agreed on, or `NO_VERSION`.
-    version: AtomicU8,
-    /// The index in `LogLevel::ALL` of the least severe level the client wants.
-    log_level: AtomicU8,
-    /// On while the revision agreed on allows batches (2025-03-26).
-    batches: Arc<AtomicBool>,
-    client_capabilities: Mutex<Value>,
-    subscriptions: Mutex<HashSet<String>>,
-    pub(crate) changes: ChangeNotifier,
-}
-
-impl SessionState {
-    pub(crate) fn new(changes: ChangeNotifier) -> SessionState {
-        SessionState {
-            version: AtomicU8::new(NO_VERSION),
-            log_level: AtomicU8::new(0),
-            batches: Arc::new(AtomicBool::new(false)),
-            client_capabilities: Mutex::new(Value::Null),
-            subscriptions: Mutex::new(HashSet::new()),
-            changes,
-        }
-    }
-
-    /// The state of one stateless request (2026-07-28): what its `_meta` says.
-    pub(crate) fn stateless(
-        changes: ChangeNotifier,
-        capabilities: Value,
-        log_level: Option<LogLevel>,
-    ) -> SessionState {
-        let state = SessionState::new(changes);
-        state.set_version(ProtocolVersion::V2026_07_28);
-        *lock_unpoisoned(&state.client_capabilities) = capabilities;
-        match log_level {
-            Some(level) => state.set_log_level(level),
-            None => state.log_level.store(NO_LOGGING, Ordering::Relaxed),
-        }
-        state
-    }
-
-    pub(crate) fn version(&self) -> Option<ProtocolVersion> {
-        ProtocolVersion::ALL
-            .get(usize::from(self.version.load(Ordering::Acquire)))
-            .copied()
-    }
-
-    fn set_version(&self, version: ProtocolVersion) {
-        let index = ProtocolVersion::ALL
-            .iter()
-            .position(|v| *v == version)
-            .unwrap_or(0);
-        self.version.store(index as u8, Ordering::Release);
-        self.batches.store(version.allows_batches(), Ordering::Release);
-    }
-
-    /// Whether a log message at `level` goes to the client.
-    pub(crate) fn logs(&self, level: LogLevel) -> bool {
-        LogLevel::ALL
-            .get(usize::from(self.log_level.load(Ordering::Relaxed)))
-            .is_some_and(|least| level >= *least)
-    }
-
-    fn set_log_level(&self, level: LogLevel) {
-        let index = LogLevel::ALL.iter().position(|l| *l == level).unwrap_or(0);
-        self.log_level.store(index as u8, Ordering::Relaxed);
-    }
-
-    pub(crate) fn client_capabilities(&self) -> Value {
-        lock_unpoisoned(&self.client_capabilities).clone()
-    }
-
-    /// Whether the client declared `capability`.
-    pub(crate) fn has_capability(&self, capability: &str) -> bool {
-        lock_unpoisoned(&self.client_capabilities)
-            .get(capability)
-            .is_some_and(|declared| !declared.is_null())
-    }
-
-    /// The notification (method and params) a change is to this session: list changes
-    /// always, a resource's update when the client subscribed to it.
-    pub(crate) fn notification_of(
-        &self,
-        change: &Change,
-    ) -> Option<(&'static str, Option<RawJson<'static>>)> {
-        match change {
-            Change::List(list) => Some((list.method(), None)),
-            Change::ResourceUpdated(uri) if self.is_subscribed(uri) => {
-                let params = RawJson::from_value(&serde_json::json!({ "uri": &**uri })).ok();
-                Some(("notifications/resources/updated", params))
-            }
-            Change::ResourceUpdated(_) => None,
-        }
-    }
-
-    /// Whether the client subscribed to updates of `uri`.
-    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
-        lock_unpoisoned(&self.subscriptions).contains(uri)
-    }
-}
 
 /// `initialize`'s params, as far as the server reads them.
 #[derive(Deserialize)]
@@ -147,63 +39,6 @@ struct UriParams {
 #[derive(Deserialize)]
 struct SetLevelParams {
     level: LogLevel,
-}
-
-/// `completion/complete`'s params.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CompleteRequest {
-    /// What is completed: `{"type":"ref/prompt","name":…}` or `{"type":"ref/resource","uri":…}`.
-    #[serde(rename = "ref")]
-    pub reference: Value,
-    /// The argument being filled in.
-    pub argument: CompleteArgument,
-    /// Arguments already filled in (`context.arguments`).
-    #[serde(default)]
-    pub context: Option<Value>,
-}
-
-/// The argument `completion/complete` completes.
-#[derive(Clone, Debug, Deserialize)]
-pub struct CompleteArgument {
-    /// Its name.
-    pub name: String,
-    /// What the user has typed so far.
-    pub value: String,
-}
-
-/// The values a completion offers.
-///
-/// ```
-/// let done = rpcwire::mcp::Completion::of(vec!["apple".into(), "apricot".into()]);
-/// assert_eq!(serde_json::to_string(&done).unwrap(), r#"{"values":["apple","apricot"]}"#);
-/// ```
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Completion {
-    /// The values (at most 100).
-    pub values: Vec<String>,
-    /// How many there are in all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total: Option<u64>,
-    /// Whether there are more than `values`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub has_more: Option<bool>,
-}
-
-impl Completion {
-    /// A completion offering `values`.
-    ///
-    /// ```
-    /// assert!(rpcwire::mcp::Completion::of(vec![]).values.is_empty());
-    /// ```
-    pub fn of(values: Vec<String>) -> Completion {
-        Completion {
-            values,
-            total: None,
-            has_more: None,
-        }
-    }
 }
 
 /// The router of one session: every method of [`METHODS`], as its kind is served.

@@ -15,7 +15,8 @@ use crate::message::Id;
 use crate::sync::lock_unpoisoned;
 
 /// The link back to the other side, as the serving side gave it.
-pub(crate) type RemoteLink = Arc<dyn Remote>;
+/// The other side of a connection, as a handler reaches it.
+pub type RemoteLink = Arc<dyn Remote>;
 
 /// What a handler registered with a context
 /// ([`Router::method_async_with_context`](super::Router::method_async_with_context),
@@ -82,9 +83,18 @@ impl RequestContext {
         }
     }
 
-    /// A context for a request served outside a router (MCP's stateless revision): its
-    /// token and its way back to the client given.
-    #[doc(hidden)] // for rpcwire's own crates (MCP sessions); not covered by semver
+    /// A context for a request served outside a router — by a transport that dispatches
+    /// requests itself (MCP's stateless revision over HTTP) — with its id, its method, its
+    /// cancellation token and its way back to the other side, when there is one.
+    ///
+    /// ```
+    /// use rpcwire_core::dispatch::RequestContext;
+    /// let token = tokio_util::sync::CancellationToken::new();
+    /// let cx = RequestContext::serving(rpcwire_core::Id::from(7u64), "tools/call", token.clone(), None);
+    /// assert_eq!(cx.method(), "tools/call");
+    /// token.cancel();
+    /// assert!(cx.is_cancelled());
+    /// ```
     pub fn serving(id: Id<'static>, method: &str, token: CancellationToken, remote: Option<RemoteLink>) -> RequestContext {
         RequestContext {
             id: Some(id),

@@ -58,7 +58,7 @@ cfg_tokio! {
     mod raw_call;
     mod remote;
 
-    pub use context::RequestContext;
+    pub use context::{RemoteLink, RequestContext};
     #[doc(hidden)] // for rpcwire's own crates; not covered by semver
     pub use context::{Cancellations, OnCancel, Supervision};
     pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};

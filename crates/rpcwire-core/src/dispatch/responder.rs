@@ -90,6 +90,60 @@ thread_local! {
     static HERE: std::cell::RefCell<Responder> = std::cell::RefCell::new(Responder::new());
 }
 
+// The router's own entry points that answer through a responder live here, so that the
+// router (registration and routing) knows nothing of the serving core above it.
+#[cfg(feature = "tokio")]
+impl Router {
+    /// Like [`handle`](Router::handle), awaiting async handlers (and the fallback): shorthand
+    /// for [`Responder::respond`](crate::dispatch::Responder::respond) and
+    /// [`PendingAnswer::answer`](crate::dispatch::PendingAnswer::answer). The elements of a batch
+    /// bound to async handlers run at the same time; the answers keep the batch's order.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut router = rpcwire_core::dispatch::Router::new();
+    /// router.method("sync", |_: rpcwire_core::dispatch::NoParams| Ok(1));
+    /// router.method_async("later", |_: rpcwire_core::dispatch::NoParams| async { Ok(2) });
+    /// let mut out = bytes::BytesMut::new();
+    /// let input = br#"[{"jsonrpc":"2.0","method":"later","id":1},{"jsonrpc":"2.0","method":"sync","id":2}]"#;
+    /// assert!(router.handle_async(input, &mut out).await);
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":2},{"jsonrpc":"2.0","id":2,"result":1}]"#);
+    /// # });
+    /// ```
+    pub async fn handle_async(&self, input: &[u8], out: &mut BytesMut) -> bool {
+        match Responder::new().respond_from(self, input, None, true, out, |_| {}, |_| {}) {
+            Answer::Written => true,
+            Answer::Silent => false,
+            Answer::Pending(pending) => pending.answer(self, out).await,
+        }
+    }
+}
+
+impl Router {
+    /// Answers `input` (one message or a batch) through a [`Responder`] kept per thread,
+    /// writing the answer at the end of `out`: shorthand for
+    /// [`Responder::respond`] for callers without a connection
+    /// of their own. Returns `true` when it wrote an answer, `false` when there is none
+    /// (notifications, responses). Steady-state handling does not allocate for escape-free
+    /// input.
+    ///
+    /// Requests for async methods (registered with `method_async`) cannot be answered here
+    /// and get -32603; use `handle_async` for routers that have them.
+    ///
+    /// ```
+    /// let router = rpcwire_core::dispatch::Router::new();
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(router.handle(b"[]", &mut out));
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"empty batch at byte 0"}}"#);
+    /// ```
+    pub fn handle(&self, input: &[u8], out: &mut BytesMut) -> bool {
+        matches!(
+            Responder::respond_here(self, input, None, false, out),
+            Answer::Written
+        )
+    }
+}
+
 impl Responder {
     /// A responder with empty batch storage.
     ///

@@ -9,7 +9,6 @@ use serde::Serialize;
 use super::handler::{self, Handler};
 use super::methods::MethodTable;
 use super::reply::{Reply, Written};
-use super::responder::{Answer, Responder};
 use super::target::Target;
 use crate::encode::{self, BatchWriter};
 use crate::message::{ErrorObject, Message, Params};
@@ -264,31 +263,8 @@ impl Router {
         self.register(name, Handler::Notification(Box::new(f)))
     }
 
-    /// Answers `input` (one message or a batch) through a [`Responder`] kept per thread,
-    /// writing the answer at the end of `out`: shorthand for
-    /// [`Responder::respond`](super::Responder::respond) for callers without a connection
-    /// of their own. Returns `true` when it wrote an answer, `false` when there is none
-    /// (notifications, responses). Steady-state handling does not allocate for escape-free
-    /// input.
-    ///
-    /// Requests for async methods (registered with `method_async`) cannot be answered here
-    /// and get -32603; use `handle_async` for routers that have them.
-    ///
-    /// ```
-    /// let router = rpcwire_core::dispatch::Router::new();
-    /// let mut out = bytes::BytesMut::new();
-    /// assert!(router.handle(b"[]", &mut out));
-    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request","data":"empty batch at byte 0"}}"#);
-    /// ```
-    pub fn handle(&self, input: &[u8], out: &mut BytesMut) -> bool {
-        matches!(
-            Responder::respond_here(self, input, None, false, out),
-            Answer::Written
-        )
-    }
-
     /// The answer rules for a parsed input (one message or a batch), synchronous handlers
-    /// only (async ones are refused with -32603): what the [`Responder`] runs.
+    /// only (async ones are refused with -32603): what the [`Responder`](super::Responder) runs.
     pub(crate) fn answer_parsed(&self, parsed: Parsed<'_>, out: &mut BytesMut) {
         match parsed {
             Parsed::Single(message) => self.answer(&message, &mut Target::Single(out)),
@@ -305,10 +281,27 @@ impl Router {
         }
     }
 
-    /// Whether answering `parsed` runs an async handler (so it has to be awaited);
-    /// responses and unknown methods never do.
-    /// Batches are served only while `switch` is on; refused with -32600 otherwise.
-    #[doc(hidden)] // for rpcwire's own crates (MCP sessions); not covered by semver
+    /// Serves batches only while `switch` is on; a batch that comes while it is off is
+    /// refused whole with -32600 (one error, id `null`). For protocols whose revisions differ
+    /// on batches (MCP allowed them in 2025-03-26 only): the session turns the switch when it
+    /// agrees on a revision. Without a switch, batches are always served.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    /// use std::sync::Arc;
+    /// let mut router = rpcwire_core::dispatch::Router::new();
+    /// router.method("one", |_: rpcwire_core::dispatch::NoParams| Ok(1));
+    /// let batches = Arc::new(AtomicBool::new(false));
+    /// router.set_batch_switch(batches.clone());
+    /// let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"one"}]"#;
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle(batch, &mut out);
+    /// assert!(out.starts_with(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600"#));
+    /// batches.store(true, Ordering::Release);
+    /// out.clear();
+    /// router.handle(batch, &mut out);
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":1}]"#);
+    /// ```
     pub fn set_batch_switch(&mut self, switch: std::sync::Arc<std::sync::atomic::AtomicBool>) {
         self.batch_switch = Some(switch);
     }
@@ -320,6 +313,8 @@ impl Router {
             .map_or(true, |switch| switch.load(std::sync::atomic::Ordering::Acquire))
     }
 
+    /// Whether answering `parsed` runs an async handler (so it has to be awaited);
+    /// responses and unknown methods never do.
     pub(crate) fn needs_async(&self, parsed: &Parsed<'_>) -> bool {
         if self.async_handlers == 0 {
             return false;

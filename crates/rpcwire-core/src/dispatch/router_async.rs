@@ -15,7 +15,6 @@ use rpcwire_wire::error_answer::write_parse_error;
 use crate::dispatch::fallback::Fallback;
 use crate::dispatch::handler::{self, AsyncHandler, Handler};
 use crate::dispatch::raw_call::RawCall;
-use crate::dispatch::responder::{Answer, Responder};
 use crate::dispatch::target::Target;
 use crate::encode::BatchWriter;
 use crate::message::{ErrorObject, Message, Notification, Request};
@@ -87,9 +86,24 @@ impl Router {
         self.register(name, Handler::Async(handler::typed_async_with_context(f)))
     }
 
-    /// Registers an async method that reads its params as they came, with the request's
-    /// context (crate-internal: MCP sessions).
-    #[doc(hidden)] // for rpcwire's own crates (MCP sessions); not covered by semver
+    /// Registers an async method that reads its params as they came (validated, not decoded)
+    /// with the request's context, and decides itself how to decode them before its future
+    /// starts — for a method whose params take more than one shape (MCP serves a request of
+    /// the stateless revision, which carries its `_meta`, beside the session's). An error
+    /// returned at once answers the request without running a future.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let mut router = rpcwire_core::dispatch::Router::new();
+    /// router.params_method_async_with_context("len", |params, _cx| {
+    ///     let len = params.map_or(0, |params| params.as_str().len());
+    ///     Ok(async move { Ok(len) })
+    /// });
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"{"jsonrpc":"2.0","id":1,"method":"len","params":[1,2]}"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":5}"#);
+    /// # });
+    /// ```
     pub fn params_method_async_with_context<R, F, Fut>(&mut self, name: &str, f: F) -> &mut Router
     where
         R: Serialize,
@@ -219,30 +233,6 @@ impl Router {
         }
         self.fallback = Some(Handler::Async(handler::fallback(fallback)));
         self
-    }
-
-    /// Like [`handle`](Router::handle), awaiting async handlers (and the fallback): shorthand
-    /// for [`Responder::respond`](crate::dispatch::Responder::respond) and
-    /// [`PendingAnswer::answer`](crate::dispatch::PendingAnswer::answer). The elements of a batch
-    /// bound to async handlers run at the same time; the answers keep the batch's order.
-    ///
-    /// ```
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let mut router = rpcwire_core::dispatch::Router::new();
-    /// router.method("sync", |_: rpcwire_core::dispatch::NoParams| Ok(1));
-    /// router.method_async("later", |_: rpcwire_core::dispatch::NoParams| async { Ok(2) });
-    /// let mut out = bytes::BytesMut::new();
-    /// let input = br#"[{"jsonrpc":"2.0","method":"later","id":1},{"jsonrpc":"2.0","method":"sync","id":2}]"#;
-    /// assert!(router.handle_async(input, &mut out).await);
-    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":2},{"jsonrpc":"2.0","id":2,"result":1}]"#);
-    /// # });
-    /// ```
-    pub async fn handle_async(&self, input: &[u8], out: &mut BytesMut) -> bool {
-        match Responder::new().respond_from(self, input, None, true, out, |_| {}, |_| {}) {
-            Answer::Written => true,
-            Answer::Silent => false,
-            Answer::Pending(pending) => pending.answer(self, out).await,
-        }
     }
 
     /// [`answer_parsed`](Router::answer_parsed), awaiting async handlers; `frame` is what

@@ -22,15 +22,17 @@
 mod aggregate;
 mod command;
 mod connect;
+mod forward;
 mod link;
 mod metrics;
 mod service;
 mod session;
+mod shared;
 mod stateless;
 mod upward;
 
 pub use aggregate::SEPARATOR;
 pub use command::StdioCommand;
 pub use connect::{connect, connect_stdio, connect_stdio_with, connect_with};
-pub use service::{McpGateway, SHUTTING_DOWN};
 pub use session::{SERVER_GONE, SERVER_TIMEOUT};
+pub use shared::{McpGateway, SHUTTING_DOWN};

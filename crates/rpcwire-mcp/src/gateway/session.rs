@@ -391,7 +391,7 @@ impl Children {
                     Some(names) => format!("{}{SEPARATOR}{name}", names[server]),
                     None => name,
                 };
-                mirrored.insert(name, crate::server::mirrored_headers(schema.get()));
+                mirrored.insert(name, crate::registry::mirrored_headers(schema.get()));
             }
         }
         mirrored

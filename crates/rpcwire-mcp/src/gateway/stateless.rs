@@ -261,7 +261,7 @@ pub(crate) fn claims(headers: &HeaderMap, method: &str, body: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::service::VERSION_HEADER;
+    use crate::http::headers::VERSION_HEADER;
     use http::header::HeaderValue;
 
     #[test]

@@ -18,7 +18,7 @@ use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::events::EventReader;
-use super::service::{SESSION_HEADER, VERSION_HEADER};
+use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use crate::message::{Message, Params};
 use crate::parse::Parsed;
 use crate::sync::lock_unpoisoned;

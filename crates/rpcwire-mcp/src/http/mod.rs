@@ -14,6 +14,7 @@ pub(crate) mod answer;
 mod body;
 mod client;
 mod events;
+pub(crate) mod headers;
 pub(crate) mod origin;
 pub(crate) mod output;
 mod remote;
@@ -27,4 +28,5 @@ pub(crate) mod streams;
 
 pub use body::McpBody;
 pub use client::{ClientReceiver, ClientSender, StreamableHttpClient};
-pub use service::{StreamableHttpService, SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
+pub use headers::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
+pub use service::StreamableHttpService;

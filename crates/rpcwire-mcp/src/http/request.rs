@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::answer::{event_stream, refusal};
 use super::body::McpBody;
-use super::service::{LAST_EVENT_ID, SESSION_HEADER};
+use super::headers::{LAST_EVENT_ID, SESSION_HEADER};
 use super::session::{Kept, Sessions};
 use super::stream::parse_event_id;
 use super::streams::SessionStreams;

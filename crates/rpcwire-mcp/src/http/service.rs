@@ -16,6 +16,7 @@ use http_body::Body;
 
 use super::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
 use super::body::McpBody;
+use super::headers::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
 use super::origin::{self, LOOPBACK_HOSTS};
 use super::output::PostOutput;
 use super::remote::StreamRemote;
@@ -27,19 +28,10 @@ use super::session::{HttpSession, Sessions};
 use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
 use crate::message::{ErrorCode, ErrorObject, JsonBytes, Message, Response as RpcResponse};
-use crate::server::{McpServer, Registry};
+use crate::registry::Registry;
+use crate::server::McpServer;
 use crate::transport::CancelProtocol;
 use crate::version::ProtocolVersion;
-
-/// The header that carries the session id.
-pub const SESSION_HEADER: &str = "mcp-session-id";
-/// The header that carries the protocol revision.
-pub const VERSION_HEADER: &str = "mcp-protocol-version";
-pub(crate) const LAST_EVENT_ID: &str = "last-event-id";
-
-/// The error code of a request refused because its session has too many under way (or the
-/// server too many sessions): [`codes::REFUSED`](crate::codes::REFUSED) (-32000).
-pub const TOO_MANY_REQUESTS: i64 = crate::codes::REFUSED;
 
 /// An [`McpServer`] over Streamable HTTP (the transport of MCP revisions 2025-03-26 and
 /// later), as a [`tower_service::Service`]: mount it in axum at `/mcp`, or serve it with

@@ -16,8 +16,9 @@ use super::streams::SessionStreams;
 use crate::correlate::{CorrelationTable, TableConfig};
 use crate::dispatch::{Cancellations, Router};
 use crate::message::{ErrorObject, JsonBytes};
-use crate::server::Registry;
-use crate::session::{self, SessionState};
+use crate::registry::Registry;
+use crate::session;
+use crate::state::SessionState;
 use crate::sync::lock_unpoisoned;
 
 /// What a call to the client ends with: its result as it wrote it, or its error.

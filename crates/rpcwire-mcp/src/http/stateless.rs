@@ -21,13 +21,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::{accepted, event_stream, json_status};
 use super::body::McpBody;
-use super::service::VERSION_HEADER;
+use super::headers::VERSION_HEADER;
 use crate::changes::{Change, ListChanged};
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
 use crate::encode;
 use crate::message::{ErrorObject, Id, JsonBytes, Message, RawJson};
 use crate::parse::{Parsed, Parser};
-use crate::server::Registry;
+use crate::registry::Registry;
 use crate::stateless::{self, HEADER_MISMATCH};
 use crate::version::ProtocolVersion;
 

@@ -26,12 +26,15 @@
 //! assert!(keys.find("k3y-gamma").is_none());
 //! ```
 
+mod cached;
+mod config;
 mod gcra;
 mod health;
 mod keys;
 mod layer;
 mod limit;
 mod metrics;
+mod scripts;
 
 pub use gcra::LocalLimiter;
 pub use health::{HealthConfig, HealthStats, SharedHealth};

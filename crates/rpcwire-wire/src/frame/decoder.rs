@@ -30,6 +30,19 @@ enum Inner {
     ContentLength(ContentLengthDecoder),
 }
 
+// Here rather than beside `Framing`, so that the framing knows nothing of the decoder.
+impl Framing {
+    /// A decoder for this framing with the default limits.
+    ///
+    /// ```
+    /// use rpcwire_wire::frame::Framing;
+    /// assert_eq!(Framing::Ndjson.decoder().framing(), Framing::Ndjson);
+    /// ```
+    pub fn decoder(self) -> FrameDecoder {
+        FrameDecoder::new(self)
+    }
+}
+
 impl FrameDecoder {
     /// A decoder for `framing` with the default limits.
     ///

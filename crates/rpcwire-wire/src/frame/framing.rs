@@ -6,7 +6,6 @@ use std::str::FromStr;
 
 use bytes::{Buf, BufMut, BytesMut};
 
-use super::decoder::FrameDecoder;
 use super::write::{encode_content_length, encode_ndjson, header, newlines_to_spaces, MAX_HEADER};
 
 /// How messages are delimited on the wire.
@@ -31,16 +30,6 @@ pub enum Framing {
 }
 
 impl Framing {
-    /// A decoder for this framing with the default limits.
-    ///
-    /// ```
-    /// use rpcwire_wire::frame::Framing;
-    /// assert_eq!(Framing::Ndjson.decoder().framing(), Framing::Ndjson);
-    /// ```
-    pub fn decoder(self) -> FrameDecoder {
-        FrameDecoder::new(self)
-    }
-
     /// The name this framing parses from: `"ndjson"` or `"content-length"`.
     ///
     /// ```

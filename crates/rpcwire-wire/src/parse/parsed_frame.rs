@@ -7,7 +7,7 @@ use bytes::Bytes;
 
 use super::batch::{Batch, Slot};
 use super::error::ParseError;
-use super::parser::{Parser, Top};
+use super::parser::{BatchScratch, Parser, Top, TopLevel};
 use super::spans::MessageSpans;
 use super::Parsed;
 
@@ -31,6 +31,36 @@ enum Shape {
 pub struct ParsedFrame {
     bytes: Bytes,
     shape: Shape,
+}
+
+// The owned frame's constructors on the parser's types live here, so that the parser knows
+// nothing of the frame it is wrapped in.
+impl Parser {
+    /// Parses `bytes` into an owned, sendable [`ParsedFrame`].
+    ///
+    /// ```
+    /// let frame = rpcwire_wire::Parser::default()
+    ///     .parse_frame(bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"a"}"#))
+    ///     .unwrap();
+    /// assert_eq!(frame.view().single().unwrap().method(), Some("a"));
+    /// ```
+    pub fn parse_frame(&self, bytes: Bytes) -> Result<ParsedFrame, ParseError> {
+        ParsedFrame::parse_with(self, bytes)
+    }
+}
+
+impl BatchScratch {
+    /// The owned frame of `bytes` as [`Parser::parse_top`] found it; a batch's elements move
+    /// into it (the storage grows again on the next batch).
+    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    pub fn take_frame(&mut self, bytes: Bytes, top: TopLevel) -> ParsedFrame {
+        let top = top.0;
+        let slots = match top {
+            Top::Single(_) => Vec::new(),
+            Top::Batch => std::mem::take(&mut self.slots),
+        };
+        ParsedFrame::from_top(bytes, top, slots)
+    }
 }
 
 impl ParsedFrame {

@@ -3,13 +3,10 @@
 
 use std::borrow::Cow;
 
-use bytes::Bytes;
-
 use super::batch::{Batch, Slot};
 use super::envelope;
 use super::error::{ParseError, ParseErrorKind};
 use super::limits::Limits;
-use super::parsed_frame::ParsedFrame;
 use super::spans::MessageSpans;
 use super::Parsed;
 use crate::json::cursor::Cursor;
@@ -28,7 +25,7 @@ use crate::json::{SyntaxError, SyntaxErrorKind};
 /// ```
 #[derive(Debug, Default)]
 pub struct BatchScratch {
-    slots: Vec<Slot>,
+    pub(crate) slots: Vec<Slot>,
 }
 
 impl BatchScratch {
@@ -40,18 +37,6 @@ impl BatchScratch {
             Top::Single(spans) => Parsed::Single(spans.view(input)),
             Top::Batch => Parsed::Batch(Batch::new(input, Cow::Borrowed(&self.slots))),
         }
-    }
-
-    /// The owned frame of `bytes` as [`Parser::parse_top`] found it; a batch's elements move
-    /// into it (the storage grows again on the next batch).
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
-    pub fn take_frame(&mut self, bytes: Bytes, top: TopLevel) -> ParsedFrame {
-        let top = top.0;
-        let slots = match top {
-            Top::Single(_) => Vec::new(),
-            Top::Batch => std::mem::take(&mut self.slots),
-        };
-        ParsedFrame::from_top(bytes, top, slots)
     }
 }
 
@@ -66,7 +51,7 @@ pub(crate) enum Top {
 /// [`BatchScratch::take_frame`]; opaque.
 #[derive(Clone, Copy)]
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
-pub struct TopLevel(Top);
+pub struct TopLevel(pub(crate) Top);
 
 /// A parser with configured [`Limits`]. Cheap to copy; holds no state between parses.
 ///
@@ -161,18 +146,6 @@ impl Parser {
         };
         scratch.slots.clear();
         self.parse_spans_from(input, &mut scratch.slots, refused)
-    }
-
-    /// Parses `bytes` into an owned, sendable [`ParsedFrame`].
-    ///
-    /// ```
-    /// let frame = rpcwire_wire::Parser::default()
-    ///     .parse_frame(bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"a"}"#))
-    ///     .unwrap();
-    /// assert_eq!(frame.view().single().unwrap().method(), Some("a"));
-    /// ```
-    pub fn parse_frame(&self, bytes: Bytes) -> Result<ParsedFrame, ParseError> {
-        ParsedFrame::parse_with(self, bytes)
     }
 
     /// The offsets of `input` when it is one message in one of the fixed layouts, within the

@@ -1,0 +1,53 @@
+//! What a `FleetLayer` and its services share: the keys (read again from Redis when told
+//! to), the limiter, the weights, the cache's methods and limits, and the cacheable requests
+//! under way on this instance.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::keys::ApiKeys;
+use super::limit::SharedLimiter;
+use crate::sync::read_unpoisoned;
+
+/// The layer's settings and state.
+#[derive(Debug)]
+pub(super) struct Config {
+    pub(super) keys: RwLock<Arc<ApiKeys>>,
+    /// Where the keys are read again from, and how often: a Redis URL and hash.
+    pub(super) refresh: Option<(String, String, Duration)>,
+    pub(super) refreshing: AtomicBool,
+    pub(super) limiter: Option<SharedLimiter>,
+    pub(super) weights: HashMap<String, u64>,
+    pub(super) max_body: usize,
+    /// The methods whose answers are cached, each with how long (`None`: for good).
+    pub(super) cached: HashMap<String, Option<Duration>>,
+    pub(super) max_cached: usize,
+    /// The cacheable requests under way on this instance, by their cached answer's name: what
+    /// identical ones wait for instead of asking the cache and the upstream again.
+    pub(super) fetching: Mutex<HashMap<String, tokio::sync::watch::Receiver<Fetched>>>,
+}
+
+/// What a request under way fetched for the identical ones waiting: nothing yet (`None`), no
+/// result to share (`Some(None)`: an error, a refusal), or the result.
+pub(super) type Fetched = Option<Option<Bytes>>;
+
+impl Clone for Config {
+    /// The settings, with the keys as they are now and no refresh started yet.
+    fn clone(&self) -> Config {
+        Config {
+            keys: RwLock::new(read_unpoisoned(&self.keys).clone()),
+            refresh: self.refresh.clone(),
+            refreshing: AtomicBool::new(false),
+            limiter: self.limiter.clone(),
+            weights: self.weights.clone(),
+            max_body: self.max_body,
+            cached: self.cached.clone(),
+            max_cached: self.max_cached,
+            fetching: Mutex::default(),
+        }
+    }
+}
