@@ -53,11 +53,11 @@ const MAX_READ_BUFFER: usize = 64 << 10;
 /// # struct ServiceFn<F>(F);
 /// # fn tower_service_fn<F>(f: F) -> ServiceFn<F> { ServiceFn(f) }
 /// # impl<F, Fut, B> tower_service::Service<http::Request<hyper::body::Incoming>> for ServiceFn<F>
-/// # where F: Fn(http::Request<hyper::body::Incoming>) -> Fut, Fut: std::future::Future<Output = Result<http::Response<B>, Infallible>> {
+/// # where F: Fn(http::Request<hyper::body::Incoming>) -> Fut, Fut: std::future::Future<Output = Result<http::Response<B>, std::convert::Infallible>> {
 /// #     type Response = http::Response<B>;
-/// #     type Error = Infallible;
+/// #     type Error = std::convert::Infallible;
 /// #     type Future = Fut;
-/// #     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> { std::task::Poll::Ready(Ok(())) }
+/// #     fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), std::convert::Infallible>> { std::task::Poll::Ready(Ok(())) }
 /// #     fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Fut { (self.0)(request) }
 /// # }
 /// ```
