@@ -433,3 +433,37 @@ fn io_error(error: WebSocketError) -> io::Error {
         other => io::Error::other(other),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_client_and_a_server_over_a_pipe_carry_frames_both_ways() {
+        let (a, b) = tokio::io::duplex(64 << 10);
+        let server = WebSocketTransport::server(a).with_max_message(64);
+        assert_eq!(server.max_message(), 64);
+        let shown = format!("{server:?}");
+        assert!(shown.contains("server: true") && shown.contains("max_message: 64"), "{shown}");
+        let client = WebSocketTransport::client(b);
+        assert!(format!("{client:?}").contains("server: false"));
+        let (mut server_in, mut server_out) = server.split();
+        let (mut client_in, mut client_out) = client.split();
+        assert!(format!("{server_in:?}").starts_with("WebSocketReceiver"));
+        assert!(format!("{client_out:?}").starts_with("WebSocketSender"));
+
+        let request = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#);
+        client_out.send(request.clone()).await.unwrap();
+        client_out.flush().await.unwrap();
+        assert_eq!(server_in.receive().await.unwrap(), Some(request));
+        let answer = Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"result":1}"#);
+        server_out.send(answer.clone()).await.unwrap();
+        server_out.flush().await.unwrap();
+        assert_eq!(client_in.receive().await.unwrap(), Some(answer));
+
+        // Over the server's limit: refused from the frame header, the connection closed.
+        client_out.send(Bytes::from(vec![b' '; 65])).await.unwrap();
+        client_out.flush().await.unwrap();
+        assert!(server_in.receive().await.is_err());
+    }
+}

@@ -141,4 +141,21 @@ mod tests {
         assert!(!find("initialize").unwrap().stateless && !find("ping").unwrap().stateless);
         assert!(find("tools/call").unwrap().stateless && find("server/discover").unwrap().stateless);
     }
+
+    #[test]
+    fn each_list_names_its_own_member_and_listing() {
+        let registry = crate::McpServer::new("methods", "1").into_shared();
+        let listed = [
+            Listed::Tools,
+            Listed::Prompts,
+            Listed::Resources,
+            Listed::Templates,
+        ];
+        for (i, one) in listed.iter().enumerate() {
+            assert!(listed[i + 1..].iter().all(|other| other.key() != one.key()));
+            // An empty registry lists nothing, under the member the list's result has.
+            let page = one.listing(&registry).page(None, 10, "").expect("a first page");
+            assert!(page.contains(&format!(r#""{}":[]"#, one.key())), "{page}");
+        }
+    }
 }

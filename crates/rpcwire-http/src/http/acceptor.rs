@@ -209,3 +209,61 @@ fn is_per_connection(error: &io::Error) -> bool {
         io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset | io::ErrorKind::Interrupted
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_loop_and_its_head_deadline() {
+        assert_eq!(Acceptor::default().header_timeout(), DEFAULT_HEADER_TIMEOUT);
+        let acceptor = Acceptor::new().with_header_timeout(Duration::from_millis(250));
+        assert_eq!(acceptor.header_timeout(), Duration::from_millis(250));
+    }
+
+    #[test]
+    fn accept_errors_of_one_connection_are_told_from_the_listeners() {
+        for kind in [
+            io::ErrorKind::ConnectionAborted,
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::Interrupted,
+        ] {
+            assert!(is_per_connection(&io::Error::from(kind)), "{kind:?}");
+        }
+        assert!(!is_per_connection(&io::Error::from(
+            io::ErrorKind::PermissionDenied
+        )));
+    }
+
+    #[tokio::test]
+    async fn a_stopped_loop_accepts_nothing_more() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let service = crate::http::HttpService::new(rpcwire_core::dispatch::Router::new());
+        let served = tokio::spawn(async move {
+            Acceptor::new()
+                .serve(listener, service, async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        // Served while running: a request gets an answer.
+        let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#;
+        let head = format!(
+            "POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body).await.unwrap();
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains("-32601"), "{answer}");
+        stop.send(()).unwrap();
+        served.await.unwrap().unwrap();
+    }
+}

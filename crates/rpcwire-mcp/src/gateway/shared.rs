@@ -99,3 +99,21 @@ impl std::fmt::Debug for McpGateway {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::StdioCommand;
+
+    #[test]
+    fn a_gateway_shows_its_servers_and_counts() {
+        let gateway = McpGateway::new(StdioCommand::new("mcp-server").arg("--stdio"));
+        let shown = format!("{gateway:?}");
+        assert!(shown.starts_with("McpGateway"), "{shown}");
+        assert!(shown.contains("mcp-server"), "{shown}");
+        assert!(
+            shown.contains("sessions: 0") && shown.contains("children: 0"),
+            "{shown}"
+        );
+    }
+}
