@@ -455,6 +455,11 @@ async fn the_host_the_token_and_the_transports_rules_are_checked() {
     let response = client.post(INITIALIZE).await;
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(response.headers()["www-authenticate"], "Bearer");
+    assert_eq!(
+        json_of(response).await["error"]["code"],
+        rpcwire::codes::UNAUTHORIZED,
+        "one code for unauthorized, the fleet's"
+    );
     let mut request = client.request("POST", INITIALIZE);
     request
         .headers_mut()

@@ -444,7 +444,10 @@ mod tests {
         let server = WebSocketTransport::server(a).with_max_message(64);
         assert_eq!(server.max_message(), 64);
         let shown = format!("{server:?}");
-        assert!(shown.contains("server: true") && shown.contains("max_message: 64"), "{shown}");
+        assert!(
+            shown.contains("server: true") && shown.contains("max_message: 64"),
+            "{shown}"
+        );
         let client = WebSocketTransport::client(b);
         assert!(format!("{client:?}").contains("server: false"));
         let (mut server_in, mut server_out) = server.split();

@@ -23,7 +23,7 @@ use super::forward::*;
 use super::metrics;
 use super::session::{Servers, SessionLimits};
 use super::shared::{Config, McpGateway};
-use crate::http::answer::{json_status, refusal};
+use crate::http::answer::{json_status, refusal, rpc_refusal};
 use crate::http::headers::{SESSION_HEADER, VERSION_HEADER};
 use crate::http::origin::{self, LOOPBACK_HOSTS};
 use crate::http::request::{delete_session, get_session, resumed, standalone};
@@ -391,8 +391,10 @@ impl McpGateway {
         if let Some(token) = &self.config.token {
             if !bearer_matches(request.headers(), token) {
                 metrics::refused("unauthorized");
-                let mut answer = refusal(
+                // Unauthorized has one code, the fleet's as here (not the other refusals').
+                let mut answer = rpc_refusal(
                     StatusCode::UNAUTHORIZED,
+                    crate::codes::UNAUTHORIZED,
                     "Unauthorized: a valid bearer token is required",
                 );
                 answer
