@@ -174,8 +174,10 @@ pub(crate) async fn run(
     }
 }
 
-/// `params` decoded into `T` (absent params as `{}`), or -32602.
-fn decode<T: for<'de> Deserialize<'de>>(params: Option<&str>) -> Result<T, ErrorObject<'static>> {
+/// `params` (a JSON object's or array's text, validated) decoded into `T` through rpcwire's
+/// own deserializer (absent params as `{}`), or -32602: the one decoder of MCP's params, for
+/// calls, the session's lifecycle and the stateless revision alike.
+pub(crate) fn decode<T: for<'de> Deserialize<'de>>(params: Option<&str>) -> Result<T, ErrorObject<'static>> {
     match params {
         Some(params) => Params::new(params).decode::<T>(),
         None => serde_json::from_str("{}"),

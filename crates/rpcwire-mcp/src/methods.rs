@@ -10,6 +10,17 @@ use crate::registry::{Listing, Registry};
 /// What a method does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
+    /// The session's lifecycle and state.
+    Lifecycle(Lifecycle),
+    /// A page of the registry's items.
+    List(Listed),
+    /// Runs a handler, whose target the params name.
+    Call(Called),
+}
+
+/// A method of the session's lifecycle and state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lifecycle {
     /// Starts a session and agrees on a revision (`initialize`).
     Initialize,
     /// Says which revisions and capabilities the server has, without a session
@@ -21,10 +32,6 @@ pub(crate) enum Kind {
     SetLevel,
     /// Adds (`true`) or removes a subscription to a resource's updates.
     Subscribe(bool),
-    /// A page of the registry's items.
-    List(Listed),
-    /// Runs a handler, whose target the params name.
-    Call(Called),
 }
 
 /// What a list method lists.
@@ -84,12 +91,20 @@ pub(crate) struct Method {
 
 /// Every MCP method a server of rpcwire serves itself.
 pub(crate) const METHODS: &[Method] = &[
-    method("initialize", Kind::Initialize, false),
-    method("ping", Kind::Ping, false),
-    method("server/discover", Kind::Discover, true),
-    method("logging/setLevel", Kind::SetLevel, false),
-    method("resources/subscribe", Kind::Subscribe(true), false),
-    method("resources/unsubscribe", Kind::Subscribe(false), false),
+    method("initialize", Kind::Lifecycle(Lifecycle::Initialize), false),
+    method("ping", Kind::Lifecycle(Lifecycle::Ping), false),
+    method("server/discover", Kind::Lifecycle(Lifecycle::Discover), true),
+    method("logging/setLevel", Kind::Lifecycle(Lifecycle::SetLevel), false),
+    method(
+        "resources/subscribe",
+        Kind::Lifecycle(Lifecycle::Subscribe(true)),
+        false,
+    ),
+    method(
+        "resources/unsubscribe",
+        Kind::Lifecycle(Lifecycle::Subscribe(false)),
+        false,
+    ),
     method("tools/list", Kind::List(Listed::Tools), true),
     method("prompts/list", Kind::List(Listed::Prompts), true),
     method("resources/list", Kind::List(Listed::Resources), true),

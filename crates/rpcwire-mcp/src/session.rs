@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::calls::{self, Call, Decoded, Outcome};
+use super::calls::{self, decode, Call, Decoded, Outcome};
 use super::context::McpContext;
 use super::logging::LogLevel;
-use super::methods::{Called, Kind, Listed, METHODS};
+use super::methods::{Called, Kind, Lifecycle, Listed, METHODS};
 use super::registry::Registry;
 use super::state::SessionState;
 use super::stateless;
@@ -49,7 +49,7 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
         match method.kind {
             Kind::List(listed) => list(&mut router, method.name, registry, listed),
             Kind::Call(called) => call(&mut router, method.name, registry, session, called),
-            kind => {
+            Kind::Lifecycle(lifecycle) => {
                 let (registry, session) = (registry.clone(), session.clone());
                 router.raw_method(
                     method.name,
@@ -58,7 +58,7 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
                             // A request of the stateless revision to a method it no longer has.
                             return Err(ErrorObject::method_not_found(method.name));
                         }
-                        let answer = lifecycle(kind, &registry, &session, params)?;
+                        let answer = serve_lifecycle(lifecycle, &registry, &session, params)?;
                         Ok(reply.raw(&answer))
                     },
                 );
@@ -69,15 +69,15 @@ pub(crate) fn router(registry: &Arc<Registry>, session: &Arc<SessionState>) -> R
 }
 
 /// Serves a method of the session's lifecycle and state: its result.
-fn lifecycle(
-    kind: Kind,
+fn serve_lifecycle(
+    lifecycle: Lifecycle,
     registry: &Registry,
     session: &SessionState,
     params: Option<Params<'_>>,
 ) -> Result<RawJson<'static>, ErrorObject<'static>> {
-    match kind {
-        Kind::Initialize => {
-            let params: InitializeParams = decode(params)?;
+    match lifecycle {
+        Lifecycle::Initialize => {
+            let params: InitializeParams = decode(params.as_ref().map(Params::as_str))?;
             let Some(version) = ProtocolVersion::negotiate(&params.protocol_version, &registry.versions)
             else {
                 return Err(ErrorObject::invalid_params(
@@ -88,7 +88,7 @@ fn lifecycle(
             *lock_unpoisoned(&session.client_capabilities) = params.capabilities;
             Ok(registry.initialize_result(version))
         }
-        Kind::Discover => {
+        Lifecycle::Discover => {
             // A discovery that names a revision (in the stateless revision's `_meta`) must
             // name one served when the server serves the stateless revision, as over HTTP
             // (a server without it lists its revisions, which the client finds it lacks).
@@ -100,13 +100,13 @@ fn lifecycle(
             }
             Ok(registry.discover_result())
         }
-        Kind::SetLevel => {
-            let params: SetLevelParams = decode(params)?;
+        Lifecycle::SetLevel => {
+            let params: SetLevelParams = decode(params.as_ref().map(Params::as_str))?;
             session.set_log_level(params.level);
             Ok(empty())
         }
-        Kind::Subscribe(on) => {
-            let params: UriParams = decode(params)?;
+        Lifecycle::Subscribe(on) => {
+            let params: UriParams = decode(params.as_ref().map(Params::as_str))?;
             let mut subscriptions = lock_unpoisoned(&session.subscriptions);
             if on {
                 subscriptions.insert(params.uri);
@@ -115,7 +115,7 @@ fn lifecycle(
             }
             Ok(empty())
         }
-        Kind::Ping | Kind::List(_) | Kind::Call(_) => Ok(empty()),
+        Lifecycle::Ping => Ok(empty()),
     }
 }
 
@@ -204,13 +204,4 @@ fn list(router: &mut Router, method: &'static str, registry: &Arc<Registry>, lis
 /// The empty object that `ping`, `logging/setLevel` and the subscriptions answer.
 fn empty() -> RawJson<'static> {
     RawJson::new("{}").expect("a JSON constant")
-}
-
-/// `params` decoded into `T` (absent params as `{}`), or -32602.
-fn decode<T: for<'de> Deserialize<'de>>(params: Option<Params<'_>>) -> Result<T, ErrorObject<'static>> {
-    let decoded = match params {
-        Some(params) => params.decode::<T>(),
-        None => serde_json::from_str("{}"),
-    };
-    decoded.map_err(ErrorObject::invalid_params)
 }

@@ -11,11 +11,11 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::calls::{self, Call};
+use super::calls::{self, decode, Call};
 use super::context::McpContext;
 use super::input::RequestInput;
 use super::logging::LogLevel;
-use super::methods::{self, Called, Kind};
+use super::methods::{self, Called, Kind, Lifecycle};
 use super::registry::{Registry, RESOURCE_NOT_FOUND};
 use super::state::SessionState;
 use crate::dispatch::{Remote, RequestContext};
@@ -119,7 +119,7 @@ pub(crate) fn list(
     params: Option<&str>,
 ) -> Option<Result<String, ErrorObject<'static>>> {
     let listing = match methods::kind(method)? {
-        Kind::Discover => return Some(Ok(registry.discover_result().get().to_owned())),
+        Kind::Lifecycle(Lifecycle::Discover) => return Some(Ok(registry.discover_result().get().to_owned())),
         Kind::List(listed) => listed.listing(registry),
         _ => return None,
     };
@@ -314,11 +314,6 @@ fn complete(result: &str, members: &str) -> String {
     }
     text.push_str(body);
     text
-}
-
-/// `params` decoded into `T` (absent params as `{}`), or -32602.
-fn decode<T: for<'de> Deserialize<'de>>(params: Option<&str>) -> Result<T, ErrorObject<'static>> {
-    serde_json::from_str(params.unwrap_or("{}")).map_err(ErrorObject::invalid_params)
 }
 
 #[cfg(test)]

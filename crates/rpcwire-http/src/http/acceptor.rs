@@ -265,5 +265,7 @@ mod tests {
         assert!(answer.contains("-32601"), "{answer}");
         stop.send(()).unwrap();
         served.await.unwrap().unwrap();
+        // Stopped: the listener is gone with the loop, so a new connection is refused.
+        assert!(tokio::net::TcpStream::connect(address).await.is_err());
     }
 }

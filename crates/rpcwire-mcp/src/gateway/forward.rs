@@ -20,9 +20,9 @@ use super::stateless::{self};
 use super::upward::{request_key, Forwarded};
 use crate::encode;
 use crate::http::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
-use crate::http::headers::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
+use crate::http::headers::{SESSION_HEADER, TOO_MANY_REQUESTS};
 use crate::http::output::PostOutput;
-use crate::http::request::{answer_post, read_post_body, refuse_post_headers, session_of};
+use crate::http::request::{answer_post, read_post_body, refuse_post_headers, session_of, sessionless_ping};
 use crate::http::session::Kept;
 use crate::http::stateless::{check_headers, check_param_headers, error_answer, error_status};
 use crate::http::McpBody;
@@ -107,9 +107,7 @@ impl McpGateway {
                 let request = client_request(&body, &request);
                 match &*request.method {
                     "initialize" => self.initialize(request).await,
-                    // Without a session, `ping` only from a client that names no revision
-                    // yet: under a handshake revision, the session id is required.
-                    "ping" if !parts.headers.contains_key(VERSION_HEADER) => {
+                    "ping" if sessionless_ping(&parts.headers) => {
                         let mut out = BytesMut::new();
                         encode::write_success_bytes(&mut out, &request.id, b"{}");
                         json_answer(out.freeze())

@@ -25,7 +25,7 @@ use crate::http::output::PostOutput;
 use crate::http::session::{new_session_id, Kept, Sessions};
 use crate::http::streams::SessionStreams;
 use crate::message::{ErrorObject, Id, JsonBytes, Params};
-use crate::methods::{self, Called, Kind, Listed};
+use crate::methods::{self, Called, Kind, Lifecycle, Listed};
 use crate::sync::lock_unpoisoned;
 use crate::trace::RequestSpan;
 use crate::transport::{CancelProtocol, CloseReason, Peer, PeerError, PeerErrorKind, PeerLink};
@@ -224,7 +224,7 @@ impl Children {
         let method = &*request.method;
         // The methods are MCP's table's; what differs here is how each kind is forwarded.
         match methods::kind(method) {
-            Some(kind @ (Kind::Initialize | Kind::Discover)) => {
+            Some(Kind::Lifecycle(lifecycle @ (Lifecycle::Initialize | Lifecycle::Discover))) => {
                 let answers = self.call_all(method, params.cloned()).await;
                 if let Some((_, failed)) = answers
                     .iter()
@@ -232,14 +232,16 @@ impl Children {
                 {
                     return clone_answered(failed);
                 }
-                let merge = match kind {
-                    Kind::Initialize => aggregate::merge_initialize,
+                let merge = match lifecycle {
+                    Lifecycle::Initialize => aggregate::merge_initialize,
                     _ => aggregate::merge_discover,
                 };
                 Answered::Result(JsonBytes::from_validated(merge(&results(answers), &names)))
             }
-            Some(Kind::Ping) => Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}"))),
-            Some(Kind::SetLevel) => {
+            Some(Kind::Lifecycle(Lifecycle::Ping)) => {
+                Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}")))
+            }
+            Some(Kind::Lifecycle(Lifecycle::SetLevel)) => {
                 let _ = self.call_all(method, params.cloned()).await;
                 Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}")))
             }
@@ -301,7 +303,7 @@ impl Children {
                 let uri = aggregate::string_member(&reference, "uri");
                 self.by_resource(method, params.cloned(), uri.as_deref()).await
             }
-            Some(Kind::Call(Called::Read) | Kind::Subscribe(_)) => {
+            Some(Kind::Call(Called::Read) | Kind::Lifecycle(Lifecycle::Subscribe(_))) => {
                 let uri = params.and_then(|p| aggregate::string_member(p.as_str(), "uri"));
                 self.by_resource(method, params.cloned(), uri.as_deref()).await
             }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::answer::{event_stream, refusal};
 use super::body::McpBody;
-use super::headers::{LAST_EVENT_ID, SESSION_HEADER};
+use super::headers::{LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER};
 use super::session::{Kept, Sessions};
 use super::stream::parse_event_id;
 use super::streams::SessionStreams;
@@ -220,4 +220,12 @@ pub(crate) async fn answer_post(
         }
         events = output.streaming() => event_stream(events),
     }
+}
+
+/// Whether a `ping` POSTed without a session id is answered: only from a client that names no
+/// revision yet. Under a handshake revision's `MCP-Protocol-Version` the session id is
+/// required, as the specification says of a server that issues session ids (only `initialize`
+/// goes without one). The server and the gateway both ask here.
+pub(crate) fn sessionless_ping(headers: &HeaderMap) -> bool {
+    !headers.contains_key(VERSION_HEADER)
 }

@@ -22,7 +22,7 @@ use super::output::PostOutput;
 use super::remote::StreamRemote;
 use super::request::{
     answer_post, delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of,
-    standalone,
+    sessionless_ping, standalone,
 };
 use super::session::{HttpSession, Sessions};
 use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
@@ -361,7 +361,7 @@ impl StreamableHttpService {
         match session {
             Some(session) => self.serve_frame(session, body, false).await,
             None => {
-                self.serve_without_session(body, parts.headers.contains_key(VERSION_HEADER))
+                self.serve_without_session(body, sessionless_ping(&parts.headers))
                     .await
             }
         }
@@ -370,9 +370,9 @@ impl StreamableHttpService {
     /// A POST without a session id: `initialize` starts a session; `server/discover` (and
     /// `ping` from a client that names no revision yet) are answered without one; anything
     /// else is `400` — a `ping` under a handshake revision's `MCP-Protocol-Version` too, as
-    /// the specification says of a server that issues session ids (`versioned`: the request
-    /// names a revision).
-    async fn serve_without_session(self, body: Bytes, versioned: bool) -> Response<McpBody> {
+    /// the specification says of a server that issues session ids (`ping_alone`: what
+    /// [`sessionless_ping`] says of the request's headers).
+    async fn serve_without_session(self, body: Bytes, ping_alone: bool) -> Response<McpBody> {
         let session = Arc::new(HttpSession::new(&self.registry, self.config.client_call_timeout));
         let (mut initializes, mut sessionless, mut other) = (false, false, false);
         let mut responses = false;
@@ -388,7 +388,7 @@ impl StreamableHttpService {
             |message| match message {
                 Message::Request(request) if request.method() == "initialize" => initializes = true,
                 Message::Request(request) if request.method() == "server/discover" => sessionless = true,
-                Message::Request(request) if request.method() == "ping" && !versioned => sessionless = true,
+                Message::Request(request) if request.method() == "ping" && ping_alone => sessionless = true,
                 _ => other = true,
             },
         );
