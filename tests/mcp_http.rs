@@ -385,6 +385,30 @@ async fn a_ping_under_a_handshake_revision_needs_the_session_id() {
 }
 
 #[tokio::test]
+async fn a_server_with_a_token_asks_every_request_for_it() {
+    let service = StreamableHttpService::new(server()).with_token("s3cret");
+    let mut client = Client::new(service);
+    let refused = client.post_body(INITIALIZE).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(refused.headers()["www-authenticate"], "Bearer");
+    assert_eq!(json_of(refused).await["error"]["code"], rpcwire::codes::UNAUTHORIZED);
+    let wrong = client
+        .post(INITIALIZE)
+        .header("authorization", "Bearer s3cre")
+        .body(Full::new(Bytes::from(INITIALIZE)))
+        .unwrap();
+    assert_eq!(client.send(wrong).await.status(), StatusCode::UNAUTHORIZED);
+    let right = client
+        .post(INITIALIZE)
+        .header("authorization", "Bearer s3cret")
+        .body(Full::new(Bytes::from(INITIALIZE)))
+        .unwrap();
+    let answered = client.send(right).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    assert!(answered.headers().contains_key("mcp-session-id"));
+}
+
+#[tokio::test]
 async fn a_tool_call_streams_its_messages_then_its_result_and_the_client_answers_in_a_later_post() {
     let service = StreamableHttpService::new(server());
     let mut client = Client::new(service);

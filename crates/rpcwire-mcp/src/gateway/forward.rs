@@ -7,10 +7,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{HeaderMap, HeaderValue, AUTHORIZATION};
-use http::{Request, Response, StatusCode};
-use http_body::Body;
-use sha2::{Digest, Sha256};
+use http::header::{HeaderMap, HeaderValue};
+use http::{Response, StatusCode};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::sync::CancellationToken;
 
@@ -22,7 +20,7 @@ use crate::encode;
 use crate::http::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
 use crate::http::headers::{SESSION_HEADER, TOO_MANY_REQUESTS};
 use crate::http::output::PostOutput;
-use crate::http::request::{answer_post, read_post_body, refuse_post_headers, session_of, sessionless_ping};
+use crate::http::request::{answer_post, sessionless_ping};
 use crate::http::session::Kept;
 use crate::http::stateless::{check_headers, check_param_headers, error_answer, error_status};
 use crate::http::McpBody;
@@ -34,24 +32,13 @@ use crate::version::ProtocolVersion;
 use super::shared::{McpGateway, SHUTTING_DOWN};
 
 impl McpGateway {
-    pub(super) async fn post<B>(self, request: Request<B>) -> Response<McpBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: std::fmt::Display,
-    {
-        let (parts, body) = request.into_parts();
-        if let Some(refused) = refuse_post_headers(&parts.headers) {
-            return refused;
-        }
-        let session = match session_of(&self.sessions, &parts.headers) {
-            Ok(session) => session,
-            Err(refused) => return refused,
-        };
-        let body = match read_post_body(body, self.config.max_body, self.config.body_timeout).await {
-            Ok(body) => body,
-            Err(refused) => return refused,
-        };
+    /// A POST that passed the front door.
+    pub(super) async fn serve_post(
+        self,
+        session: Option<Arc<GatewaySession>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Response<McpBody> {
         let parsed = match self.parser.parse(&body) {
             Ok(parsed) => parsed,
             Err(error) => {
@@ -86,28 +73,25 @@ impl McpGateway {
             }
         };
         match (session, message) {
-            (None, Message::Request(request))
-                if stateless::claims(&parts.headers, request.method(), &body) =>
-            {
+            (None, Message::Request(request)) if stateless::claims(&headers, request.method(), &body) => {
                 // The gateway checks what only it sees (the headers); the servers check the
                 // rest (the revision, the method), but for the handshake, which would start
                 // a session on children every client shares.
                 let params = request.raw_params().map(|params| params.get());
-                if let Err(error) = check_headers(&parts.headers, request.method(), params, |_| Ok(())) {
+                if let Err(error) = check_headers(&headers, request.method(), params, |_| Ok(())) {
                     return error_answer(request.id(), &error);
                 }
                 if request.method() == "initialize" {
                     return error_answer(request.id(), &ErrorObject::method_not_found("initialize"));
                 }
                 let (request, id_text, progress) = forwarded_parts(&body, &request);
-                self.forward_stateless(&parts.headers, request, id_text, progress)
-                    .await
+                self.forward_stateless(&headers, request, id_text, progress).await
             }
             (None, Message::Request(request)) => {
                 let request = client_request(&body, &request);
                 match &*request.method {
                     "initialize" => self.initialize(request).await,
-                    "ping" if sessionless_ping(&parts.headers) => {
+                    "ping" if sessionless_ping(&headers) => {
                         let mut out = BytesMut::new();
                         encode::write_success_bytes(&mut out, &request.id, b"{}");
                         json_answer(out.freeze())
@@ -637,53 +621,4 @@ pub(super) fn answer_error(status: StatusCode, id: &Id<'_>, error: &ErrorObject<
 
 pub(super) fn shutting_down() -> ErrorObject<'static> {
     ErrorObject::new(SHUTTING_DOWN, "the gateway is shutting down")
-}
-
-/// Whether `Authorization` is `Bearer` with the token whose SHA-256 is `expected`, compared
-/// in constant time (the digests, so not even the token's length shows).
-pub(super) fn bearer_matches(headers: &HeaderMap, expected: &[u8; 32]) -> bool {
-    let Some(value) = headers.get(AUTHORIZATION) else {
-        return false;
-    };
-    let value = value.as_bytes();
-    let Some(scheme) = value.get(..7) else {
-        return false;
-    };
-    if !scheme.eq_ignore_ascii_case(b"bearer ") {
-        return false;
-    }
-    let given: [u8; 32] = Sha256::digest(value[7..].trim_ascii()).into();
-    given
-        .iter()
-        .zip(expected)
-        .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-        == 0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_bearer_token_is_checked_whole() {
-        let expected: [u8; 32] = Sha256::digest(b"s3cret").into();
-        let with = |value: &str| {
-            let mut headers = HeaderMap::new();
-            headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
-            bearer_matches(&headers, &expected)
-        };
-        assert!(with("Bearer s3cret"));
-        assert!(with("bearer  s3cret "));
-        for wrong in [
-            "Bearer s3cre",
-            "Bearer s3cret2",
-            "Basic s3cret",
-            "Bearer",
-            "s3cret",
-            "",
-        ] {
-            assert!(!with(wrong), "{wrong}");
-        }
-        assert!(!bearer_matches(&HeaderMap::new(), &expected));
-    }
 }

@@ -1,34 +1,28 @@
 //! `McpGateway`: an MCP server that runs as a stdio child per session, served over
-//! Streamable HTTP as a tower `Service` — the checks of the transport, a bearer token, the
-//! bounds on sessions and requests under way, `/healthz`, and a graceful shutdown.
+//! Streamable HTTP as a tower `Service` — its settings, the bounds on sessions and requests
+//! under way, a graceful shutdown, and the backend of the front door (`http/front.rs`, which
+//! makes the transport's checks and the bearer token's) with `/healthz`.
 
-use std::convert::Infallible;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{HeaderMap, HeaderValue, ALLOW, WWW_AUTHENTICATE};
-use http::{Method, Request, Response, StatusCode};
-use http_body::Body;
-use sha2::{Digest, Sha256};
+use http::header::HeaderMap;
+use http::{Response, StatusCode};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::command::StdioCommand;
-use super::forward::*;
 use super::metrics;
-use super::session::{Servers, SessionLimits};
+use super::session::{GatewaySession, Servers, SessionLimits};
 use super::shared::{Config, McpGateway};
-use crate::http::answer::{json_status, refusal, rpc_refusal};
-use crate::http::headers::{SESSION_HEADER, VERSION_HEADER};
-use crate::http::origin::{self, LOOPBACK_HOSTS};
-use crate::http::request::{delete_session, get_session, resumed, standalone};
+use crate::http::answer::json_status;
+use crate::http::front::{front_door_service, Backend, Door};
 use crate::http::serving::serve_connections;
 use crate::http::session::Sessions;
+use crate::http::stream::EventStream;
 use crate::http::McpBody;
 use crate::parse::{Limits, Parser};
 use crate::version::ProtocolVersion;
@@ -94,11 +88,10 @@ impl McpGateway {
                 resume_grace: Duration::from_secs(5),
             },
             config: Arc::new(Config {
-                path: "/mcp".to_owned(),
-                max_body: 4 << 20,
-                body_timeout: Duration::from_secs(30),
-                allowed_hosts: Some(LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect()),
-                token: None,
+                door: Door {
+                    path: Some("/mcp".to_owned()),
+                    ..Door::new(4 << 20)
+                },
                 init_timeout: Duration::from_secs(30),
                 retry: Duration::from_secs(1),
             }),
@@ -133,7 +126,7 @@ impl McpGateway {
     /// # let _ = gateway;
     /// ```
     pub fn with_path(mut self, path: impl Into<String>) -> McpGateway {
-        Arc::make_mut(&mut self.config).path = path.into();
+        Arc::make_mut(&mut self.config).door.path = Some(path.into());
         self
     }
 
@@ -150,7 +143,7 @@ impl McpGateway {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Arc::make_mut(&mut self.config).allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        Arc::make_mut(&mut self.config).door.allow_hosts(hosts);
         self
     }
 
@@ -161,7 +154,7 @@ impl McpGateway {
     /// # let _ = gateway;
     /// ```
     pub fn without_host_check(mut self) -> McpGateway {
-        Arc::make_mut(&mut self.config).allowed_hosts = None;
+        Arc::make_mut(&mut self.config).door.allowed_hosts = None;
         self
     }
 
@@ -173,7 +166,7 @@ impl McpGateway {
     /// # let _ = gateway;
     /// ```
     pub fn with_token(mut self, token: impl AsRef<[u8]>) -> McpGateway {
-        Arc::make_mut(&mut self.config).token = Some(Sha256::digest(token.as_ref()).into());
+        Arc::make_mut(&mut self.config).door.ask_token(token.as_ref());
         self
     }
 
@@ -229,7 +222,7 @@ impl McpGateway {
     /// ```
     pub fn with_max_message(mut self, bytes: usize) -> McpGateway {
         self.limits.max_line = bytes;
-        Arc::make_mut(&mut self.config).max_body = bytes;
+        Arc::make_mut(&mut self.config).door.max_body = bytes;
         self.parser = Arc::new(Parser::new(Limits::default().with_max_size(bytes)));
         self
     }
@@ -368,89 +361,43 @@ impl McpGateway {
         self.shutdown(deadline).await;
         served
     }
+}
 
-    async fn answer<B>(self, request: Request<B>) -> Response<McpBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: std::fmt::Display,
-    {
-        if request.uri().path() == "/healthz" {
-            return self.health(request.method());
-        }
-        if request.uri().path() != self.config.path {
-            return refusal(StatusCode::NOT_FOUND, "Not Found");
-        }
-        if let Some(hosts) = &self.config.allowed_hosts {
-            let authority = request.uri().authority().map(|a| a.as_str());
-            if !origin::allowed(request.headers(), authority, hosts) {
-                metrics::refused("forbidden");
-                return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
-            }
-        }
-        if let Some(token) = &self.config.token {
-            if !bearer_matches(request.headers(), token) {
-                metrics::refused("unauthorized");
-                // Unauthorized has one code, the fleet's as here (not the other refusals').
-                let mut answer = rpc_refusal(
-                    StatusCode::UNAUTHORIZED,
-                    crate::codes::UNAUTHORIZED,
-                    "Unauthorized: a valid bearer token is required",
-                );
-                answer
-                    .headers_mut()
-                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-                return answer;
-            }
-        }
-        if let Some(version) = request.headers().get(VERSION_HEADER) {
-            let known = version
-                .to_str()
-                .ok()
-                .and_then(|v| v.parse::<ProtocolVersion>().ok())
-                .is_some_and(|v| !v.is_stateless());
-            let sessionless = !request.headers().contains_key(SESSION_HEADER);
-            // Without a session, the stateless revision checks the header itself (with the
-            // body), and has nothing but POST.
-            if sessionless && !known && *request.method() != Method::POST {
-                let mut answer = refusal(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "Method Not Allowed: protocol revision 2026-07-28 has POST only",
-                );
-                answer
-                    .headers_mut()
-                    .insert(ALLOW, HeaderValue::from_static("POST"));
-                return answer;
-            }
-            if !known && !sessionless {
-                return refusal(
-                    StatusCode::BAD_REQUEST,
-                    "Bad Request: unsupported MCP-Protocol-Version",
-                );
-            }
-        }
-        match *request.method() {
-            Method::POST => self.post(request).await,
-            Method::GET => self.get(request.headers()),
-            Method::DELETE => self.delete(request.headers()),
-            _ => {
-                let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
-                answer
-                    .headers_mut()
-                    .insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-                answer
-            }
-        }
+impl Backend for McpGateway {
+    type Session = GatewaySession;
+
+    fn door(&self) -> &Door {
+        &self.config.door
     }
 
-    fn health(&self, method: &Method) -> Response<McpBody> {
-        if *method != Method::GET {
-            let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
-            answer
-                .headers_mut()
-                .insert(ALLOW, HeaderValue::from_static("GET"));
-            return answer;
-        }
+    fn sessions(&self) -> &Sessions<GatewaySession> {
+        &self.sessions
+    }
+
+    fn serves_stateless(&self) -> bool {
+        // The children check the revision; the gateway passes the stateless revision on.
+        true
+    }
+
+    fn speaks(&self, _: ProtocolVersion) -> bool {
+        // Which handshake revision a session speaks is the children's to say.
+        true
+    }
+
+    fn post(
+        self,
+        session: Option<Arc<GatewaySession>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> impl Future<Output = Response<McpBody>> + Send {
+        self.serve_post(session, headers, body)
+    }
+
+    fn open_standalone(session: &GatewaySession) -> Option<Arc<EventStream>> {
+        session.streams.open_standalone().map(|(stream, _)| stream)
+    }
+
+    fn health(&self) -> Option<Response<McpBody>> {
         let (status, word) = if self.closing.is_cancelled() {
             (StatusCode::SERVICE_UNAVAILABLE, "closing")
         } else {
@@ -461,39 +408,12 @@ impl McpGateway {
             self.session_count(),
             self.child_count()
         );
-        json_status(status, Bytes::from(body))
+        Some(json_status(status, Bytes::from(body)))
     }
 
-    fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
-        let session = match get_session(&self.sessions, headers) {
-            Ok(session) => session,
-            Err(refused) => return refused,
-        };
-        resumed(&session.streams, headers)
-            .unwrap_or_else(|| standalone(session.streams.open_standalone().map(|(stream, _)| stream)))
-    }
-
-    fn delete(&self, headers: &HeaderMap) -> Response<McpBody> {
-        delete_session(&self.sessions, headers)
+    fn refused(&self, reason: &'static str) {
+        metrics::refused(reason);
     }
 }
 
-impl<B> tower_service::Service<Request<B>> for McpGateway
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: std::fmt::Display,
-{
-    type Response = Response<McpBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let gateway = self.clone();
-        Box::pin(async move { Ok(gateway.answer(request).await) })
-    }
-}
+front_door_service!(McpGateway);

@@ -631,6 +631,10 @@ impl Kept for GatewaySession {
             self.children.end("the session was ended");
         }
     }
+
+    fn streams(&self) -> &SessionStreams {
+        &self.streams
+    }
 }
 
 /// The answer to the request `id`: its bytes, its error code, and its outcome's label.

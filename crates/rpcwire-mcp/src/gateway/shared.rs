@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::session::{Children, GatewaySession, Servers, SessionLimits};
 use super::stateless::StatelessChildren;
+use crate::http::front::Door;
 use crate::http::session::Sessions;
 use crate::parse::Parser;
 
@@ -72,12 +73,7 @@ pub struct McpGateway {
 
 #[derive(Clone, Debug)]
 pub(super) struct Config {
-    pub(super) path: String,
-    pub(super) max_body: usize,
-    pub(super) body_timeout: Duration,
-    pub(super) allowed_hosts: Option<Vec<String>>,
-    /// The SHA-256 of the bearer token, when one is asked for.
-    pub(super) token: Option<[u8; 32]>,
+    pub(super) door: Door,
     pub(super) init_timeout: Duration,
     pub(super) retry: Duration,
 }

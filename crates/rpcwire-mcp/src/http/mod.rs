@@ -14,6 +14,7 @@ pub(crate) mod answer;
 mod body;
 mod client;
 mod events;
+pub(crate) mod front;
 pub(crate) mod headers;
 pub(crate) mod origin;
 pub(crate) mod output;

@@ -1,31 +1,25 @@
-//! `StreamableHttpService`: an MCP server over Streamable HTTP as a tower `Service` — POST
-//! answered with JSON or an SSE stream, GET for the session's own stream, DELETE to end a
-//! session, with the checks the specification asks for.
+//! `StreamableHttpService`: an MCP server over Streamable HTTP as a tower `Service` — the
+//! backend of the front door (`front.rs`, which makes the checks the specification asks for)
+//! whose sessions run this process's handlers: POST answered with JSON or an SSE stream.
 
-use std::convert::Infallible;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{HeaderMap, HeaderValue, ALLOW};
-use http::{Method, Request, Response, StatusCode};
-use http_body::Body;
+use http::header::{HeaderMap, HeaderValue};
+use http::{Response, StatusCode};
 
 use super::answer::{accepted, json_answer, json_status, refusal, rpc_refusal};
 use super::body::McpBody;
-use super::headers::{SESSION_HEADER, TOO_MANY_REQUESTS, VERSION_HEADER};
-use super::origin::{self, LOOPBACK_HOSTS};
+use super::front::{front_door_service, Backend, Door};
+use super::headers::{SESSION_HEADER, TOO_MANY_REQUESTS};
 use super::output::PostOutput;
 use super::remote::StreamRemote;
-use super::request::{
-    answer_post, delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of,
-    sessionless_ping, standalone,
-};
+use super::request::{answer_post, sessionless_ping};
 use super::session::{HttpSession, Sessions};
 use super::stateless::{Stateless, MAX_IN_FLIGHT, MAX_LISTENERS};
+use super::stream::EventStream;
 use crate::dispatch::{Answer, OnCancel, Responder, Supervision};
 use crate::message::{ErrorCode, ErrorObject, JsonBytes, Message, Response as RpcResponse};
 use crate::registry::Registry;
@@ -85,10 +79,7 @@ pub struct StreamableHttpService {
 
 #[derive(Clone, Debug)]
 struct Config {
-    max_body: usize,
-    body_timeout: Duration,
-    /// `None`: no Host/Origin check.
-    allowed_hosts: Option<Vec<String>>,
+    door: Door,
     retry: Duration,
     client_call_timeout: Duration,
 }
@@ -134,9 +125,7 @@ impl StreamableHttpService {
             registry,
             sessions: Arc::new(Sessions::new(max_sessions, idle_timeout)),
             config: Arc::new(Config {
-                max_body,
-                body_timeout: Duration::from_secs(30),
-                allowed_hosts: Some(LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect()),
+                door: Door::new(max_body),
                 retry: Duration::from_secs(1),
                 client_call_timeout: Duration::from_secs(60),
             }),
@@ -156,7 +145,7 @@ impl StreamableHttpService {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Arc::make_mut(&mut self.config).allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        Arc::make_mut(&mut self.config).door.allow_hosts(hosts);
         self
     }
 
@@ -168,7 +157,20 @@ impl StreamableHttpService {
     /// # let _ = service;
     /// ```
     pub fn without_host_check(mut self) -> StreamableHttpService {
-        Arc::make_mut(&mut self.config).allowed_hosts = None;
+        Arc::make_mut(&mut self.config).door.allowed_hosts = None;
+        self
+    }
+
+    /// Asks every request for `Authorization: Bearer TOKEN` (`401` with `-32001` otherwise);
+    /// the token is kept only as its SHA-256 and compared in constant time.
+    ///
+    /// ```
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1"))
+    ///     .with_token("s3cret");
+    /// # let _ = service;
+    /// ```
+    pub fn with_token(mut self, token: impl AsRef<[u8]>) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).door.ask_token(token.as_ref());
         self
     }
 
@@ -258,92 +260,19 @@ impl StreamableHttpService {
         .await
     }
 
-    async fn answer<B>(self, request: Request<B>) -> Response<McpBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: std::fmt::Display,
-    {
-        if let Some(hosts) = &self.config.allowed_hosts {
-            let authority = request.uri().authority().map(|a| a.as_str());
-            if !origin::allowed(request.headers(), authority, hosts) {
-                return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
-            }
-        }
-        let sessionless = !request.headers().contains_key(SESSION_HEADER);
-        if self.stateless.is_some() && sessionless {
-            // The stateless revision checks the header itself (with the body), and has
-            // nothing but POST.
-            let stateless = request
-                .headers()
-                .get(VERSION_HEADER)
-                .and_then(|version| version.to_str().ok())
-                .is_some_and(|version| super::stateless::stateless_version(&self.registry, version));
-            if *request.method() == Method::POST {
-                return self.post(request).await;
-            }
-            if stateless {
-                let mut answer = refusal(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    "Method Not Allowed: protocol revision 2026-07-28 has POST only",
-                );
-                answer
-                    .headers_mut()
-                    .insert(ALLOW, HeaderValue::from_static("POST"));
-                return answer;
-            }
-        }
-        if let Some(version) = request.headers().get(VERSION_HEADER) {
-            let known = version
-                .to_str()
-                .ok()
-                .and_then(|v| v.parse::<ProtocolVersion>().ok())
-                .is_some_and(|v| self.registry.versions.contains(&v));
-            if !known {
-                return refusal(
-                    StatusCode::BAD_REQUEST,
-                    "Bad Request: unsupported MCP-Protocol-Version",
-                );
-            }
-        }
-        match *request.method() {
-            Method::POST => self.post(request).await,
-            Method::GET => self.get(request.headers()),
-            Method::DELETE => self.delete(request.headers()),
-            _ => {
-                let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
-                answer
-                    .headers_mut()
-                    .insert(ALLOW, HeaderValue::from_static("GET, POST, DELETE"));
-                answer
-            }
-        }
-    }
-
-    async fn post<B>(self, request: Request<B>) -> Response<McpBody>
-    where
-        B: Body + Send + 'static,
-        B::Data: Send,
-        B::Error: std::fmt::Display,
-    {
-        let (parts, body) = request.into_parts();
-        if let Some(refused) = refuse_post_headers(&parts.headers) {
-            return refused;
-        }
-        let session = match session_of(&self.sessions, &parts.headers) {
-            Ok(session) => session,
-            Err(refused) => return refused,
-        };
-        let body = match read_post_body(body, self.config.max_body, self.config.body_timeout).await {
-            Ok(body) => body,
-            Err(refused) => return refused,
-        };
+    /// A POST that passed the front door.
+    async fn serve_post(
+        self,
+        session: Option<Arc<HttpSession>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Response<McpBody> {
         if let Some(stateless) = self
             .stateless
             .as_ref()
-            .filter(|stateless| session.is_none() && stateless.claims(&parts.headers, &body))
+            .filter(|stateless| session.is_none() && stateless.claims(&headers, &body))
         {
-            return stateless.post(&parts.headers, body).await;
+            return stateless.post(&headers, body).await;
         }
         if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             let allowed = session
@@ -360,10 +289,7 @@ impl StreamableHttpService {
         }
         match session {
             Some(session) => self.serve_frame(session, body, false).await,
-            None => {
-                self.serve_without_session(body, sessionless_ping(&parts.headers))
-                    .await
-            }
+            None => self.serve_without_session(body, sessionless_ping(&headers)).await,
         }
     }
 
@@ -495,39 +421,42 @@ impl StreamableHttpService {
             }
         }
     }
+}
 
-    fn get(&self, headers: &HeaderMap) -> Response<McpBody> {
-        let session = match get_session(&self.sessions, headers) {
-            Ok(session) => session,
-            Err(refused) => return refused,
-        };
-        resumed(&session.streams, headers).unwrap_or_else(|| standalone(session.open_standalone()))
+impl Backend for StreamableHttpService {
+    type Session = HttpSession;
+
+    fn door(&self) -> &Door {
+        &self.config.door
     }
 
-    fn delete(&self, headers: &HeaderMap) -> Response<McpBody> {
-        delete_session(&self.sessions, headers)
+    fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+
+    fn serves_stateless(&self) -> bool {
+        self.stateless.is_some()
+    }
+
+    fn speaks(&self, version: ProtocolVersion) -> bool {
+        self.registry.versions.contains(&version)
+    }
+
+    fn post(
+        self,
+        session: Option<Arc<HttpSession>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> impl Future<Output = Response<McpBody>> + Send {
+        self.serve_post(session, headers, body)
+    }
+
+    fn open_standalone(session: &HttpSession) -> Option<Arc<EventStream>> {
+        session.open_standalone()
     }
 }
 
-impl<B> tower_service::Service<Request<B>> for StreamableHttpService
-where
-    B: Body + Send + 'static,
-    B::Data: Send,
-    B::Error: std::fmt::Display,
-{
-    type Response = Response<McpBody>;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<McpBody>, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let service = self.clone();
-        Box::pin(async move { Ok(service.answer(request).await) })
-    }
-}
+front_door_service!(StreamableHttpService);
 
 /// A response from the client to one of the session's calls: hands it to the caller.
 fn complete_call(session: &HttpSession, body: &Bytes, response: &RpcResponse<'_>) {

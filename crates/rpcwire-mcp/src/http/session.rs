@@ -153,6 +153,8 @@ pub(crate) trait Kept: Send + Sync {
     fn is_idle(&self, now: Instant, idle: Duration) -> bool;
     /// Ends it.
     fn end(&self);
+    /// Its SSE streams.
+    fn streams(&self) -> &SessionStreams;
 }
 
 impl Kept for HttpSession {
@@ -170,6 +172,10 @@ impl Kept for HttpSession {
 
     fn end(&self) {
         HttpSession::end(self);
+    }
+
+    fn streams(&self) -> &SessionStreams {
+        &self.streams
     }
 }
 

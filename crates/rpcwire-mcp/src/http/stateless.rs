@@ -490,13 +490,6 @@ fn target(method: &str, params: Option<&str>) -> Option<String> {
     }
 }
 
-/// The revision a request names, when the server serves it statelessly.
-pub(crate) fn stateless_version(registry: &Registry, version: &str) -> bool {
-    version
-        .parse::<ProtocolVersion>()
-        .is_ok_and(|version| version.is_stateless() && registry.versions.contains(&version))
-}
-
 /// A header's value without surrounding spaces and tabs.
 fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers

@@ -1,0 +1,311 @@
+//! The one Streamable HTTP front door: what every MCP endpoint checks and answers the same
+//! way, whatever serves its sessions — the path, `Host`/`Origin` (DNS rebinding), the bearer
+//! token, `MCP-Protocol-Version`, the methods, `Accept` and `Content-Type`, the session id,
+//! the body's size and time — and the GET and DELETE that follow from a session. What serves
+//! a POST is the [`Backend`]'s: a local [`McpServer`](crate::McpServer)'s handlers
+//! (`service.rs`), or the MCP gateway's children, stdio or remote (`gateway/`).
+//!
+//! The backend is the seam where sessions live (rmcp calls it a session manager): today a
+//! [`Sessions`] table in this process; a store shared by several instances plugs in here.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderMap, HeaderValue, ALLOW, AUTHORIZATION, WWW_AUTHENTICATE};
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+use sha2::{Digest, Sha256};
+
+use super::answer::{refusal, rpc_refusal};
+use super::body::McpBody;
+use super::headers::{SESSION_HEADER, VERSION_HEADER};
+use super::origin::{self, LOOPBACK_HOSTS};
+use super::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of};
+use super::session::{Kept, Sessions};
+use super::stream::EventStream;
+use crate::version::ProtocolVersion;
+
+/// The front door's settings, the same for every backend.
+#[derive(Clone, Debug)]
+pub(crate) struct Door {
+    /// The one path served (`None`: every path).
+    pub(crate) path: Option<String>,
+    pub(crate) max_body: usize,
+    pub(crate) body_timeout: Duration,
+    /// `None`: no Host/Origin check.
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    /// The SHA-256 of the bearer token, when one is asked for.
+    pub(crate) token: Option<[u8; 32]>,
+}
+
+impl Door {
+    /// Every path, bodies of at most `max_body` read within 30 s, the loopback host names, no
+    /// token.
+    pub(crate) fn new(max_body: usize) -> Door {
+        Door {
+            path: None,
+            max_body,
+            body_timeout: Duration::from_secs(30),
+            allowed_hosts: Some(LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect()),
+            token: None,
+        }
+    }
+
+    /// Only `hosts` (any port) in `Host` and `Origin`.
+    pub(crate) fn allow_hosts<I, S>(&mut self, hosts: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+    }
+
+    /// `Authorization: Bearer TOKEN` asked of every request; kept as its SHA-256.
+    pub(crate) fn ask_token(&mut self, token: &[u8]) {
+        self.token = Some(Sha256::digest(token).into());
+    }
+}
+
+/// What serves the sessions behind the front door.
+pub(crate) trait Backend: Clone + Send + Sync + 'static {
+    /// One session.
+    type Session: Kept + 'static;
+
+    /// The front door's settings.
+    fn door(&self) -> &Door;
+
+    /// The sessions, by id.
+    fn sessions(&self) -> &Sessions<Self::Session>;
+
+    /// Whether a request without a session may be of the stateless revision (whose POST
+    /// checks `MCP-Protocol-Version` itself, with the body).
+    fn serves_stateless(&self) -> bool;
+
+    /// Whether a session may speak `version` (a revision with a handshake).
+    fn speaks(&self, version: ProtocolVersion) -> bool;
+
+    /// Answers a POST that passed the door: its session, if it named one, its headers, its
+    /// whole body.
+    fn post(
+        self,
+        session: Option<Arc<Self::Session>>,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> impl Future<Output = Response<McpBody>> + Send;
+
+    /// The GET stream of `session` (a new one when there is none); `None` while one is read.
+    fn open_standalone(session: &Self::Session) -> Option<Arc<EventStream>>;
+
+    /// The answer to `GET /healthz`, where the backend has one.
+    fn health(&self) -> Option<Response<McpBody>> {
+        None
+    }
+
+    /// A request refused at the door, for `reason` (`forbidden`, `unauthorized`).
+    fn refused(&self, reason: &'static str) {
+        let _ = reason;
+    }
+}
+
+/// Answers `request` for `backend`.
+pub(crate) async fn answer<S, B>(backend: S, request: Request<B>) -> Response<McpBody>
+where
+    S: Backend,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    let door = backend.door();
+    let path = request.uri().path();
+    if path == "/healthz" {
+        if let Some(health) = backend.health() {
+            return match *request.method() {
+                Method::GET => health,
+                _ => not_allowed("Method Not Allowed", "GET"),
+            };
+        }
+    }
+    if door.path.as_deref().is_some_and(|served| served != path) {
+        return refusal(StatusCode::NOT_FOUND, "Not Found");
+    }
+    if let Some(hosts) = &door.allowed_hosts {
+        let authority = request.uri().authority().map(|a| a.as_str());
+        if !origin::allowed(request.headers(), authority, hosts) {
+            backend.refused("forbidden");
+            return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
+        }
+    }
+    if let Some(token) = &door.token {
+        if !bearer_matches(request.headers(), token) {
+            backend.refused("unauthorized");
+            let mut answer = rpc_refusal(
+                StatusCode::UNAUTHORIZED,
+                crate::codes::UNAUTHORIZED,
+                "Unauthorized: a valid bearer token is required",
+            );
+            answer
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return answer;
+        }
+    }
+    let version = request.headers().get(VERSION_HEADER).map(|version| {
+        version
+            .to_str()
+            .ok()
+            .and_then(|v| v.parse::<ProtocolVersion>().ok())
+    });
+    if backend.serves_stateless() && !request.headers().contains_key(SESSION_HEADER) {
+        // Without a session, the stateless revision checks the header itself (with the
+        // body), and has nothing but POST.
+        if *request.method() == Method::POST {
+            return post(backend, request).await;
+        }
+        if version.flatten().is_some_and(ProtocolVersion::is_stateless) {
+            return not_allowed(
+                "Method Not Allowed: protocol revision 2026-07-28 has POST only",
+                "POST",
+            );
+        }
+    }
+    if let Some(version) = version {
+        if !version.is_some_and(|v| !v.is_stateless() && backend.speaks(v)) {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: unsupported MCP-Protocol-Version",
+            );
+        }
+    }
+    match *request.method() {
+        Method::POST => post(backend, request).await,
+        Method::GET => {
+            let headers = request.headers();
+            match get_session(backend.sessions(), headers) {
+                Ok(session) => resumed(session.streams(), headers)
+                    .unwrap_or_else(|| super::request::standalone(S::open_standalone(&session))),
+                Err(refused) => refused,
+            }
+        }
+        Method::DELETE => delete_session(backend.sessions(), request.headers()),
+        _ => not_allowed("Method Not Allowed", "GET, POST, DELETE"),
+    }
+}
+
+/// A POST: its headers, its session and its body checked, then the backend's.
+async fn post<S, B>(backend: S, request: Request<B>) -> Response<McpBody>
+where
+    S: Backend,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: std::fmt::Display,
+{
+    let (parts, body) = request.into_parts();
+    if let Some(refused) = refuse_post_headers(&parts.headers) {
+        return refused;
+    }
+    let session = match session_of(backend.sessions(), &parts.headers) {
+        Ok(session) => session,
+        Err(refused) => return refused,
+    };
+    let door = backend.door();
+    match read_post_body(body, door.max_body, door.body_timeout).await {
+        Ok(body) => backend.post(session, parts.headers, body).await,
+        Err(refused) => refused,
+    }
+}
+
+/// `405` naming what is `allowed`.
+fn not_allowed(reason: &'static str, allowed: &'static str) -> Response<McpBody> {
+    let mut answer = refusal(StatusCode::METHOD_NOT_ALLOWED, reason);
+    answer
+        .headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allowed));
+    answer
+}
+
+/// Whether `Authorization` is `Bearer` with the token whose SHA-256 is `expected`, compared
+/// in constant time (the digests, so not even the token's length shows).
+pub(crate) fn bearer_matches(headers: &HeaderMap, expected: &[u8; 32]) -> bool {
+    let Some(value) = headers.get(AUTHORIZATION) else {
+        return false;
+    };
+    let value = value.as_bytes();
+    let Some(scheme) = value.get(..7) else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case(b"bearer ") {
+        return false;
+    }
+    let given: [u8; 32] = Sha256::digest(value[7..].trim_ascii()).into();
+    given
+        .iter()
+        .zip(expected)
+        .fold(0u8, |differ, (a, b)| differ | (a ^ b))
+        == 0
+}
+
+/// The tower `Service` of a front door's public type: every request answered by
+/// [`answer`], never an error.
+macro_rules! front_door_service {
+    ($service:ty) => {
+        impl<B> tower_service::Service<http::Request<B>> for $service
+        where
+            B: http_body::Body + Send + 'static,
+            B::Data: Send,
+            B::Error: std::fmt::Display,
+        {
+            type Response = http::Response<$crate::http::McpBody>;
+            type Error = std::convert::Infallible;
+            type Future = std::pin::Pin<
+                Box<
+                    dyn std::future::Future<
+                            Output = Result<http::Response<$crate::http::McpBody>, std::convert::Infallible>,
+                        > + Send,
+                >,
+            >;
+
+            fn poll_ready(
+                &mut self,
+                _: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), std::convert::Infallible>> {
+                std::task::Poll::Ready(Ok(()))
+            }
+
+            fn call(&mut self, request: http::Request<B>) -> Self::Future {
+                let backend = self.clone();
+                Box::pin(async move { Ok($crate::http::front::answer(backend, request).await) })
+            }
+        }
+    };
+}
+pub(crate) use front_door_service;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bearer_token_is_checked_whole() {
+        let expected: [u8; 32] = Sha256::digest(b"s3cret").into();
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            bearer_matches(&headers, &expected)
+        };
+        assert!(with("Bearer s3cret"));
+        assert!(with("bearer  s3cret "));
+        for wrong in [
+            "Bearer s3cre",
+            "Bearer s3cret2",
+            "Basic s3cret",
+            "Bearer",
+            "s3cret",
+            "",
+        ] {
+            assert!(!with(wrong), "{wrong}");
+        }
+        assert!(!bearer_matches(&HeaderMap::new(), &expected));
+    }
+}
