@@ -41,7 +41,7 @@ extern crate rpcwire_core;
 
 // The core (rpcwire-core) under its old paths.
 #[doc(inline)]
-pub use rpcwire_core::{correlate, dispatch, serve};
+pub use rpcwire_core::{correlate, dispatch, middleware, serve};
 cfg_tokio! {
     pub mod transport;
     #[doc(inline)]

@@ -391,7 +391,10 @@ async fn a_server_with_a_token_asks_every_request_for_it() {
     let refused = client.post_body(INITIALIZE).await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(refused.headers()["www-authenticate"], "Bearer");
-    assert_eq!(json_of(refused).await["error"]["code"], rpcwire::codes::UNAUTHORIZED);
+    assert_eq!(
+        json_of(refused).await["error"]["code"],
+        rpcwire::codes::UNAUTHORIZED
+    );
     let wrong = client
         .post(INITIALIZE)
         .header("authorization", "Bearer s3cre")

@@ -52,6 +52,7 @@ pub use rpcwire_wire::{
 
 pub mod correlate;
 pub mod dispatch;
+pub mod middleware;
 pub mod serve;
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod sync;

@@ -1,10 +1,14 @@
 //! `Breaker`: benches an upstream that keeps failing, and lets one probe through after a
-//! while to see whether it is back; in a fleet (`redis` feature), also benched while another
-//! instance's breaker says so, and probed only when the fleet picks this instance.
+//! while to see whether it is back; also benched while an outside verdict says so (other
+//! holders of a breaker for the same upstream: the fleet, with the `redis` feature), and
+//! probed only when that verdict picks this one; and `Breaking`, a service behind a breaker
+//! (a middleware layer).
 
+use std::future::Future;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::middleware::{Readiness, RpcCall, RpcService};
 use crate::sync::lock_unpoisoned;
 
 /// A circuit breaker: closed (requests go through) until `threshold` failures in a row;
@@ -24,13 +28,13 @@ struct State {
     /// When the probe now under way was let through (a probe that never reports back, say
     /// because its request was dropped, gives way to another after a cool-down).
     probe_since: Option<Instant>,
-    /// What the fleet last said of the upstream (`Healthy` without a fleet).
-    fleet: Verdict,
-    /// What the fleet has not been told yet.
+    /// The outside verdict last given (`Healthy` when there is none).
+    outside: Verdict,
+    /// What the outside has not been told yet.
     report: Report,
 }
 
-/// What the fleet says of an upstream.
+/// What the outside (others holding a breaker for the same upstream) says of it.
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Verdict {
@@ -43,7 +47,7 @@ pub(crate) enum Verdict {
     Probe,
 }
 
-/// A change of a breaker that the fleet is to be told of.
+/// A change of a breaker that the outside is to be told of.
 #[cfg_attr(not(feature = "redis"), allow(dead_code))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Report {
@@ -70,9 +74,9 @@ impl Breaker {
         let mut state = lock_unpoisoned(&self.state);
         let Some(until) = state.open_until else {
             // Closed, the usual case: no need to read the clock.
-            return state.fleet != Verdict::Benched;
+            return state.outside != Verdict::Benched;
         };
-        if state.fleet == Verdict::Benched {
+        if state.outside == Verdict::Benched {
             return false;
         }
         let now = now();
@@ -89,7 +93,7 @@ impl Breaker {
 
     pub(crate) fn is_open(&self, now: Instant) -> bool {
         let state = lock_unpoisoned(&self.state);
-        state.fleet == Verdict::Benched
+        state.outside == Verdict::Benched
             || state
                 .open_until
                 .is_some_and(|until| now < until || state.probe_since.is_some())
@@ -100,7 +104,7 @@ impl Breaker {
         let mut state = lock_unpoisoned(&self.state);
         if state.open_until.is_some() {
             state.report = Report::Closed;
-            state.fleet = Verdict::Healthy;
+            state.outside = Verdict::Healthy;
         }
         state.failures = 0;
         state.open_until = None;
@@ -125,7 +129,7 @@ impl Breaker {
         self.cool_down
     }
 
-    /// What the fleet has not been told yet, now taken (to be given back with
+    /// What the outside has not been told yet, now taken (to be given back with
     /// [`untake`](Breaker::untake) when the telling failed).
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn take_report(&self) -> Report {
@@ -141,40 +145,140 @@ impl Breaker {
         }
     }
 
-    /// Takes the fleet's `verdict`: benched (no request from here), this instance's turn to
+    /// Takes the outside's `verdict`: benched (no request from here), this instance's turn to
     /// probe (one request goes through, as when half-open), or healthy again — after being
     /// benched, that means another instance's probe succeeded (or the bench lapsed), and this
     /// breaker closes too. `true` when this verdict made it this instance's turn to probe.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
     pub(crate) fn apply(&self, verdict: Verdict, now: Instant) -> bool {
         let mut state = lock_unpoisoned(&self.state);
-        let armed = verdict == Verdict::Probe && state.fleet != Verdict::Probe;
+        let armed = verdict == Verdict::Probe && state.outside != Verdict::Probe;
         match verdict {
-            Verdict::Healthy if state.fleet != Verdict::Healthy => {
+            Verdict::Healthy if state.outside != Verdict::Healthy => {
                 state.failures = 0;
                 state.open_until = None;
                 state.probe_since = None;
             }
-            Verdict::Probe if state.fleet != Verdict::Probe => {
+            Verdict::Probe if state.outside != Verdict::Probe => {
                 state.open_until = Some(now);
                 state.probe_since = None;
             }
             _ => {}
         }
-        state.fleet = verdict;
+        state.outside = verdict;
         armed
     }
 
-    /// The fleet cannot be asked (Redis is down): this instance's own breaker decides alone.
+    /// The outside cannot be asked (for a fleet: Redis is down): this breaker decides alone.
     #[cfg_attr(not(feature = "redis"), allow(dead_code))]
-    pub(crate) fn forget_fleet(&self) {
-        lock_unpoisoned(&self.state).fleet = Verdict::Healthy;
+    pub(crate) fn forget_outside(&self) {
+        lock_unpoisoned(&self.state).outside = Verdict::Healthy;
+    }
+}
+
+/// A service behind a [`Breaker`]: [`Readiness::Down`] while the breaker is open (asking
+/// is what lets the probe through), and every call's outcome told to the breaker — a failure
+/// when `trips` says so, a success otherwise. Notifications pass as they are (no answer says
+/// how they went).
+pub(crate) struct Breaking<'b, S, F> {
+    breaker: &'b Breaker,
+    inner: S,
+    trips: F,
+}
+
+impl<'b, S, F> Breaking<'b, S, F> {
+    pub(crate) fn new(breaker: &'b Breaker, inner: S, trips: F) -> Breaking<'b, S, F> {
+        Breaking {
+            breaker,
+            inner,
+            trips,
+        }
+    }
+}
+
+impl<S, F> RpcService for Breaking<'_, S, F>
+where
+    S: RpcService,
+    F: Fn(&Result<S::Answer, S::Error>) -> bool + Send + Sync,
+{
+    type Answer = S::Answer;
+    type Error = S::Error;
+
+    async fn call(&self, call: RpcCall<'_>) -> Result<S::Answer, S::Error> {
+        let outcome = self.inner.call(call).await;
+        if (self.trips)(&outcome) {
+            self.breaker.failure(Instant::now());
+        } else {
+            self.breaker.success();
+        }
+        outcome
+    }
+
+    fn notify<'a>(&'a self, call: RpcCall<'a>) -> impl Future<Output = Result<(), S::Error>> + Send + 'a {
+        self.inner.notify(call)
+    }
+
+    fn readiness(&self) -> Readiness {
+        if self.breaker.allow(Instant::now) {
+            self.inner.readiness()
+        } else {
+            Readiness::Down
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fails while `failing` is set.
+    struct Flaky {
+        failing: std::sync::atomic::AtomicBool,
+    }
+
+    impl RpcService for Flaky {
+        type Answer = ();
+        type Error = ();
+
+        async fn call(&self, _: RpcCall<'_>) -> Result<(), ()> {
+            match self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+                true => Err(()),
+                false => Ok(()),
+            }
+        }
+
+        async fn notify(&self, _: RpcCall<'_>) -> Result<(), ()> {
+            Err(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_service_behind_a_breaker_is_down_while_it_is_open_and_probed_back() {
+        let breaker = Breaker::new(2, Duration::from_millis(50));
+        let flaky = Flaky { failing: true.into() };
+        let service = Breaking::new(&breaker, &flaky, |outcome: &Result<(), ()>| outcome.is_err());
+        let call = || RpcCall::new("m", None);
+        assert_eq!(service.readiness(), Readiness::Ready);
+        assert!(service.call(call()).await.is_err());
+        assert!(service.notify(call()).await.is_err(), "passed as it is");
+        assert_eq!(
+            service.readiness(),
+            Readiness::Ready,
+            "a notification is not counted"
+        );
+        assert!(service.call(call()).await.is_err());
+        assert_eq!(service.readiness(), Readiness::Down, "two failures in a row");
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        flaky.failing.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(service.readiness(), Readiness::Ready, "the probe");
+        assert_eq!(service.readiness(), Readiness::Down, "one probe at a time");
+        assert!(service.call(call()).await.is_ok());
+        assert_eq!(
+            service.readiness(),
+            Readiness::Ready,
+            "closed by the probe's success"
+        );
+    }
 
     #[test]
     fn opens_after_the_threshold_and_probes_after_the_cool_down() {
@@ -250,7 +354,7 @@ mod tests {
         // Benched by the fleet while closed here; Redis gone: this breaker decides alone.
         other.apply(Verdict::Benched, t0);
         assert!(!other.allow(|| t0) && other.is_open(t0));
-        other.forget_fleet();
+        other.forget_outside();
         assert!(other.allow(|| t0));
     }
 }

@@ -3,17 +3,20 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::breaker::Breaking;
 use super::forward_error::ForwardError;
 use super::link::{LinkAnswer, LinkError, LinkErrorKind};
 use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy};
 use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
+use crate::middleware::{Readiness, RpcCall, RpcService, TimeoutLayer};
 use crate::sync::bump;
+use tower_layer::Layer;
 
 /// How long one attempt may take by default.
 pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -294,7 +297,13 @@ impl UpstreamGroup {
                 break;
             };
             bump(&upstream.counters.requests);
-            match upstream.link.notify(method, params).await {
+            // Around the link, not the in-flight limit: a notification waits for no answer.
+            match upstream
+                .service()
+                .get_ref()
+                .notify(RpcCall::new(method, params))
+                .await
+            {
                 Ok(()) => return Ok(()),
                 Err(error) if error.kind() == LinkErrorKind::Params => {
                     return Err(ForwardError::Params(error.reason().to_owned()))
@@ -319,15 +328,30 @@ impl UpstreamGroup {
         let in_turn = (0..count).map(|step| &self.upstreams[index.wrapping_add(step) % count]);
         let mut waiting = None;
         for upstream in in_turn {
-            if !upstream.breaker.allow(Instant::now) {
-                continue;
+            match self.stack(upstream).readiness() {
+                Readiness::Ready => return Some(upstream.clone()),
+                Readiness::Busy => {
+                    waiting.get_or_insert_with(|| upstream.clone());
+                }
+                Readiness::Down => {}
             }
-            if upstream.slots().available_permits() > 0 {
-                return Some(upstream.clone());
-            }
-            waiting.get_or_insert_with(|| upstream.clone());
         }
         waiting
+    }
+
+    /// What an attempt on `upstream` goes through, outermost first: its breaker (told what
+    /// [`trips`] it), the group's timeout per attempt, the upstream's in-flight limit (waiting
+    /// for a slot is within the timeout), its link.
+    fn stack<'u>(
+        &'u self,
+        upstream: &'u Upstream,
+    ) -> impl RpcService<Answer = LinkAnswer, Error = LinkError> + 'u {
+        let retry = &self.retry;
+        Breaking::new(
+            &upstream.breaker,
+            TimeoutLayer::new(self.timeout).layer(upstream.service()),
+            move |outcome: &Result<LinkAnswer, LinkError>| trips(outcome, retry),
+        )
     }
 
     /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
@@ -342,46 +366,46 @@ impl UpstreamGroup {
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
-        let call = async {
-            // A free slot, the usual case, is taken without waiting.
-            let _slot = match upstream.slots().try_acquire() {
-                Ok(slot) => Some(slot),
-                Err(_) => upstream.slots().acquire().await.ok(),
-            };
-            upstream.link.call(frame, method, params).await
-        };
-        let outcome = match tokio::time::timeout(self.timeout, call).await {
-            Ok(outcome) => classify(outcome, &self.retry),
-            Err(_elapsed) => Attempt::NoAnswer {
-                reason: format!("no answer within {:?}", self.timeout),
-                answer: None,
-            },
-        };
+        let mut call = RpcCall::new(method, params);
+        if let Some(frame) = frame {
+            call = call.with_frame(frame);
+        }
+        let outcome = classify(self.stack(upstream).call(call).await, &self.retry);
         let counters = &upstream.counters;
         let kind = match &outcome {
             Attempt::Answered(answer) if is_result(answer) => {
                 bump(&counters.answered);
-                upstream.breaker.success();
                 "answered"
             }
             Attempt::Answered(_) | Attempt::BadParams(_) | Attempt::Refused(_) => {
                 bump(&counters.upstream_errors);
-                upstream.breaker.success();
                 "upstream_error"
             }
             Attempt::NotReached(_) => {
                 bump(&counters.not_reached);
-                upstream.breaker.failure(Instant::now());
                 "not_reached"
             }
             Attempt::NoAnswer { .. } => {
                 bump(&counters.no_answer);
-                upstream.breaker.failure(Instant::now());
                 "no_answer"
             }
         };
         metrics::attempt_ended(upstream.name(), method, kind, stopwatch);
         outcome
+    }
+}
+
+/// Whether an attempt's outcome counts against the upstream's breaker: exactly the outcomes
+/// [`classify`] makes `NotReached` or `NoAnswer` of (the upstream was not there, or gave no
+/// usable answer, or an error the policy retries).
+fn trips(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> bool {
+    match outcome {
+        Ok(answer) => error_of(answer).is_some_and(|error| policy.retries_code(error.code().code())),
+        Err(error) => match error.kind() {
+            LinkErrorKind::NotReached => true,
+            LinkErrorKind::Params => false,
+            LinkErrorKind::NoAnswer { status } => busy(status),
+        },
     }
 }
 
@@ -403,12 +427,16 @@ fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Att
     match error.kind() {
         LinkErrorKind::NotReached => Attempt::NotReached(error.reason().to_owned()),
         LinkErrorKind::Params => Attempt::BadParams(error.reason().to_owned()),
-        LinkErrorKind::NoAnswer {
-            status: None | Some(429 | 502 | 503 | 504),
-        } => Attempt::NoAnswer {
+        LinkErrorKind::NoAnswer { status } if busy(status) => Attempt::NoAnswer {
             reason: error.reason().to_owned(),
             answer: None,
         },
-        LinkErrorKind::NoAnswer { status: Some(_) } => Attempt::Refused(error.reason().to_owned()),
+        LinkErrorKind::NoAnswer { .. } => Attempt::Refused(error.reason().to_owned()),
     }
+}
+
+/// Whether an exchange without an answer may have met a busy or passing fault (no status: a
+/// reset or no answer in time; 429, 502, 503, 504) rather than a refusal.
+fn busy(status: Option<u16>) -> bool {
+    matches!(status, None | Some(429 | 502 | 503 | 504))
 }

@@ -38,7 +38,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The layers below, under the paths the modules here know them by.
-use rpcwire_core::{codes, dispatch, encode, frame, json, message, parse, sync, trace};
+use rpcwire_core::{codes, dispatch, encode, frame, json, message, middleware, parse, sync, trace};
 
 /// The transports: the core's, and with `http` the HTTP crate's.
 mod transport {

@@ -157,6 +157,13 @@ impl fmt::Display for LinkError {
 
 impl std::error::Error for LinkError {}
 
+/// No answer in time: the request may have reached the upstream.
+impl From<crate::middleware::TimedOut> for LinkError {
+    fn from(elapsed: crate::middleware::TimedOut) -> LinkError {
+        LinkError::new(LinkErrorKind::NoAnswer { status: None }, elapsed.to_string())
+    }
+}
+
 /// How requests reach one upstream. The crate has two: a connection served by a [`Peer`]
 /// (`tcp://`, `ws://`, stdio, anything a `Peer` runs on; ids matched on it) and HTTP (each
 /// request its own POST, the answer frame kept as it came). Give another to

@@ -6,16 +6,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
-
 use super::breaker::Breaker;
 #[cfg(feature = "http")]
 use super::link::HttpLink;
 use super::link::{LinkAnswer, LinkError, ReconnectingPeer, UpstreamLink};
 use crate::dispatch::Router;
 use crate::frame::Framing;
-use crate::message::RawJson;
+use crate::middleware::{ConcurrencyLimit, ConcurrencyLimitLayer, RpcCall, RpcService};
 use crate::transport::{AnyTransport, Peer};
+use tower_layer::Layer;
 
 /// The largest answer an upstream made by [`Upstream::address`] may send (16 MiB: real
 /// Ethereum answers reach several MB; a client's requests are usually held to far less).
@@ -43,9 +42,8 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// ```
 pub struct Upstream {
     name: Box<str>,
-    pub(crate) link: Link,
-    in_flight: Arc<Semaphore>,
-    max_in_flight: usize,
+    /// The link behind its in-flight limit.
+    service: ConcurrencyLimit<Link>,
     pub(crate) breaker: Breaker,
     pub(crate) counters: UpstreamCounters,
 }
@@ -59,32 +57,32 @@ pub(crate) enum Link {
     Other(Box<dyn UpstreamLink>),
 }
 
-impl Link {
+impl RpcService for Link {
+    type Answer = LinkAnswer;
+    type Error = LinkError;
+
     /// See [`UpstreamLink::call`].
-    pub(crate) async fn call(
-        &self,
-        frame: Option<&bytes::Bytes>,
-        method: &str,
-        params: Option<&RawJson<'_>>,
-    ) -> Result<LinkAnswer, LinkError> {
+    async fn call(&self, call: RpcCall<'_>) -> Result<LinkAnswer, LinkError> {
         match self {
-            Link::Peer(link) => link.send_call(method, params).await,
+            Link::Peer(link) => link.send_call(call.method(), call.params()).await,
             #[cfg(feature = "http")]
-            Link::Http(link) => link.send_call(frame, method, params).await,
-            Link::Other(link) => link.call(frame, method, params).await,
+            Link::Http(link) => link.send_call(call.frame(), call.method(), call.params()).await,
+            Link::Other(link) => link.call(call.frame(), call.method(), call.params()).await,
         }
     }
 
     /// See [`UpstreamLink::notify`].
-    pub(crate) async fn notify(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), LinkError> {
+    async fn notify(&self, call: RpcCall<'_>) -> Result<(), LinkError> {
         match self {
-            Link::Peer(link) => link.send_notification(method, params).await,
+            Link::Peer(link) => link.send_notification(call.method(), call.params()).await,
             #[cfg(feature = "http")]
-            Link::Http(link) => link.send_notification(method, params).await,
-            Link::Other(link) => link.notify(method, params).await,
+            Link::Http(link) => link.send_notification(call.method(), call.params()).await,
+            Link::Other(link) => link.notify(call.method(), call.params()).await,
         }
     }
+}
 
+impl Link {
     /// See [`UpstreamLink::connects`].
     fn connects(&self) -> u64 {
         match self {
@@ -100,7 +98,7 @@ impl fmt::Debug for Upstream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Upstream")
             .field("name", &self.name)
-            .field("max_in_flight", &self.max_in_flight)
+            .field("max_in_flight", &self.max_in_flight())
             .field("stats", &self.stats())
             .finish()
     }
@@ -149,9 +147,7 @@ impl Upstream {
     fn linked(name: &str, link: Link) -> Upstream {
         Upstream {
             name: name.into(),
-            link,
-            in_flight: Arc::new(Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
-            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            service: ConcurrencyLimitLayer::new(DEFAULT_MAX_IN_FLIGHT).layer(link),
             breaker: Breaker::new(5, Duration::from_secs(5)),
             counters: UpstreamCounters::default(),
         }
@@ -212,11 +208,19 @@ impl Upstream {
     /// assert_eq!(upstream.max_in_flight(), 1);
     /// # });
     /// ```
-    pub fn with_max_in_flight(mut self, limit: usize) -> Upstream {
-        let limit = limit.clamp(1, Semaphore::MAX_PERMITS);
-        self.in_flight = Arc::new(Semaphore::new(limit));
-        self.max_in_flight = limit;
-        self
+    pub fn with_max_in_flight(self, limit: usize) -> Upstream {
+        let Upstream {
+            name,
+            service,
+            breaker,
+            counters,
+        } = self;
+        Upstream {
+            name,
+            service: ConcurrencyLimitLayer::new(limit).layer(service.into_inner()),
+            breaker,
+            counters,
+        }
     }
 
     /// Benches the upstream after `failures` in a row (at least 1) for `cool_down`; then one
@@ -253,7 +257,7 @@ impl Upstream {
     /// # });
     /// ```
     pub fn max_in_flight(&self) -> usize {
-        self.max_in_flight
+        self.service.max()
     }
 
     /// The upstream's counters now.
@@ -273,15 +277,15 @@ impl Upstream {
             upstream_errors: get(&c.upstream_errors),
             not_reached: get(&c.not_reached),
             no_answer: get(&c.no_answer),
-            connects: self.link.connects(),
-            in_flight: self.max_in_flight - self.in_flight.available_permits(),
+            connects: self.service.get_ref().connects(),
+            in_flight: self.service.in_flight(),
             benched: self.breaker.is_open(Instant::now()),
         }
     }
 
-    /// The in-flight limit.
-    pub(crate) fn slots(&self) -> &Arc<Semaphore> {
-        &self.in_flight
+    /// How requests reach it: its link behind its in-flight limit.
+    pub(crate) fn service(&self) -> &ConcurrencyLimit<Link> {
+        &self.service
     }
 }
 

@@ -213,7 +213,7 @@ async fn run(
             counters.redis_errors.fetch_add(1, Ordering::Relaxed);
             super::metrics::redis_error();
             for upstream in group.upstreams() {
-                upstream.breaker.forget_fleet();
+                upstream.breaker.forget_outside();
             }
         }
     }
