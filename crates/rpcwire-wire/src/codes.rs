@@ -20,7 +20,7 @@
 //! | -32600 | [`INVALID_REQUEST`] | JSON, but not a valid JSON-RPC request (or a frame over the size limit) |
 //! | -32601 | [`METHOD_NOT_FOUND`] | no such method (or not in this protocol revision, or not allowed) |
 //! | -32602 | [`INVALID_PARAMS`] | the params do not fit the method |
-//! | -32603 | [`INTERNAL_ERROR`] | the handler failed (panicked, its result did not serialize, …) |
+//! | -32603 | [`INTERNAL_ERROR`] | the handler gave no answer of its own: it panicked, its result did not serialize, it ran past its timeout, or the connection closed under it |
 //! | -32000 | [`REFUSED`] | not taken: a transport-level refusal (session header missing or unknown, Host or Origin not allowed, a body too large or too slow) or a bound reached (sessions, requests under way) |
 //! | -32001 | [`UNAUTHORIZED`] | no credentials, or unknown ones |
 //! | -32002 | [`RESOURCE_NOT_FOUND`] | MCP (revisions up to 2025-11-25): no resource with that URI |
@@ -56,7 +56,7 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 /// -32602: the params do not fit the method.
 pub const INVALID_PARAMS: i64 = -32602;
-/// -32603: the handler failed (panicked, its result did not serialize, …).
+/// -32603: the handler gave no answer of its own: it panicked, its result did not serialize, it ran past its timeout, or the connection closed under it.
 pub const INTERNAL_ERROR: i64 = -32603;
 
 /// -32000: not taken — a transport-level refusal (session header missing or unknown, Host or
@@ -117,7 +117,7 @@ pub const ALL: &[(i64, &str)] = &[
     (INVALID_REQUEST, "JSON, but not a valid JSON-RPC request"),
     (METHOD_NOT_FOUND, "no such method"),
     (INVALID_PARAMS, "the params do not fit the method"),
-    (INTERNAL_ERROR, "the handler failed"),
+    (INTERNAL_ERROR, "the handler gave no answer of its own"),
     (REFUSED, "not taken: a transport-level refusal or a bound reached"),
     (UNAUTHORIZED, "no credentials, or unknown ones"),
     (RESOURCE_NOT_FOUND, "no resource with that URI"),
