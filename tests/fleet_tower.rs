@@ -19,7 +19,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use redis_server::RedisServer;
 use rpcwire::proxy::fleet::{ApiKeys, Decision, FleetLayer, LimitConfig, SharedLimiter};
-use rpcwire::transport::http::HttpService;
+use rpcwire::transport::http::{HttpService, ParsedBody};
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::CorsLayer;
 use tower_http::trace::TraceLayer;
@@ -175,4 +175,83 @@ async fn http_server_serves_a_layered_service() {
         assert!(std::str::from_utf8(&body).unwrap().contains(answer), "{body:?}");
     }
     serving.abort();
+}
+
+/// What a service behind the fleet's layer sees of each request: the methods of the body the
+/// layer parsed, handed on with the request (`None`: no parse came with it).
+#[derive(Clone)]
+struct Seen {
+    inner: HttpService,
+    methods: std::sync::Arc<std::sync::Mutex<Vec<Option<Vec<String>>>>>,
+}
+
+impl tower_service::Service<http::Request<Full<Bytes>>> for Seen {
+    type Response = http::Response<Full<Bytes>>;
+    type Error = std::convert::Infallible;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<Full<Bytes>>) -> Self::Future {
+        let parsed = request.extensions().get::<ParsedBody>().map(ParsedBody::methods);
+        self.methods.lock().unwrap().push(parsed);
+        let mut inner = self.inner.clone();
+        Box::pin(async move { tower_service::Service::call(&mut inner, request).await })
+    }
+}
+
+/// With the shared limit, the layer parses each body once (its methods weighed) and hands the
+/// parse on with the request; the service behind answers from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_hands_its_parse_of_the_body_to_the_service_behind() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let config = LimitConfig {
+        prefix: format!("rpcwire:test:{}:parse:", std::process::id()),
+        timeout: Duration::from_secs(2),
+        ..LimitConfig::default()
+    };
+    let limiter = SharedLimiter::new(&server.url(), config).unwrap();
+    let mut router = rpcwire::dispatch::Router::new();
+    router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
+    let seen = Seen {
+        inner: HttpService::new(router),
+        methods: Default::default(),
+    };
+    let mut service = FleetLayer::new(ApiKeys::parse("k3y 100000").unwrap())
+        .with_limiter(limiter)
+        .layer(seen.clone());
+    for (body, expected) in [
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":"pong"}"#,
+        ),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}, {"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+            r#"[{"jsonrpc":"2.0","id":1,"result":"pong"},{"jsonrpc":"2.0","id":2,"result":"pong"}]"#,
+        ),
+    ] {
+        let request = http::Request::post("/")
+            .header("content-type", "application/json")
+            .header("x-api-key", "k3y")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        let response = tokio::time::timeout(
+            Duration::from_secs(10),
+            tower_service::Service::call(&mut service, request),
+        )
+        .await
+        .expect("answered in time")
+        .unwrap();
+        assert_eq!(response.status(), 200);
+        let answer = response.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(answer, expected.as_bytes());
+    }
+    let methods = seen.methods.lock().unwrap().clone();
+    let ping = || "ping".to_owned();
+    assert_eq!(methods, [Some(vec![ping()]), Some(vec![ping(), ping()])]);
 }

@@ -82,7 +82,8 @@ impl FleetOptions {
             (Some(_), Some(_), _) => return Err("--keys and --keys-from-redis go apart".to_owned()),
             (None, None, _) => return Err("--keys FILE or --keys-from-redis HASH is needed".to_owned()),
         }
-        .with_max_body(max_body);
+        .with_max_body(max_body)
+        .with_limits(rpcwire::Limits::default().with_max_size(max_body));
         for pair in &self.weights {
             let (method, cost) = pair
                 .split_once('=')

@@ -220,12 +220,7 @@ impl Responder {
             }
         };
         let parsed = self.scratch.view(input, top);
-        if matches!(parsed, Parsed::Batch(_)) && !router.accepts_batches() {
-            let refused = ErrorObject::new(
-                crate::codes::INVALID_REQUEST,
-                "Invalid Request: batches are not accepted here",
-            );
-            crate::encode::write_error(out, &crate::message::Id::null(), &refused);
+        if refuse_batch(router, &parsed, out) {
             self.refused = Some(ErrorCode::InvalidRequest);
             return Answer::Written;
         }
@@ -236,11 +231,36 @@ impl Responder {
             return Answer::Pending(PendingAnswer { frame });
         }
         router.answer_parsed(parsed, out);
-        if out.len() > before {
-            Answer::Written
-        } else {
-            Answer::Silent
+        written_since(out, before)
+    }
+
+    /// [`respond`](Responder::respond) for a frame parsed already (by a layer in front that
+    /// read it: the same parser limits as the router's are the caller's to check): answered
+    /// without parsing it again.
+    ///
+    /// ```
+    /// use rpcwire_core::dispatch::{Answer, Responder, Router};
+    /// let mut router = Router::new();
+    /// router.method("add", |(a, b): (i64, i64)| Ok(a + b));
+    /// let input = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"add","params":[1,2]}"#);
+    /// let frame = router.parser().parse_frame(input).unwrap();
+    /// let mut out = bytes::BytesMut::new();
+    /// assert!(matches!(Responder::new().respond_parsed(&router, frame, &mut out), Answer::Written));
+    /// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":3}"#);
+    /// ```
+    pub fn respond_parsed(&mut self, router: &Router, frame: ParsedFrame, out: &mut BytesMut) -> Answer {
+        let before = out.len();
+        self.refused = None;
+        let parsed = frame.view();
+        if refuse_batch(router, &parsed, out) {
+            self.refused = Some(ErrorCode::InvalidRequest);
+            return Answer::Written;
         }
+        if router.needs_async(&parsed) {
+            return Answer::Pending(PendingAnswer { frame });
+        }
+        router.answer_parsed(parsed, out);
+        written_since(out, before)
     }
 
     /// [`respond`](Responder::respond) with the responder kept for the current thread (a
@@ -432,6 +452,28 @@ fn for_each_incoming(
             }
         }
     }
+}
+
+/// Whether anything was written to `out` past `before`.
+fn written_since(out: &BytesMut, before: usize) -> Answer {
+    if out.len() > before {
+        Answer::Written
+    } else {
+        Answer::Silent
+    }
+}
+
+/// A batch where the router takes none: refused (`true`), the refusal written.
+fn refuse_batch(router: &Router, parsed: &Parsed<'_>, out: &mut BytesMut) -> bool {
+    if !matches!(parsed, Parsed::Batch(_)) || router.accepts_batches() {
+        return false;
+    }
+    let refused = ErrorObject::new(
+        crate::codes::INVALID_REQUEST,
+        "Invalid Request: batches are not accepted here",
+    );
+    crate::encode::write_error(out, &crate::message::Id::null(), &refused);
+    true
 }
 
 #[cfg(test)]

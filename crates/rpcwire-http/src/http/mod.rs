@@ -50,6 +50,7 @@ mod connection_clock;
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod connections;
 mod detect_deadline;
+mod parsed_body;
 mod server;
 mod service;
 
@@ -58,5 +59,6 @@ pub use client::{
     HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT,
     HTTP_FAILURE_CODE,
 };
+pub use parsed_body::ParsedBody;
 pub use server::HttpServer;
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};

@@ -19,6 +19,7 @@ use http_body_util::{BodyExt, Full};
 use fastwebsockets::WebSocketError;
 
 use super::body::{read_limited, ReadError};
+use super::parsed_body::ParsedBody;
 use crate::dispatch::{Answer, Responder, Router};
 use crate::pool::BufferPool;
 use crate::transport::Peer;
@@ -265,6 +266,8 @@ impl ServiceInner {
         if !is_json(request.headers().get(CONTENT_TYPE)) {
             return status(StatusCode::UNSUPPORTED_MEDIA_TYPE);
         }
+        // A layer in front may have parsed the body already.
+        let parsed = request.extensions().get::<ParsedBody>().cloned();
         // hyper's body knows its declared length; another body may only have the header.
         let declared = request
             .body()
@@ -289,7 +292,11 @@ impl ServiceInner {
             None => return status(StatusCode::REQUEST_TIMEOUT),
         };
         let mut out = self.buffers.get();
-        let answered = match Responder::respond_here(&self.router, &bytes, Some(&bytes), true, &mut out) {
+        let answer = match parsed.and_then(|parsed| parsed.take_for(&bytes, self.router.parser().limits())) {
+            Some(frame) => Responder::new().respond_parsed(&self.router, frame, &mut out),
+            None => Responder::respond_here(&self.router, &bytes, Some(&bytes), true, &mut out),
+        };
+        let answered = match answer {
             Answer::Written => true,
             Answer::Silent => false,
             // A gateway's upstream answer goes out as it came, not copied into `out`.

@@ -23,6 +23,9 @@ pub(super) struct Config {
     pub(super) limiter: Option<SharedLimiter>,
     pub(super) weights: HashMap<String, u64>,
     pub(super) max_body: usize,
+    /// What bodies are parsed with: the limits of the router behind, so that it takes the
+    /// parse (`ParsedBody`) instead of parsing again.
+    pub(super) parser: crate::parse::Parser,
     /// The methods whose answers are cached, each with how long (`None`: for good).
     pub(super) cached: HashMap<String, Option<Duration>>,
     pub(super) max_cached: usize,
@@ -45,6 +48,7 @@ impl Clone for Config {
             limiter: self.limiter.clone(),
             weights: self.weights.clone(),
             max_body: self.max_body,
+            parser: crate::parse::Parser::new(*self.parser.limits()),
             cached: self.cached.clone(),
             max_cached: self.max_cached,
             fetching: Mutex::default(),

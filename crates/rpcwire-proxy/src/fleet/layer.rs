@@ -1,7 +1,8 @@
 //! `FleetLayer`: API keys and the shared rate limit in front of a JSON-RPC HTTP service, as
 //! a tower layer — a request without a known key is answered `401`; one over its key's rate
 //! `429` with `Retry-After` and a JSON-RPC error per request (-32005, with its id), each
-//! element of a batch decided on its own; the rest goes on to the service.
+//! element of a batch decided on its own; the rest goes on to the service, with the body's
+//! one parse (`ParsedBody`) for rpcwire's `HttpService` to answer from.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -25,9 +26,10 @@ use super::limit::{Decision, SharedLimiter};
 use super::metrics;
 use crate::encode;
 use crate::message::{ErrorObject, Id, Message};
-use crate::parse::Parsed;
+use crate::parse::{Parsed, ParsedFrame};
 use crate::sync::{read_unpoisoned, write_unpoisoned};
 use crate::transport::http::body::{read_limited, ReadError};
+use crate::transport::http::ParsedBody;
 use crate::{batch_elements, join_batch};
 
 /// The error code of a request without a known API key (`401`):
@@ -90,6 +92,7 @@ impl FleetLayer {
                 limiter: None,
                 weights: HashMap::new(),
                 max_body: crate::transport::http::DEFAULT_MAX_BODY,
+                parser: crate::parse::Parser::default(),
                 cached: HashMap::new(),
                 max_cached: 256 << 10,
                 fetching: Mutex::default(),
@@ -131,6 +134,23 @@ impl FleetLayer {
     /// ```
     pub fn with_max_body(mut self, bytes: usize) -> FleetLayer {
         self.config_mut().max_body = bytes;
+        self
+    }
+
+    /// Parses bodies with `limits`: give the limits of the router behind (its
+    /// [`Router::with_limits`](crate::dispatch::Router::with_limits); the default ones
+    /// otherwise), and the body is parsed once — here, where its methods are weighed against
+    /// the rate limit and looked up in the cache — and answered behind without another parse
+    /// ([`ParsedBody`](crate::transport::http::ParsedBody)).
+    ///
+    /// ```
+    /// use rpcwire::proxy::fleet::{ApiKeys, FleetLayer};
+    /// let limits = rpcwire::Limits::default().with_max_size(4 << 20);
+    /// let layer = FleetLayer::new(ApiKeys::parse("k 100").unwrap()).with_limits(limits);
+    /// # let _ = layer;
+    /// ```
+    pub fn with_limits(mut self, limits: crate::parse::Limits) -> FleetLayer {
+        self.config_mut().parser = crate::parse::Parser::new(limits);
         self
     }
 
@@ -331,8 +351,13 @@ where
         metrics::request(key.label(), "allowed");
         return call(&mut inner, parts, body).await;
     };
+    // The one parse of the body: weighed here, answered behind from the same parse.
+    let parsed = config.parser.parse_frame(body.clone()).ok();
     let Some(elements) = batch_elements(&body) else {
-        let weighed = weigh(config, &body);
+        let weighed = match parsed.as_ref().map(ParsedFrame::view) {
+            Some(Parsed::Single(message)) => weigh(config, &body, Some(&message)),
+            _ => weigh(config, &body, None),
+        };
         // A cacheable request (with an id) joins the identical ones under way; the first asks
         // the cache.
         let joined = match (&weighed.cache, &weighed.id_text) {
@@ -372,26 +397,88 @@ where
             return json_response(StatusCode::OK, success(id_text, &result));
         }
         metrics::request(key.label(), "allowed");
-        let response = call(&mut inner, parts, body).await;
+        let response = call(&mut inner, handed_on(parts, parsed, config), body).await;
         return match weighed.cache {
             Some((name, ttl)) => remember(config, limiter, name, ttl, response, first).await,
             None => response,
         };
     };
-    answer_batch(config, inner, parts, key, limiter, elements).await
+    let weighed = weigh_batch(config, &body, parsed.as_ref(), &elements);
+    let parts = match answer_batch(config, &mut inner, parts, key, limiter, &elements, &weighed).await {
+        Ok(answered) => return answered,
+        Err(parts) => parts,
+    };
+    // Every element admitted, none from the cache: the body goes on as it came, parsed.
+    let misses = misses(&weighed);
+    let answered = call(&mut inner, handed_on(parts, parsed, config), body).await;
+    remember_batch(config, limiter, misses, answered).await
+}
+
+/// The request's parts with the body's parse among their extensions, for the service behind.
+fn handed_on(
+    mut parts: http::request::Parts,
+    parsed: Option<ParsedFrame>,
+    config: &Config,
+) -> http::request::Parts {
+    if let Some(frame) = parsed {
+        parts
+            .extensions
+            .insert(ParsedBody::new(frame, *config.parser.limits()));
+    }
+    parts
+}
+
+/// The elements of a batch weighed, from the body's parse when it has them all (else each
+/// element parsed alone).
+fn weigh_batch(
+    config: &Config,
+    body: &Bytes,
+    parsed: Option<&ParsedFrame>,
+    elements: &[Bytes],
+) -> Vec<Weighed> {
+    if let Some(Parsed::Batch(batch)) = parsed.map(ParsedFrame::view) {
+        if batch.len() == elements.len() {
+            return batch
+                .iter()
+                .map(|element| weigh(config, body, element.ok().as_ref()))
+                .collect();
+        }
+    }
+    elements
+        .iter()
+        .map(|element| match crate::parse(element) {
+            Ok(Parsed::Single(message)) => weigh(config, element, Some(&message)),
+            _ => weigh(config, element, None),
+        })
+        .collect()
+}
+
+/// The admitted cacheable requests of a batch whose answers are to be cached: their ids and
+/// cached names.
+fn misses(weighed: &[Weighed]) -> Vec<(Bytes, String, Option<Duration>)> {
+    weighed
+        .iter()
+        .filter_map(|weighed| match (&weighed.cache, &weighed.id_text) {
+            (Some((name, ttl)), Some(id_text)) => Some((id_text.clone(), name.clone(), *ttl)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A batch: each element decided on its own (and its cached answer read, for a cacheable
 /// request, in the same round trip); the admitted ones not answered from the cache go on
-/// together, and the results among their answers are cached.
+/// together, and the results among their answers are cached. `Err(parts)`: every element
+/// admitted and none answered from the cache, for the caller to send the body on as it came.
+#[allow(clippy::result_large_err)] // the parts are handed back, not an error
 async fn answer_batch<S>(
     config: &Config,
-    mut inner: S,
+    inner: &mut S,
     parts: http::request::Parts,
     key: &ApiKey,
     limiter: &SharedLimiter,
-    elements: Vec<Bytes>,
-) -> Response<Full<Bytes>>
+    elements: &[Bytes],
+    weighed: &[Weighed],
+) -> Result<Response<Full<Bytes>>, http::request::Parts>
 where
     S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
 {
@@ -402,7 +489,6 @@ where
     let mut from_cache = 0;
     // The admitted requests whose answers are to be cached: their ids and cached names.
     let mut misses = Vec::new();
-    let weighed: Vec<Weighed> = elements.iter().map(|element| weigh(config, element)).collect();
     let costs: Vec<u64> = weighed.iter().map(|weighed| weighed.cost).collect();
     let names: Vec<Option<&str>> = weighed
         .iter()
@@ -412,7 +498,7 @@ where
         })
         .collect();
     let decided = limiter.check_many_and_read(key, &costs, &names).await;
-    for ((element, weighed), (decision, cached)) in elements.iter().zip(&weighed).zip(decided) {
+    for ((element, weighed), (decision, cached)) in elements.iter().zip(weighed).zip(decided) {
         match (refusal(decision), cached, &weighed.id_text) {
             (None, Some(result), Some(id_text)) => {
                 metrics::request(key.label(), "cached");
@@ -437,8 +523,7 @@ where
         }
     }
     if worst.is_none() && from_cache == 0 {
-        let answered = call(&mut inner, parts, join_batch(&elements)).await;
-        return remember_batch(config, limiter, misses, answered).await;
+        return Err(parts);
     }
     if admitted.is_empty() {
         let body = if made.is_empty() {
@@ -454,9 +539,9 @@ where
         if status != StatusCode::OK {
             retry_after(&mut answer, worst.and_then(|(_, wait)| wait));
         }
-        return answer;
+        return Ok(answer);
     }
-    let answered = call(&mut inner, parts, join_batch(&admitted)).await;
+    let answered = call(inner, parts, join_batch(&admitted)).await;
     let answered = remember_batch(config, limiter, misses, answered).await;
     let (head, body) = answered.into_parts();
     let body = body
@@ -472,7 +557,7 @@ where
     merged
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    merged
+    Ok(merged)
 }
 
 /// What the layer needs to know of a message.
@@ -488,14 +573,15 @@ struct Weighed {
     cache: Option<(String, Option<Duration>)>,
 }
 
-/// What a message costs, its id, whether it is a request, its cached answer's name; a
-/// message that does not parse costs 1 and is answered by the service.
-fn weigh(config: &Config, message: &Bytes) -> Weighed {
-    match crate::parse(message) {
-        Ok(Parsed::Single(Message::Request(request))) => {
+/// What a message costs, its id (its JSON text a slice of `bytes`, which it was parsed
+/// from), whether it is a request, its cached answer's name; a message that did not parse
+/// (`None`) costs 1 and is answered by the service.
+fn weigh(config: &Config, bytes: &Bytes, message: Option<&Message<'_>>) -> Weighed {
+    match message {
+        Some(Message::Request(request)) => {
             let method = request.method();
-            let id_text = match crate::message::id_range_within(message, request.id()) {
-                Some(range) => message.slice(range),
+            let id_text = match crate::message::id_range_within(bytes, request.id()) {
+                Some(range) => bytes.slice(range),
                 None => Bytes::from(request.id().json_parts().concat()),
             };
             let cache = config.cached.get(method).map(|ttl| {
@@ -519,7 +605,7 @@ fn weigh(config: &Config, message: &Bytes) -> Weighed {
                 cache,
             }
         }
-        Ok(Parsed::Single(Message::Notification(notification))) => Weighed {
+        Some(Message::Notification(notification)) => Weighed {
             id: Id::null(),
             id_text: None,
             cost: config.weights.get(notification.method()).copied().unwrap_or(1),
