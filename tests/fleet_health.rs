@@ -46,9 +46,9 @@ impl UpstreamLink for NodeLink {
             if node.down.load(Ordering::SeqCst) {
                 return Err(LinkError::new(LinkErrorKind::NotReached, "connection refused"));
             }
-            Ok(LinkAnswer::Result(
+            Ok(LinkAnswer::Remote(rpcwire::middleware::RemoteAnswer::Result(
                 JsonBytes::new(bytes::Bytes::from_static(b"1")).unwrap(),
-            ))
+            )))
         })
     }
 

@@ -143,3 +143,50 @@ async fn waiting_for_a_slot_counts_against_the_timeout_outside_it() {
         "the notification never got a slot"
     );
 }
+
+/// A `Peer`'s link is a service: the other side's result and error as it wrote them, and
+/// down once the connection has closed.
+#[tokio::test]
+async fn a_peer_link_answers_as_the_other_side_wrote_and_is_down_once_closed() {
+    use rpcwire::dispatch::Router;
+    use rpcwire::middleware::RemoteAnswer;
+    use rpcwire::transport::{Peer, StreamTransport};
+
+    let (ours, theirs) = tokio::io::duplex(4096);
+    let mut router = Router::new();
+    router.raw_method("spelled", |_, reply| {
+        Ok(reply.raw(&rpcwire::RawJson::new("1.50").unwrap()))
+    });
+    let server = Peer::new(
+        StreamTransport::from_io(theirs, rpcwire::frame::Framing::Ndjson),
+        router,
+    );
+    let client = Peer::new(
+        StreamTransport::from_io(ours, rpcwire::frame::Framing::Ndjson),
+        Router::new(),
+    );
+    let link = client.link();
+    assert_eq!(link.readiness(), Readiness::Ready);
+    let answer = RpcService::call(&link, RpcCall::new("spelled", None))
+        .await
+        .unwrap();
+    assert_eq!(answer.result().unwrap().as_str(), "1.50", "the number as written");
+    let RemoteAnswer::Error { error, text } =
+        RpcService::call(&link, RpcCall::new("nope", None)).await.unwrap()
+    else {
+        panic!("an error answer");
+    };
+    assert_eq!(error.code().code(), -32601);
+    assert!(text.unwrap().as_str().contains("-32601"), "its text kept");
+    RpcService::notify(&link, RpcCall::new("note", None))
+        .await
+        .unwrap();
+    drop(server);
+    tokio::time::timeout(Duration::from_secs(5), client.closed())
+        .await
+        .expect("closed when the other side went");
+    assert_eq!(link.readiness(), Readiness::Down);
+    assert!(RpcService::call(&link, RpcCall::new("spelled", None))
+        .await
+        .is_err());
+}

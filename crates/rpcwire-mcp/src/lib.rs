@@ -20,7 +20,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The layers below, under the paths the modules here know them by.
-use rpcwire_core::{codes, dispatch, frame, message, parse, sync};
+use rpcwire_core::{codes, dispatch, frame, message, middleware, parse, sync};
 #[cfg(feature = "http")]
 use rpcwire_core::{correlate, encode, json, trace};
 

@@ -320,13 +320,8 @@ impl Gateway {
                 FallbackAnswer::Response(answer.text().clone())
             }
             Ok(LinkAnswer::Frame { answer, .. }) => FallbackAnswer::Response(answer.replace(&client_id)),
-            Ok(LinkAnswer::Result(result)) => FallbackAnswer::Result(result),
             // A link that makes calls of its own: the error object as the upstream wrote it.
-            Ok(LinkAnswer::Error {
-                error,
-                text: Some(text),
-            }) => FallbackAnswer::ErrorText { error, text },
-            Ok(LinkAnswer::Error { error, text: None }) => FallbackAnswer::Error(error),
+            Ok(LinkAnswer::Remote(answer)) => answer.into(),
             Ok(LinkAnswer::NonConforming {
                 answer,
                 reason,

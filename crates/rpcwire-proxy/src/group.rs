@@ -14,7 +14,7 @@ use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy};
 use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
-use crate::middleware::{Readiness, RpcCall, RpcService, TimeoutLayer};
+use crate::middleware::{Readiness, RemoteAnswer, RpcCall, RpcService, TimeoutLayer};
 use crate::sync::bump;
 use tower_layer::Layer;
 
@@ -80,8 +80,8 @@ enum Attempt {
 fn error_of(answer: &LinkAnswer) -> Option<&ErrorObject<'static>> {
     match answer {
         LinkAnswer::Frame { error, .. } => error.as_ref(),
-        LinkAnswer::Error { error, .. } => Some(error),
-        LinkAnswer::Result(_) | LinkAnswer::NonConforming { .. } => None,
+        LinkAnswer::Remote(answer) => answer.error(),
+        LinkAnswer::NonConforming { .. } => None,
     }
 }
 
@@ -90,8 +90,8 @@ fn error_of(answer: &LinkAnswer) -> Option<&ErrorObject<'static>> {
 fn is_result(answer: &LinkAnswer) -> bool {
     match answer {
         LinkAnswer::Frame { error, .. } => error.is_none(),
-        LinkAnswer::Result(_) => true,
-        LinkAnswer::Error { .. } | LinkAnswer::NonConforming { .. } => false,
+        LinkAnswer::Remote(answer) => answer.result().is_some(),
+        LinkAnswer::NonConforming { .. } => false,
     }
 }
 
@@ -192,11 +192,11 @@ impl UpstreamGroup {
     /// ```
     pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
         match self.send(None, method, params).await? {
-            LinkAnswer::Result(result)
+            LinkAnswer::Remote(RemoteAnswer::Result(result))
             | LinkAnswer::Frame {
                 result: Some(result), ..
             } => Ok(result),
-            LinkAnswer::Error { error, .. }
+            LinkAnswer::Remote(RemoteAnswer::Error { error, .. })
             | LinkAnswer::Frame {
                 error: Some(error), ..
             } => Err(ForwardError::Remote(error)),

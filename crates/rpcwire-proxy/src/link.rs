@@ -13,6 +13,7 @@ use bytes::Bytes;
 
 use super::id_slot::IdSlot;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
+use crate::middleware::{RemoteAnswer, RpcCall, RpcService};
 use crate::sync::{bump, lock_unpoisoned};
 use crate::transport::{CloseReason, ConnectionState, Peer, PeerError, PeerErrorKind};
 
@@ -37,16 +38,9 @@ pub enum LinkAnswer {
         /// Its error object, for an error response.
         error: Option<ErrorObject<'static>>,
     },
-    /// The result alone (a link that makes calls of its own: a [`Peer`]).
-    Result(JsonBytes),
-    /// The upstream's error (a link that makes calls of its own).
-    Error {
-        /// The error object, decoded (for retry decisions and callers that read it).
-        error: ErrorObject<'static>,
-        /// The error object's JSON text as the upstream wrote it (members, order, escapes),
-        /// when the link kept it: what a gateway passes on.
-        text: Option<JsonBytes>,
-    },
+    /// The upstream's result or error, as it wrote them (a link that makes calls of its own:
+    /// a [`Peer`]).
+    Remote(RemoteAnswer),
     /// An answer frame to the gateway's id that breaks JSON-RPC 2.0 in a way some nodes do
     /// (`"result":null` beside an `"error"`, or both `null`): refused by the strict parser,
     /// kept here so that the gateway can say what came, or pass it on as it is.
@@ -243,12 +237,8 @@ impl ReconnectingPeer {
         method: &str,
         params: Option<&RawJson<'_>>,
     ) -> Result<LinkAnswer, LinkError> {
-        match self.peer().call_answer_raw(method, params).await {
-            Ok(Ok(result)) => Ok(LinkAnswer::Result(result)),
-            Ok(Err(remote)) => Ok(LinkAnswer::Error {
-                error: remote.error,
-                text: remote.text,
-            }),
+        match RpcService::call(&self.peer().link(), RpcCall::new(method, params)).await {
+            Ok(answer) => Ok(LinkAnswer::Remote(answer)),
             Err(error) => Err(peer_failure(error)),
         }
     }

@@ -130,7 +130,7 @@ impl Upstream {
     /// struct Constant;
     /// impl UpstreamLink for Constant {
     ///     fn call<'a>(&'a self, _: Option<&'a bytes::Bytes>, _: &'a str, _: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, LinkAnswer> {
-    ///         Box::pin(async { Ok(LinkAnswer::Result(rpcwire::RawJson::new("42").unwrap().into())) })
+    ///         Box::pin(async { Ok(LinkAnswer::Remote(rpcwire::middleware::RemoteAnswer::Result(rpcwire::RawJson::new("42").unwrap().into()))) })
     ///     }
     ///     fn notify<'a>(&'a self, _: &'a str, _: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, ()> {
     ///         Box::pin(async { Err(LinkError::new(LinkErrorKind::NotReached, "no notifications")) })

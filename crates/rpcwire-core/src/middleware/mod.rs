@@ -66,6 +66,9 @@ use bytes::Bytes;
 
 use crate::message::RawJson;
 
+mod remote_answer;
+pub use remote_answer::RemoteAnswer;
+
 cfg_tokio! {
     mod limit;
     mod timeout;

@@ -26,6 +26,7 @@ use crate::http::session::{new_session_id, Kept, Sessions};
 use crate::http::streams::SessionStreams;
 use crate::message::{ErrorObject, Id, JsonBytes, Params};
 use crate::methods::{self, Called, Kind, Lifecycle, Listed};
+use crate::middleware::{RemoteAnswer, RpcCall, RpcService};
 use crate::sync::lock_unpoisoned;
 use crate::trace::RequestSpan;
 use crate::transport::{CancelProtocol, CloseReason, Peer, PeerError, PeerErrorKind, PeerLink};
@@ -124,15 +125,9 @@ pub(crate) struct ClientRequest {
     pub(crate) params: Option<JsonBytes>,
 }
 
-/// What a forwarded request ended with.
-enum Answered {
-    /// A result, as a server wrote it (or merged from several).
-    Result(JsonBytes),
-    /// A server's error, as it wrote it when its text was kept.
-    ServerError(ErrorObject<'static>, Option<JsonBytes>),
-    /// The gateway's own error (no answer from a server, no such server).
-    Failed(ErrorObject<'static>),
-}
+/// What a forwarded request ended with: what a server answered (a result merged from
+/// several is one too), or the gateway's own error (no answer from a server, no such server).
+type Answered = Result<RemoteAnswer, ErrorObject<'static>>;
 
 impl Children {
     /// Starts the children (`Shared`: for every session; `Stateless`: for the stateless
@@ -228,22 +223,27 @@ impl Children {
                 let answers = self.call_all(method, params.cloned()).await;
                 if let Some((_, failed)) = answers
                     .iter()
-                    .find(|(_, answered)| !matches!(answered, Answered::Result(_)))
+                    .find(|(_, answered)| !matches!(answered, Ok(RemoteAnswer::Result(_))))
                 {
-                    return clone_answered(failed);
+                    return failed.clone();
                 }
                 let merge = match lifecycle {
                     Lifecycle::Initialize => aggregate::merge_initialize,
                     _ => aggregate::merge_discover,
                 };
-                Answered::Result(JsonBytes::from_validated(merge(&results(answers), &names)))
+                Ok(RemoteAnswer::Result(JsonBytes::from_validated(merge(
+                    &results(answers),
+                    &names,
+                ))))
             }
-            Some(Kind::Lifecycle(Lifecycle::Ping)) => {
-                Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}")))
-            }
+            Some(Kind::Lifecycle(Lifecycle::Ping)) => Ok(RemoteAnswer::Result(JsonBytes::from_validated(
+                Bytes::from_static(b"{}"),
+            ))),
             Some(Kind::Lifecycle(Lifecycle::SetLevel)) => {
                 let _ = self.call_all(method, params.cloned()).await;
-                Answered::Result(JsonBytes::from_validated(Bytes::from_static(b"{}")))
+                Ok(RemoteAnswer::Result(JsonBytes::from_validated(
+                    Bytes::from_static(b"{}"),
+                )))
             }
             Some(Kind::List(listed)) => {
                 let key = listed.key();
@@ -261,8 +261,8 @@ impl Children {
                     }
                 }
                 let prefix = matches!(listed, Listed::Tools | Listed::Prompts).then_some(&names[..]);
-                Answered::Result(JsonBytes::from_validated(aggregate::merge_lists(
-                    key, &pages, prefix,
+                Ok(RemoteAnswer::Result(JsonBytes::from_validated(
+                    aggregate::merge_lists(key, &pages, prefix),
                 )))
             }
             Some(Kind::Call(Called::Tool | Called::Prompt)) => {
@@ -270,7 +270,7 @@ impl Children {
                     .and_then(|p| aggregate::string_member(p.as_str(), "name"))
                     .unwrap_or_default();
                 let Some((server, own)) = aggregate::split_name(&name, &names) else {
-                    return Answered::Failed(ErrorObject::new(
+                    return Err(ErrorObject::new(
                         -32602,
                         format!("unknown name {name:?}: names here are SERVER{SEPARATOR}NAME"),
                     ));
@@ -285,7 +285,7 @@ impl Children {
                     .and_then(|p| Params::new(p.as_str()).get("ref"))
                     .map(|r| r.get().to_owned());
                 let Some(reference) = reference else {
-                    return Answered::Failed(ErrorObject::new(-32602, "completion/complete needs a ref"));
+                    return Err(ErrorObject::new(-32602, "completion/complete needs a ref"));
                 };
                 let name = aggregate::string_member(&reference, "name");
                 if let Some((server, own)) = name
@@ -307,7 +307,7 @@ impl Children {
                 let uri = params.and_then(|p| aggregate::string_member(p.as_str(), "uri"));
                 self.by_resource(method, params.cloned(), uri.as_deref()).await
             }
-            None => Answered::Failed(ErrorObject::new(
+            None => Err(ErrorObject::new(
                 crate::codes::METHOD_NOT_FOUND,
                 format!("Method not found: {method} is not forwarded to several servers"),
             )),
@@ -321,10 +321,10 @@ impl Children {
         if let Some(server) = listed {
             return self.call(server, method, params).await;
         }
-        let mut last = Answered::Failed(ErrorObject::new(-32602, "no server has this resource"));
+        let mut last = Err(ErrorObject::new(-32602, "no server has this resource"));
         for server in 0..self.links.len() {
             last = self.call(server, method, params.clone()).await;
-            if matches!(last, Answered::Result(_)) {
+            if matches!(last, Ok(RemoteAnswer::Result(_))) {
                 return last;
             }
         }
@@ -355,7 +355,7 @@ impl Children {
                     out.extend_from_slice(b"}");
                     JsonBytes::from_validated(out.freeze())
                 });
-                let Answered::Result(page) = self.call(server, method, params).await else {
+                let Ok(RemoteAnswer::Result(page)) = self.call(server, method, params).await else {
                     break;
                 };
                 cursor = aggregate::string_member(page.as_str(), "nextCursor");
@@ -403,7 +403,7 @@ impl Children {
     /// `None` for an error.
     pub(crate) async fn ask(&self, request: &ClientRequest) -> Option<JsonBytes> {
         match self.dispatch(request).await {
-            Answered::Result(result) => Some(result),
+            Ok(RemoteAnswer::Result(result)) => Some(result),
             _ => None,
         }
     }
@@ -420,10 +420,9 @@ impl Children {
     /// One request to one server.
     async fn call(&self, server: usize, method: &str, params: Option<JsonBytes>) -> Answered {
         let raw = params.as_ref().map(JsonBytes::to_raw_json);
-        match self.links[server].call_answer_raw(method, raw.as_ref()).await {
-            Ok(Ok(result)) => Answered::Result(result),
-            Ok(Err(remote)) => Answered::ServerError(remote.error, remote.text),
-            Err(error) => Answered::Failed(self.failure(&error).await),
+        match RpcService::call(&self.links[server], RpcCall::new(method, raw.as_ref())).await {
+            Ok(answer) => Ok(answer),
+            Err(error) => Err(self.failure(&error).await),
         }
     }
 
@@ -550,7 +549,7 @@ impl GatewaySession {
         let first = async {
             let answered = children.dispatch(request).await;
             match answered {
-                Answered::Result(result) => Ok(result),
+                Ok(RemoteAnswer::Result(result)) => Ok(result),
                 other => Err(other),
             }
         };
@@ -563,21 +562,21 @@ impl GatewaySession {
         })
         .await
         {
-            Ok(Ok(result)) => Answered::Result(result),
+            Ok(Ok(result)) => Ok(RemoteAnswer::Result(result)),
             Ok(Err(failed)) => failed,
-            Err(_) => Answered::Failed(ErrorObject::new(
+            Err(_) => Err(ErrorObject::new(
                 SERVER_TIMEOUT,
                 format!("the MCP server did not answer initialize within {within:?}"),
             )),
         };
-        if let Answered::Result(result) = &answered {
+        if let Ok(RemoteAnswer::Result(result)) = &answered {
             let version =
                 aggregate::string_member(result.as_str(), "protocolVersion").and_then(|v| v.parse().ok());
             if let Some(version) = version {
                 let _ = self.version.set(version);
             }
         }
-        let accepted = matches!(answered, Answered::Result(_));
+        let accepted = matches!(answered, Ok(RemoteAnswer::Result(_)));
         (write_answer(&request.id, &answered).0, accepted)
     }
 
@@ -641,18 +640,14 @@ impl Kept for GatewaySession {
 fn write_answer(id: &Id<'_>, answered: &Answered) -> (Bytes, Option<i64>, &'static str) {
     let mut out = BytesMut::new();
     let (code, outcome) = match answered {
-        Answered::Result(result) => {
-            encode::write_success_bytes(&mut out, id, result);
-            (None, "ok")
-        }
-        Answered::ServerError(error, text) => {
-            match text {
-                Some(text) => encode::write_error_bytes(&mut out, id, text),
-                None => encode::write_error(&mut out, id, error),
+        Ok(answer) => {
+            answer.write(id, &mut out);
+            match answer.error() {
+                None => (None, "ok"),
+                Some(error) => (Some(error.code().code()), "server_error"),
             }
-            (Some(error.code().code()), "server_error")
         }
-        Answered::Failed(error) => {
+        Err(error) => {
             encode::write_error(&mut out, id, error);
             (Some(error.code().code()), "gateway_error")
         }
@@ -660,20 +655,12 @@ fn write_answer(id: &Id<'_>, answered: &Answered) -> (Bytes, Option<i64>, &'stat
     (out.freeze(), code, outcome)
 }
 
-fn clone_answered(answered: &Answered) -> Answered {
-    match answered {
-        Answered::Result(result) => Answered::Result(result.clone()),
-        Answered::ServerError(error, text) => Answered::ServerError(error.clone(), text.clone()),
-        Answered::Failed(error) => Answered::Failed(error.clone()),
-    }
-}
-
 /// The results among `answers`.
 fn results(answers: Vec<(usize, Answered)>) -> Vec<(usize, JsonBytes)> {
     answers
         .into_iter()
         .filter_map(|(server, answered)| match answered {
-            Answered::Result(result) => Some((server, result)),
+            Ok(RemoteAnswer::Result(result)) => Some((server, result)),
             _ => None,
         })
         .collect()

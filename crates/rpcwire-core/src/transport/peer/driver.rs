@@ -30,7 +30,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::{mpsc, Mutex, OwnedMutexGuard, OwnedSemaphorePermit, Semaphore};
 
 use super::outgoing::Outgoing;
-use super::shared::{CallAnswer, RemoteAnswer, Shared};
+use super::shared::{CallAnswer, ErrorAnswer, Shared};
 use super::{CloseReason, ConnectionState, PeerLink};
 use crate::dispatch::{Answer, Cancellations, PendingAnswer, Responder, Router, Supervision};
 use crate::frame::FrameError;
@@ -440,7 +440,7 @@ fn error_text(frame: &Bytes) -> Option<JsonBytes> {
 fn complete(shared: &Arc<Shared>, response: &Response<'_>, frame: &Bytes) {
     let answer: CallAnswer = match response.payload() {
         ResponsePayload::Result(result) => Ok(JsonBytes::slice_of(frame, result)),
-        ResponsePayload::Error(error) => Err(RemoteAnswer {
+        ResponsePayload::Error(error) => Err(ErrorAnswer {
             error: error.clone().into_owned(),
             text: error_text(frame),
         }),

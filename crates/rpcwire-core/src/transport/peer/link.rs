@@ -9,11 +9,12 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::outgoing::{self, OutgoingParams};
-use super::shared::{CallAnswer, RemoteAnswer, Shared};
+use super::shared::{CallAnswer, ErrorAnswer, Shared};
 use super::{CloseReason, ConnectionState, PeerError, PeerErrorKind, PeerStats};
 use crate::correlate::PendingCall;
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
 use crate::message::{Id, JsonBytes, RawJson};
+use crate::middleware::{Readiness, RemoteAnswer, RpcCall, RpcService};
 use crate::sync::bump;
 use crate::trace::event;
 
@@ -263,8 +264,7 @@ impl PeerLink {
 
     /// A call whose params are JSON text, answered with the result or the other side's error
     /// as it wrote it (what a gateway passes on); `Err` for everything else.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
-    pub async fn call_answer_raw(
+    pub(crate) async fn call_answer_raw(
         &self,
         method: &str,
         params: Option<&RawJson<'_>>,
@@ -367,7 +367,7 @@ impl PeerLink {
 
 /// The other side's error answer to a call, with the call's id (for naming the call).
 struct Answered {
-    answer: RemoteAnswer,
+    answer: ErrorAnswer,
     id: Id<'static>,
 }
 
@@ -406,6 +406,58 @@ impl Drop for CancelOnDrop<'_> {
             } else {
                 bump(&self.shared.counters.cancels_lost);
             }
+        }
+    }
+}
+
+/// A connection to the other side as a middleware service: each call answered with what the
+/// other side wrote ([`RemoteAnswer`]: its result or its error, as it wrote them), `Err` when
+/// there is no answer (not sent, closed, timed out); [`Readiness::Down`] once the connection
+/// is closed. What a gateway's upstreams and the MCP gateway's servers are reached through.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use rpcwire_core::dispatch::Router;
+/// use rpcwire_core::middleware::{RemoteAnswer, RpcCall, RpcService};
+/// use rpcwire_core::transport::{Peer, StreamTransport};
+///
+/// let (ours, theirs) = tokio::io::duplex(4096);
+/// let mut router = Router::new();
+/// router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
+/// let server = Peer::new(StreamTransport::from_io(theirs, rpcwire_core::frame::Framing::Ndjson), router);
+/// let client = Peer::new(StreamTransport::from_io(ours, rpcwire_core::frame::Framing::Ndjson), Router::new());
+/// let params = rpcwire_core::RawJson::new("[42,23]").unwrap();
+/// // `PeerLink::call` is the typed call: the service's is named through the trait.
+/// let link = client.link();
+/// let answer = RpcService::call(&link, RpcCall::new("subtract", Some(&params))).await.unwrap();
+/// assert_eq!(answer.result().unwrap().as_str(), "19");
+/// let answer = RpcService::call(&link, RpcCall::new("divide", Some(&params))).await.unwrap();
+/// assert_eq!(answer.error().unwrap().code().code(), -32601);
+/// # drop(server);
+/// # });
+/// ```
+impl RpcService for PeerLink {
+    type Answer = RemoteAnswer;
+    type Error = PeerError;
+
+    async fn call(&self, call: RpcCall<'_>) -> Result<RemoteAnswer, PeerError> {
+        Ok(match self.call_answer_raw(call.method(), call.params()).await? {
+            Ok(result) => RemoteAnswer::Result(result),
+            Err(answer) => RemoteAnswer::Error {
+                error: answer.error,
+                text: answer.text,
+            },
+        })
+    }
+
+    async fn notify(&self, call: RpcCall<'_>) -> Result<(), PeerError> {
+        self.notify_raw(call.method(), call.params()).await
+    }
+
+    fn readiness(&self) -> Readiness {
+        match self.state() {
+            ConnectionState::Closed => Readiness::Down,
+            _ => Readiness::Ready,
         }
     }
 }

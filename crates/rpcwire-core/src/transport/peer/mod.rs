@@ -238,16 +238,6 @@ impl Peer {
         self.handle.link.call_raw(method, params).await
     }
 
-    /// [`call_raw`](Peer::call_raw), the other side's error kept as it wrote it.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
-    pub async fn call_answer_raw(
-        &self,
-        method: &str,
-        params: Option<&RawJson<'_>>,
-    ) -> Result<shared::CallAnswer, PeerError> {
-        self.handle.link.call_answer_raw(method, params).await
-    }
-
     /// Sends a notification (no answer comes back). `Ok` means it is queued for writing.
     ///
     /// ```

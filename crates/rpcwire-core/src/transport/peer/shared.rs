@@ -16,18 +16,16 @@ use crate::sync::lock_unpoisoned;
 
 /// What a pending call receives: the raw result (a slice of the response's frame) or the
 /// error.
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
-pub type CallAnswer = Result<JsonBytes, RemoteAnswer>;
+pub(crate) type CallAnswer = Result<JsonBytes, ErrorAnswer>;
 
 /// An error response's error: decoded, and as the other side wrote it (its members, order
 /// and escapes), for whoever passes it on.
 #[derive(Clone, Debug)]
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
-pub struct RemoteAnswer {
-    pub error: ErrorObject<'static>,
+pub(crate) struct ErrorAnswer {
+    pub(crate) error: ErrorObject<'static>,
     /// The `"error"` member's JSON text, a slice of the frame; `None` when the response came
     /// inside a batch frame.
-    pub text: Option<JsonBytes>,
+    pub(crate) text: Option<JsonBytes>,
 }
 
 pub(super) struct Shared {
