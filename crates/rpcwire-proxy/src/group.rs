@@ -11,7 +11,7 @@ use super::breaker::Breaking;
 use super::forward_error::ForwardError;
 use super::link::{LinkAnswer, LinkError, LinkErrorKind};
 use super::metrics;
-use super::retry::{RetryBudget, RetryPolicy};
+use super::retry::{RetryBudget, RetryPolicy, Retrying};
 use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
 use crate::middleware::{Readiness, RemoteAnswer, RpcCall, RpcService, TimeoutLayer};
@@ -74,6 +74,77 @@ enum Attempt {
     Refused(String),
     /// The params cannot be sent anywhere.
     BadParams(String),
+}
+
+/// The attempts of one call: each on the next upstream from `first` on that would take it
+/// (see [`UpstreamGroup::pick`]), through that upstream's stack.
+struct Attempts<'g> {
+    group: &'g UpstreamGroup,
+    first: usize,
+    made: AtomicUsize,
+}
+
+/// Why an attempt brought no answer to pass on.
+enum Missed {
+    /// No upstream would take it: every one is benched (or none is configured).
+    Benched,
+    /// How the attempt on this upstream ended (never `Attempt::Answered`).
+    On(Arc<Upstream>, Attempt),
+}
+
+impl Missed {
+    /// What the call ends with when this was its last attempt: the upstream's own error
+    /// answer when it gave one, as it came; why there is none otherwise.
+    fn into_outcome(self) -> Result<LinkAnswer, ForwardError> {
+        let (upstream, attempt) = match self {
+            Missed::Benched => return Err(ForwardError::Unavailable("every upstream is benched".to_owned())),
+            Missed::On(upstream, attempt) => (upstream, attempt),
+        };
+        let name = upstream.name();
+        match attempt {
+            Attempt::Answered(answer)
+            | Attempt::NoAnswer {
+                answer: Some(answer), ..
+            } => Ok(answer),
+            Attempt::BadParams(reason) => Err(ForwardError::Params(reason)),
+            Attempt::Refused(reason) | Attempt::NoAnswer { reason, .. } => {
+                Err(ForwardError::NoAnswer(format!("{name}: {reason}")))
+            }
+            Attempt::NotReached(reason) => Err(ForwardError::Unavailable(format!("{name}: {reason}"))),
+        }
+    }
+}
+
+impl RpcService for Attempts<'_> {
+    type Answer = LinkAnswer;
+    type Error = Missed;
+
+    async fn call(&self, call: RpcCall<'_>) -> Result<LinkAnswer, Missed> {
+        let made = self.made.fetch_add(1, Ordering::Relaxed);
+        let Some(upstream) = self.group.pick(self.first.wrapping_add(made)) else {
+            return Err(Missed::Benched);
+        };
+        match self.group.attempt(&upstream, call).await {
+            Attempt::Answered(answer) => Ok(answer),
+            missed => Err(Missed::On(upstream, missed)),
+        }
+    }
+
+    async fn notify(&self, _: RpcCall<'_>) -> Result<(), Missed> {
+        // The group sends notifications its own way (`UpstreamGroup::notify`).
+        Ok(())
+    }
+}
+
+/// Whether a call whose attempt ended so is worth another attempt: one that never reached
+/// its upstream always; one that may have reached it (no answer, a busy answer) only for a
+/// method the policy marks safe to repeat.
+fn retries(policy: &RetryPolicy, call: &RpcCall<'_>, outcome: &Result<LinkAnswer, Missed>) -> bool {
+    match outcome {
+        Err(Missed::On(_, Attempt::NotReached(_))) => true,
+        Err(Missed::On(_, Attempt::NoAnswer { .. })) => policy.is_safe(call.method()),
+        _ => false,
+    }
 }
 
 /// The upstream's error object in `answer`, if it is an error answer.
@@ -225,58 +296,34 @@ impl UpstreamGroup {
     }
 
     /// A call (or a forwarded frame), on the next upstream free and not benched, retried as
-    /// the policy allows.
+    /// the policy allows: the group's attempts (each on the upstream [`pick`] chooses,
+    /// through [`stack`]) behind the retry layer.
     async fn send(
         &self,
         frame: Option<&Bytes>,
         method: &str,
         params: Option<&RawJson<'_>>,
     ) -> Result<LinkAnswer, ForwardError> {
-        self.budget.deposit();
-        let first = self.next.fetch_add(1, Ordering::Relaxed);
-        // How the last attempt that failed ended: why, or the upstream's error answer of a
-        // kind worth another attempt (written only on a failure: most calls never need it).
-        let mut failure: Option<Result<LinkAnswer, ForwardError>> = None;
-        for attempt in 0..self.retry.max_attempts() {
-            if attempt > 0 {
-                if !self.budget.withdraw() {
-                    break;
-                }
-                metrics::retried(method);
-                tokio::time::sleep(self.retry.backoff_before(attempt)).await;
-            }
-            let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
-                failure = Some(Err(ForwardError::Unavailable(
-                    "every upstream is benched".to_owned(),
-                )));
-                break;
-            };
-            match self.attempt(&upstream, frame, method, params).await {
-                Attempt::Answered(answer) => return Ok(answer),
-                Attempt::BadParams(reason) => return Err(ForwardError::Params(reason)),
-                Attempt::Refused(reason) => {
-                    return Err(ForwardError::NoAnswer(format!("{}: {reason}", upstream.name())))
-                }
-                Attempt::NotReached(reason) => {
-                    failure = Some(Err(ForwardError::Unavailable(format!(
-                        "{}: {reason}",
-                        upstream.name()
-                    ))));
-                }
-                Attempt::NoAnswer { reason, answer } => {
-                    failure = Some(
-                        answer
-                            .ok_or_else(|| ForwardError::NoAnswer(format!("{}: {reason}", upstream.name()))),
-                    );
-                    // Looked up only on a failure: most calls never need it.
-                    if !self.retry.is_safe(method) {
-                        break;
-                    }
-                }
-            }
+        let mut call = RpcCall::new(method, params);
+        if let Some(frame) = frame {
+            call = call.with_frame(frame);
         }
-        // The upstream's own error answer, as it came, when it was the last word.
-        failure.unwrap_or_else(|| Err(ForwardError::Unavailable("no upstream is configured".to_owned())))
+        let attempts = Attempts {
+            group: self,
+            first: self.next.fetch_add(1, Ordering::Relaxed),
+            made: AtomicUsize::new(0),
+        };
+        let policy = &self.retry;
+        let retrying = Retrying::new(
+            policy,
+            &self.budget,
+            attempts,
+            |call: &RpcCall<'_>, outcome: &_| retries(policy, call, outcome),
+        );
+        match retrying.call(call).await {
+            Ok(answer) => Ok(answer),
+            Err(missed) => missed.into_outcome(),
+        }
     }
 
     /// Forwards a notification to the next upstream free and not benched, sent again only
@@ -356,20 +403,11 @@ impl UpstreamGroup {
 
     /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
     /// upstream's breaker.
-    async fn attempt(
-        &self,
-        upstream: &Upstream,
-        frame: Option<&Bytes>,
-        method: &str,
-        params: Option<&RawJson<'_>>,
-    ) -> Attempt {
+    async fn attempt(&self, upstream: &Upstream, call: RpcCall<'_>) -> Attempt {
+        let method = call.method();
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
-        let mut call = RpcCall::new(method, params);
-        if let Some(frame) = frame {
-            call = call.with_frame(frame);
-        }
         let outcome = classify(self.stack(upstream).call(call).await, &self.retry);
         let counters = &upstream.counters;
         let kind = match &outcome {

@@ -10,8 +10,11 @@
 //!   between upstreams and their answers gathered in the client's order.
 //! - [`UpstreamGroup`]: upstreams over any transport, each with an
 //!   in-flight limit and a breaker, a timeout per attempt, and retries on the next upstream
-//!   as a [`RetryPolicy`] allows; every call ends with the upstream's answer as it came or a
-//!   [`ForwardError`] that becomes the client's error object.
+//!   as a [`RetryPolicy`] allows — each a middleware layer
+//!   ([`rpcwire::middleware`](crate::middleware)) around the upstream's link, composed from
+//!   outside: retry → (next upstream) → breaker → timeout → in-flight limit → link; every
+//!   call ends with the upstream's answer as it came or a [`ForwardError`] that becomes the
+//!   client's error object.
 //! - [`Gateway`]: the upstream groups behind a `Router`'s fallback — method allow
 //!   and deny lists, methods routed to their own group, identical calls under way coalesced.
 //!

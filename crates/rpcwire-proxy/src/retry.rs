@@ -1,10 +1,12 @@
 //! `RetryPolicy`: which failed requests are sent again, how many times, how long after, and
-//! within what budget.
+//! within what budget; and `Retrying`, the middleware layer that sends them again.
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::middleware::{Readiness, RpcCall, RpcService};
 use crate::sync::lock_unpoisoned;
 
 /// When a request that failed upstream is sent again, to the next upstream.
@@ -214,9 +216,143 @@ impl RetryBudget {
     }
 }
 
+/// A service whose failed calls are made again, as a [`RetryPolicy`] and its budget allow: a
+/// call the policy's `retries` says is worth another attempt is made again (up to the
+/// policy's attempts, each after its backoff and only with a token from `budget`, which every
+/// call fills by the policy's ratio); the last outcome is the call's, as it came. What it
+/// wraps decides where each attempt goes (a group: the next upstream). A middleware layer;
+/// notifications pass as they are.
+pub(crate) struct Retrying<'p, S, F> {
+    policy: &'p RetryPolicy,
+    budget: &'p RetryBudget,
+    inner: S,
+    retries: F,
+}
+
+impl<'p, S, F> Retrying<'p, S, F> {
+    pub(crate) fn new(policy: &'p RetryPolicy, budget: &'p RetryBudget, inner: S, retries: F) -> Self {
+        Retrying {
+            policy,
+            budget,
+            inner,
+            retries,
+        }
+    }
+}
+
+impl<S, F> RpcService for Retrying<'_, S, F>
+where
+    S: RpcService,
+    F: Fn(&RpcCall<'_>, &Result<S::Answer, S::Error>) -> bool + Send + Sync,
+{
+    type Answer = S::Answer;
+    type Error = S::Error;
+
+    async fn call(&self, call: RpcCall<'_>) -> Result<S::Answer, S::Error> {
+        self.budget.deposit();
+        let mut outcome = self.inner.call(call).await;
+        for retry in 1..self.policy.max_attempts() {
+            if !(self.retries)(&call, &outcome) || !self.budget.withdraw() {
+                break;
+            }
+            super::metrics::retried(call.method());
+            tokio::time::sleep(self.policy.backoff_before(retry)).await;
+            outcome = self.inner.call(call).await;
+        }
+        outcome
+    }
+
+    fn notify<'a>(&'a self, call: RpcCall<'a>) -> impl Future<Output = Result<(), S::Error>> + Send + 'a {
+        self.inner.notify(call)
+    }
+
+    fn readiness(&self) -> Readiness {
+        self.inner.readiness()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Fails its first `failures` calls; counts every call and notification.
+    struct Flaky {
+        failures: usize,
+        calls: AtomicUsize,
+    }
+
+    impl RpcService for Flaky {
+        type Answer = usize;
+        type Error = usize;
+
+        async fn call(&self, _: RpcCall<'_>) -> Result<usize, usize> {
+            let call = self.calls.fetch_add(1, Ordering::SeqCst);
+            if call < self.failures {
+                Err(call)
+            } else {
+                Ok(call)
+            }
+        }
+
+        async fn notify(&self, _: RpcCall<'_>) -> Result<(), usize> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            Err(0)
+        }
+
+        fn readiness(&self) -> Readiness {
+            Readiness::Busy
+        }
+    }
+
+    #[tokio::test]
+    async fn failed_calls_are_made_again_within_the_attempts_and_the_budget() {
+        let policy = RetryPolicy::new()
+            .with_max_attempts(3)
+            .with_backoff(Duration::ZERO, Duration::ZERO)
+            .with_budget(0.0, 3.0);
+        let budget = policy.budget();
+        let retried = |_: &RpcCall<'_>, outcome: &Result<usize, usize>| outcome.is_err();
+        let flaky = Flaky {
+            failures: 2,
+            calls: AtomicUsize::new(0),
+        };
+        let service = Retrying::new(&policy, &budget, &flaky, retried);
+        assert_eq!(
+            service.call(RpcCall::new("m", None)).await,
+            Ok(2),
+            "the third attempt"
+        );
+        let flaky = Flaky {
+            failures: 5,
+            calls: AtomicUsize::new(0),
+        };
+        let service = Retrying::new(&policy, &budget, &flaky, retried);
+        assert_eq!(
+            service.call(RpcCall::new("m", None)).await,
+            Err(1),
+            "the last outcome, as it came: one token was left"
+        );
+        assert_eq!(
+            service.call(RpcCall::new("m", None)).await,
+            Err(2),
+            "no retry: the budget is spent"
+        );
+        assert_eq!(
+            service.notify(RpcCall::new("n", None)).await,
+            Err(0),
+            "passed on once"
+        );
+        assert_eq!(flaky.calls.load(Ordering::SeqCst), 4);
+        assert_eq!(service.readiness(), Readiness::Busy);
+        let never = Retrying::new(
+            &policy,
+            &budget,
+            &flaky,
+            |_: &RpcCall<'_>, _: &Result<usize, usize>| false,
+        );
+        assert_eq!(never.call(RpcCall::new("m", None)).await, Err(4));
+    }
 
     #[test]
     fn the_budget_allows_its_reserve_then_a_ratio_of_the_requests() {
