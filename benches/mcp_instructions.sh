@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# MCP server CPU as instructions: the user-space instructions rpcwire's MCP server process
+# spends per `tools/call`, counted by callgrind — deterministic where the MCP section's CPU
+# time per call moves with the machine's load by 20–40% between runs.
+#
+# For each server kind (rpcwire-stdio, rpcwire-http by default; any of the MCP section's
+# `--mcp-server` kinds, rmcp-stdio say), at 1 call in flight, runs the report's MCP section
+# (`--quick --only mcp`, that server only, no memory measurement) with the server process
+# under `valgrind --tool=callgrind`, and divides the instructions spent running its tasks
+# (tokio's `run_task`, inclusive: process start and idle waiting left out) by the frames it
+# answered (calls of the responder's `respond_from`, or of hyper's response head encoder over
+# HTTP; the session's few handshake frames included). Compare two commits by running the
+# script in each (a worktree): the counts do not move with the machine's load.
+#
+# Usage: benches/mcp_instructions.sh                       (needs valgrind, python3)
+#        KINDS="rpcwire-stdio rmcp-stdio" benches/mcp_instructions.sh
+# Prints one JSON line per kind; writes nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+KINDS=${KINDS:-"rpcwire-stdio rpcwire-http"}
+
+command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
+command -v callgrind_annotate >/dev/null || { echo "callgrind_annotate is not installed" >&2; exit 1; }
+
+bin=$(cargo bench --bench report --features http,mcp --no-run --message-format=json 2>/dev/null \
+    | grep -o '"executable":"[^"]*/report-[^"]*"' | tail -1 | sed 's/"executable":"//; s/"$//')
+[ -x "$bin" ] || { echo "could not build the report bench" >&2; exit 1; }
+head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+[ -z "$(git status --porcelain -- src crates 2>/dev/null)" ] || head="$head + uncommitted changes"
+
+profiles=$(mktemp -d)
+trap 'rm -rf "$profiles"' EXIT
+
+for kind in $KINDS; do
+    out="$profiles/$kind.out"
+    MCP_SERVERS=$kind MCP_IN_FLIGHT=1 MCP_NO_MEMORY=1 \
+        MCP_SERVER_WRAPPER="valgrind --tool=callgrind --callgrind-out-file=$out --" \
+        "$bin" --quick --only mcp >"$profiles/$kind.log" 2>&1 || {
+            echo "$kind: the report failed:" >&2; tail -20 "$profiles/$kind.log" >&2; exit 1; }
+    # A server that forks (none here) would leave several profiles: the largest is the server.
+    profile=$(ls -S "$out"* | head -1)
+    callgrind_annotate --inclusive=yes --threshold=100 "$profile" >"$profiles/$kind.txt" 2>/dev/null
+    python3 - "$profile" "$profiles/$kind.txt" "$kind" "$head" <<'PY'
+import json, re, sys
+
+profile, annotated, kind, head = sys.argv[1:5]
+# Frames answered: calls of the responder (stdio) or of hyper's response head encoder (HTTP).
+marks = ["Responder::respond_from", "<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode"]
+names, callee, counted = {}, None, {mark: 0 for mark in marks}
+for line in open(profile):
+    m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
+    if m:
+        if m.group(2):
+            names[m.group(1)] = m.group(2)
+        if line.startswith("cfn="):
+            callee = names.get(m.group(1), "")
+        continue
+    if line.startswith("calls=") and callee:
+        for mark in marks:
+            if mark in callee:
+                counted[mark] += int(line.split("=")[1].split()[0])
+answered = counted[marks[1]] or counted[marks[0]]
+running = None
+for line in open(annotated):
+    if "Context::run_task [" in line:
+        running = int(line.split()[0].replace(",", ""))
+        break
+if not answered or running is None:
+    sys.exit(f"{kind}: no answers or no task time in the profile")
+print(json.dumps({
+    "kind": kind,
+    "git_head": head,
+    "answered": answered,
+    "instructions_per_answer": round(running / answered),
+}))
+PY
+done
