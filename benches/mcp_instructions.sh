@@ -8,8 +8,8 @@
 # (`--quick --only mcp`, that server only, no memory measurement) with the server process
 # under `valgrind --tool=callgrind`, and divides the instructions spent running its tasks
 # (tokio's `run_task`, inclusive: process start and idle waiting left out) by the frames it
-# answered (calls of the responder's `respond_from`, or of hyper's response head encoder over
-# HTTP; the session's few handshake frames included). Compare two commits by running the
+# answered (calls of libc's `write` over stdio, one per answer; of hyper's response head
+# encoder over HTTP; the session's few handshake frames included). Compare two commits by running the
 # script in each (a worktree): the counts do not move with the machine's load.
 #
 # Usage: benches/mcp_instructions.sh                       (needs valgrind, python3)
@@ -45,9 +45,9 @@ for kind in $KINDS; do
 import json, re, sys
 
 profile, annotated, kind, head = sys.argv[1:5]
-# Frames answered: calls of the responder (stdio) or of hyper's response head encoder (HTTP).
-marks = ["Responder::respond_from", "<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode"]
-names, callee, counted = {}, None, {mark: 0 for mark in marks}
+# Frames answered: calls of libc's write (stdio) or of hyper's response head encoder (HTTP).
+hyper = "<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode"
+names, callee, writes, encoded = {}, None, 0, 0
 for line in open(profile):
     m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
     if m:
@@ -57,10 +57,12 @@ for line in open(profile):
             callee = names.get(m.group(1), "")
         continue
     if line.startswith("calls=") and callee:
-        for mark in marks:
-            if mark in callee:
-                counted[mark] += int(line.split("=")[1].split()[0])
-answered = counted[marks[1]] or counted[marks[0]]
+        calls = int(line.split("=")[1].split()[0])
+        if callee == "write":
+            writes += calls
+        elif hyper in callee:
+            encoded += calls
+answered = encoded or writes
 running = None
 for line in open(annotated):
     if "Context::run_task [" in line:

@@ -151,10 +151,17 @@ pub fn write_success_raw(dst: &mut BytesMut, id: &Id<'_>, result: &RawJson<'_>) 
     write_success_bytes(dst, id, result.get().as_bytes());
 }
 
-/// Writes a success response around `result` (JSON text already validated), the room for
-/// the whole answer reserved first: a large result (a forwarded block of several MB) is
-/// copied once, never into a buffer that then grows again for the closing brace.
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
+/// Writes a success response around `result`, JSON text the caller has validated (it is
+/// written as it is: bytes that are not one JSON value make an answer that is not JSON), the
+/// room for the whole answer reserved first: a large result (a forwarded block of several MB)
+/// is copied once, never into a buffer that then grows again for the closing brace. What a
+/// gateway writes around an upstream's result, held as bytes.
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// rpcwire_wire::encode::write_success_bytes(&mut out, &rpcwire_wire::Id::from(1u64), br#"{"n":1.50}"#);
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":1,"result":{"n":1.50}}"#);
+/// ```
 pub fn write_success_bytes(dst: &mut BytesMut, id: &Id<'_>, result: &[u8]) {
     let head = br#"{"jsonrpc":"2.0","id":,"result":}"#.len();
     let id_len: usize = id.json_parts().iter().map(|piece| piece.len()).sum();
@@ -200,10 +207,16 @@ pub fn write_error(dst: &mut BytesMut, id: &Id<'_>, error: &ErrorObject<'_>) {
     dst.put_u8(b'}');
 }
 
-/// Writes an error response around `error` (an error object's JSON text already validated),
-/// as it is (what an async fallback may answer, so unused without `tokio`).
-#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
+/// Writes an error response around `error`, an error object's JSON text the caller has
+/// validated, as it is (its members, their order and escapes kept: what a gateway passes on
+/// from an upstream).
+///
+/// ```
+/// let mut out = bytes::BytesMut::new();
+/// let error = br#"{"message":"limit exceeded","code":-32005}"#;
+/// rpcwire_wire::encode::write_error_bytes(&mut out, &rpcwire_wire::Id::from("q"), error);
+/// assert_eq!(&out[..], br#"{"jsonrpc":"2.0","id":"q","error":{"message":"limit exceeded","code":-32005}}"#);
+/// ```
 pub fn write_error_bytes(dst: &mut BytesMut, id: &Id<'_>, error: &[u8]) {
     write_head(dst, id);
     dst.put_slice(br#","error":"#);
@@ -440,8 +453,17 @@ impl<'b> BatchWriter<'b> {
         self.elements == 0
     }
 
-    /// The underlying buffer, without starting an element.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// The underlying buffer, without starting an element: for writing into the current
+    /// element's place with a function that takes the buffer itself.
+    ///
+    /// ```
+    /// let mut out = bytes::BytesMut::new();
+    /// let mut batch = rpcwire_wire::encode::BatchWriter::new(&mut out);
+    /// batch.element();
+    /// rpcwire_wire::encode::write_success_bytes(batch.dst_mut(), &rpcwire_wire::Id::from(1u64), b"true");
+    /// assert_eq!(batch.finish(), 1);
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":true}]"#);
+    /// ```
     pub fn dst_mut(&mut self) -> &mut BytesMut {
         self.dst
     }

@@ -181,8 +181,11 @@ impl RequestContext {
 }
 
 /// What a request cancelled by the other side gets.
+///
+/// ```
+/// assert_eq!(rpcwire_core::dispatch::OnCancel::default(), rpcwire_core::dispatch::OnCancel::Answer);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub enum OnCancel {
     /// The LSP way: an error response, -32800 RequestCancelled.
     #[default]
@@ -192,17 +195,34 @@ pub enum OnCancel {
 }
 
 /// The serving side's supervision of async handlers: nothing by default (a router called
-/// directly); a peer fills it in.
+/// directly); a transport that serves a router fills it in (the `Peer` does, and the MCP
+/// Streamable HTTP server) and hands it to
+/// [`PendingAnswer::answer_supervised`](super::PendingAnswer::answer_supervised).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use rpcwire_core::dispatch::{Cancellations, OnCancel, Supervision};
+/// let serving = Supervision {
+///     cancellations: Some(Arc::new(Cancellations::default())),
+///     on_cancel: OnCancel::Silent,
+///     handler_timeout: Some(Duration::from_secs(30)),
+///     ..Supervision::default()
+/// };
+/// # let _ = serving;
+/// ```
 #[derive(Clone, Debug, Default)]
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub struct Supervision {
     /// Handed to handlers that take a context (a `transport::PeerLink`).
     pub remote: Option<RemoteLink>,
     /// The tokens of the requests under way, by id, for cancellation by the other side.
     pub cancellations: Option<Arc<Cancellations>>,
+    /// What a request cancelled by the other side gets.
     pub on_cancel: OnCancel,
     /// Fires when running handlers are to be aborted (a close whose deadline passed).
     pub abort: Option<CancellationToken>,
+    /// How long a handler may run; past it, its token fires and the request is answered
+    /// -32603.
     pub handler_timeout: Option<Duration>,
     /// Counts handlers stopped by the timeout.
     pub timeouts: Option<Arc<AtomicU64>>,
@@ -267,8 +287,12 @@ pub(crate) struct Watch {
 /// of their ids. A request is expected (its token made) when the reader queues it for a
 /// handler, so that a cancellation arriving before its handler starts still finds it; the
 /// handler claims that token when it starts, and the entry goes when it is done.
+///
+/// ```
+/// let cancellations = rpcwire_core::dispatch::Cancellations::default();
+/// assert!(!cancellations.cancel("1"), "no request 1 under way");
+/// ```
 #[derive(Debug, Default)]
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub struct Cancellations {
     tokens: Mutex<HashMap<Box<str>, Entry>>,
     next: AtomicU64,
@@ -327,9 +351,12 @@ impl Cancellations {
         (registration, token)
     }
 
-    /// Cancels the request under way whose id is written `id_json`; `false` when there is
-    /// none (finished already, or never seen).
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// Cancels the request under way whose id is written `id_json` (its JSON text: `1`,
+    /// `"a"`); `false` when there is none (finished already, or never seen).
+    ///
+    /// ```
+    /// assert!(!rpcwire_core::dispatch::Cancellations::default().cancel(r#""a""#));
+    /// ```
     pub fn cancel(&self, id_json: &str) -> bool {
         match lock_unpoisoned(&self.tokens).get(id_json) {
             Some(entry) => {

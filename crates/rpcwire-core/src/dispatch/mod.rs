@@ -59,7 +59,6 @@ cfg_tokio! {
     mod remote;
 
     pub use context::{RemoteLink, RequestContext};
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
     pub use context::{Cancellations, OnCancel, Supervision};
     pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
     pub use raw_call::RawCall;

@@ -196,8 +196,18 @@ impl Responder {
     /// response in the frame goes to `on_response` and every other message to `on_message`
     /// before anything is answered (a peer completes its calls and watches for cancellations
     /// so).
+    ///
+    /// ```
+    /// use rpcwire_core::dispatch::{Answer, Responder, Router};
+    /// let router = Router::new();
+    /// let (mut responses, mut others) = (0, 0);
+    /// let mut out = bytes::BytesMut::new();
+    /// let input = br#"[{"jsonrpc":"2.0","id":9,"result":1},{"jsonrpc":"2.0","method":"note"}]"#;
+    /// let answer = Responder::new().respond_from(&router, input, None, true, &mut out, |_| responses += 1, |_| others += 1);
+    /// assert!(matches!(answer, Answer::Silent));
+    /// assert_eq!((responses, others), (1, 1));
+    /// ```
     #[allow(clippy::too_many_arguments)]
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
     pub fn respond_from(
         &mut self,
         router: &Router,
@@ -322,8 +332,25 @@ impl PendingAnswer {
 
     /// [`answer`](PendingAnswer::answer) with the serving side's supervision of async
     /// handlers (contexts, cancellation, timeouts): what a peer runs.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use rpcwire_core::dispatch::{Answer, NoParams, Responder, Router, Supervision};
+    /// let mut router = Router::new();
+    /// router.method_async("forever", |_: NoParams| async {
+    ///     std::future::pending::<()>().await;
+    ///     Ok(())
+    /// });
+    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"forever"}"#);
+    /// let mut out = bytes::BytesMut::new();
+    /// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+    /// let serving = Supervision { handler_timeout: Some(Duration::from_millis(10)), ..Supervision::default() };
+    /// assert!(pending.answer_supervised(&router, &serving, &mut out).await);
+    /// assert!(std::str::from_utf8(&out).unwrap().contains("-32603"));
+    /// # });
+    /// ```
     #[cfg(feature = "tokio")]
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
     pub async fn answer_supervised(
         &self,
         router: &Router,

@@ -18,6 +18,12 @@ fn escape_for(byte: u8) -> Option<&'static str> {
 
 /// Calls `piece` with the parts of `text` escaped as the content of a JSON string (without
 /// quotes): runs of plain text and the escapes between them, in order.
+///
+/// ```
+/// let mut pieces = Vec::new();
+/// rpcwire_wire::json::escape::escaped_pieces("a\"b", |piece| pieces.push(piece.to_owned()));
+/// assert_eq!(pieces, ["a", "\\\"", "b"]);
+/// ```
 #[inline]
 pub fn escaped_pieces(text: &str, mut piece: impl FnMut(&str)) {
     let mut plain_from = 0;
@@ -32,11 +38,23 @@ pub fn escaped_pieces(text: &str, mut piece: impl FnMut(&str)) {
 }
 
 /// Appends `text` escaped as the content of a JSON string (without quotes).
+///
+/// ```
+/// let mut out = String::from("\"");
+/// rpcwire_wire::json::escape::push_escaped(&mut out, "tab\there");
+/// assert_eq!(out, "\"tab\\there");
+/// ```
 pub fn push_escaped(out: &mut String, text: &str) {
     escaped_pieces(text, |piece| out.push_str(piece));
 }
 
 /// `text` escaped as the content of a JSON string, or `None` when it needs no escape.
+///
+/// ```
+/// use rpcwire_wire::json::escape::escape_json_str;
+/// assert_eq!(escape_json_str("plain"), None);
+/// assert_eq!(escape_json_str("a\nb").as_deref(), Some("a\\nb"));
+/// ```
 pub fn escape_json_str(text: &str) -> Option<String> {
     if !text.bytes().any(|byte| escape_for(byte).is_some()) {
         return None;
@@ -47,6 +65,10 @@ pub fn escape_json_str(text: &str) -> Option<String> {
 }
 
 /// `text` as a complete JSON string, quotes included.
+///
+/// ```
+/// assert_eq!(rpcwire_wire::json::escape::quote_json_str("é\u{1}"), "\"é\\u0001\"");
+/// ```
 pub fn quote_json_str(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');

@@ -1,5 +1,8 @@
 //! Iterators over the elements of a validated JSON array and the members of a validated JSON
-//! object, as text slices of it (what `Params` hands out without decoding anything).
+//! object, as text slices of it (what `Params` hands out without decoding anything), and
+//! where one member's value lies: for code that walks JSON text already validated (by the
+//! parser, or [`validate`](super::validate)) without decoding it. Text that is not valid JSON
+//! ends a walk early; it never panics.
 //!
 //! They hold the text as `&str` already, so each element is sliced from it plainly.
 
@@ -71,10 +74,19 @@ impl<'a> Items<'a> {
 }
 
 /// The elements of a validated JSON array, as text.
+///
+/// ```
+/// let elements: Vec<&str> = rpcwire_wire::json::iter::ArrayIter::new(r#"[1, "two", {"three":3}]"#).collect();
+/// assert_eq!(elements, ["1", r#""two""#, r#"{"three":3}"#]);
+/// ```
 pub struct ArrayIter<'a>(Items<'a>);
 
 impl<'a> ArrayIter<'a> {
     /// `text` must be a validated JSON array.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire_wire::json::iter::ArrayIter::new("[]").count(), 0);
+    /// ```
     pub fn new(text: &'a str) -> ArrayIter<'a> {
         ArrayIter(Items::new(text, b'[', b']'))
     }
@@ -88,14 +100,29 @@ impl<'a> Iterator for ArrayIter<'a> {
     }
 }
 
-/// One member of a validated JSON object: `((raw key, key has escapes), value text)`.
+/// One member of a validated JSON object: `((raw key, key has escapes), value text)`, the
+/// key without its quotes and not unescaped.
+///
+/// ```
+/// let member: rpcwire_wire::json::iter::RawMember<'_> = (("id", false), "1");
+/// # let _ = member;
+/// ```
 pub type RawMember<'a> = ((&'a str, bool), &'a str);
 
 /// The members of a validated JSON object: key (raw, with escape flag) and value text.
+///
+/// ```
+/// let members: Vec<_> = rpcwire_wire::json::iter::MemberIter::new(r#"{"a":1,"\u0062":[2]}"#).collect();
+/// assert_eq!(members, [(("a", false), "1"), (("\\u0062", true), "[2]")]);
+/// ```
 pub struct MemberIter<'a>(Items<'a>);
 
 impl<'a> MemberIter<'a> {
     /// `text` must be a validated JSON object.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire_wire::json::iter::MemberIter::new("{}").count(), 0);
+    /// ```
     pub fn new(text: &'a str) -> MemberIter<'a> {
         MemberIter(Items::new(text, b'{', b'}'))
     }
@@ -119,9 +146,14 @@ impl<'a> Iterator for MemberIter<'a> {
 
 /// Where the value of the member called `name` lies in `text`, a validated JSON object (keys
 /// compared after unescaping, so `"\u0069d"` is `id`; the last one when the name repeats);
-/// `None` when there is no such member or `text` is not an object. (Used by the Peer and
-/// the gateway: unused without `tokio`.)
-#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+/// `None` when there is no such member or `text` is not an object.
+///
+/// ```
+/// let text = br#"{"jsonrpc":"2.0","\u0069d":7,"result":[1]}"#;
+/// let range = rpcwire_wire::json::iter::member_value_range(text, "id").unwrap();
+/// assert_eq!(&text[range], b"7");
+/// assert!(rpcwire_wire::json::iter::member_value_range(text, "error").is_none());
+/// ```
 pub fn member_value_range(text: &[u8], name: &str) -> Option<std::ops::Range<usize>> {
     let text_str = std::str::from_utf8(text).ok()?;
     if !text_str.trim_start().starts_with('{') {

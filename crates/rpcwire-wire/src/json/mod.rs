@@ -21,9 +21,7 @@
 pub(crate) mod cursor;
 pub(crate) mod decimal;
 mod error;
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod escape;
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod iter;
 #[doc(hidden)]
 #[allow(unsafe_code)]
@@ -37,6 +35,5 @@ mod validate;
 pub(crate) mod value;
 
 pub use error::{SyntaxError, SyntaxErrorKind};
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub use validate::is_whitespace_char;
 pub use validate::{validate, DEFAULT_MAX_DEPTH};

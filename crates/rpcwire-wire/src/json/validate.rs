@@ -29,6 +29,11 @@ pub fn validate(bytes: &[u8]) -> Result<(), SyntaxError> {
 
 /// The JSON whitespace characters (space, tab, line feed, carriage return), for
 /// `str::trim_matches`.
+///
+/// ```
+/// assert_eq!(" \t[1]\r\n".trim_matches(rpcwire_wire::json::is_whitespace_char), "[1]");
+/// assert!(!rpcwire_wire::json::is_whitespace_char('\u{a0}'));
+/// ```
 pub fn is_whitespace_char(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }

@@ -116,8 +116,14 @@ impl<'a> Id<'a> {
         }
     }
 
-    /// Parser entry: a number whose text was already validated.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// A number id from its JSON text, which the caller has validated as a JSON number (it is
+    /// written as it is: `1.50` stays `1.50`). What a parser that read the number makes.
+    ///
+    /// ```
+    /// let id = rpcwire_wire::Id::from_number_text("1.50");
+    /// assert_eq!(id.kind(), rpcwire_wire::IdKind::Number);
+    /// assert_eq!(id.raw(), "1.50");
+    /// ```
     pub fn from_number_text(text: &'a str) -> Id<'a> {
         Id {
             shape: Shape::Number,

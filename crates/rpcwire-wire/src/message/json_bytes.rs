@@ -47,8 +47,15 @@ impl JsonBytes {
         Ok(JsonBytes::from_validated(bytes.slice(start..end)))
     }
 
-    /// Bytes the parser or serde_json already validated.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// Bytes the caller has validated as one JSON value without surrounding whitespace (the
+    /// parser's slices, serde_json's output): not checked again, so bytes that are not JSON
+    /// make answers that are not JSON (never undefined behaviour). [`new`](JsonBytes::new)
+    /// checks.
+    ///
+    /// ```
+    /// let value = rpcwire_wire::JsonBytes::from_validated(bytes::Bytes::from_static(b"[1]"));
+    /// assert_eq!(value.as_str(), "[1]");
+    /// ```
     pub fn from_validated(bytes: Bytes) -> JsonBytes {
         JsonBytes { bytes }
     }
@@ -116,8 +123,13 @@ impl JsonBytes {
 }
 
 /// Where `part` lies in `outer`, when it is a slice of it (a parsed view's text lies in the
-/// bytes it was parsed from).
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
+/// bytes it was parsed from): compared by address, never by content.
+///
+/// ```
+/// let outer = br#"{"jsonrpc":"2.0","method":"m"}"#;
+/// assert_eq!(rpcwire_wire::message::range_within(outer, &outer[12..17]), Some(12..17));
+/// assert_eq!(rpcwire_wire::message::range_within(outer, b"2.0"), None);
+/// ```
 pub fn range_within(outer: &[u8], part: &[u8]) -> Option<Range<usize>> {
     let start = (part.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
     let end = start.checked_add(part.len())?;
@@ -126,9 +138,14 @@ pub fn range_within(outer: &[u8], part: &[u8]) -> Option<Range<usize>> {
 
 /// Where a parsed id's JSON text lies in `outer`, the bytes it was parsed from (a string with
 /// its quotes); `None` for `null`, which has no text of its own to point at, or an id not
-/// parsed from `outer`. (Used by the async fallback and the gateway: unused without `tokio`.)
-#[cfg_attr(not(feature = "tokio"), allow(dead_code))]
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
+/// parsed from `outer`. What a gateway uses to put a client's id back exactly as written.
+///
+/// ```
+/// let frame = br#"{"jsonrpc":"2.0","id":"q1","method":"m"}"#;
+/// let message = rpcwire_wire::parse(frame).unwrap().single().unwrap();
+/// let range = rpcwire_wire::message::id_range_within(frame, message.id().unwrap()).unwrap();
+/// assert_eq!(&frame[range], br#""q1""#);
+/// ```
 pub fn id_range_within(outer: &[u8], id: &super::Id<'_>) -> Option<Range<usize>> {
     match id.kind() {
         super::IdKind::Number => range_within(outer, id.raw().as_bytes()),

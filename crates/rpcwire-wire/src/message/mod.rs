@@ -27,7 +27,6 @@ pub use build_error::BuildError;
 pub use error_object::{ErrorCode, ErrorObject};
 pub use id::{Id, IdKind};
 pub use json_bytes::JsonBytes;
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub use json_bytes::{id_range_within, range_within};
 pub use message_enum::Message;
 pub use params::{Params, ParamsIter};

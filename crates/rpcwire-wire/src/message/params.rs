@@ -26,8 +26,13 @@ pub struct Params<'p> {
 }
 
 impl<'p> Params<'p> {
-    /// `text` must be a validated JSON array or object.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// The params whose text is `text`, a JSON array or object the caller has validated (a
+    /// parser's slice): not checked again; on text that is not one, lookups find nothing.
+    ///
+    /// ```
+    /// let params = rpcwire_wire::Params::new(r#"{"uri":"mem://a"}"#);
+    /// assert_eq!(params.get("uri").unwrap().get(), r#""mem://a""#);
+    /// ```
     pub fn new(text: &'p str) -> Params<'p> {
         Params { text }
     }

@@ -28,7 +28,7 @@ pub use batch::{Batch, BatchIter};
 pub use error::{ParseError, ParseErrorKind};
 pub use limits::Limits;
 pub use parsed_frame::ParsedFrame;
-pub use parser::{BatchScratch, Parser};
+pub use parser::{BatchScratch, Parser, TopLevel};
 
 use crate::message::Message;
 

@@ -51,8 +51,17 @@ impl Parser {
 
 impl BatchScratch {
     /// The owned frame of `bytes` as [`Parser::parse_top`] found it; a batch's elements move
-    /// into it (the storage grows again on the next batch).
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// into it (the storage grows again on the next batch). `bytes` must be the input
+    /// `top` was parsed from (other bytes give a frame whose views are wrong, never undefined
+    /// behaviour). See [`Parser::parse_top`] for an example.
+    ///
+    /// ```
+    /// let mut scratch = rpcwire_wire::BatchScratch::default();
+    /// let input = bytes::Bytes::from_static(b"[1]");
+    /// let top = rpcwire_wire::Parser::default().parse_top(&input, &mut scratch).unwrap();
+    /// let frame = scratch.take_frame(input, top);
+    /// assert!(frame.view().batch().unwrap().get(0).unwrap().is_err());
+    /// ```
     pub fn take_frame(&mut self, bytes: Bytes, top: TopLevel) -> ParsedFrame {
         let top = top.0;
         let slots = match top {

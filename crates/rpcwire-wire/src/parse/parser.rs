@@ -31,7 +31,14 @@ pub struct BatchScratch {
 impl BatchScratch {
     /// The borrowed view of `input` as [`Parser::parse_top`] found it (`top`, and the batch
     /// elements kept here).
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    ///
+    /// ```
+    /// use rpcwire_wire::{BatchScratch, Parser};
+    /// let mut scratch = BatchScratch::default();
+    /// let input = br#"[{"jsonrpc":"2.0","method":"a"},{"jsonrpc":"2.0","method":"b"}]"#;
+    /// let top = Parser::default().parse_top(input, &mut scratch).unwrap();
+    /// assert_eq!(scratch.view(input, top).batch().unwrap().len(), 2);
+    /// ```
     pub fn view<'a>(&'a self, input: &'a [u8], top: TopLevel) -> Parsed<'a> {
         match top.0 {
             Top::Single(spans) => Parsed::Single(spans.view(input)),
@@ -48,9 +55,15 @@ pub(crate) enum Top {
 }
 
 /// The top level of an input as [`Parser::parse_top`] found it, for [`BatchScratch::view`] and
-/// [`BatchScratch::take_frame`]; opaque.
+/// [`BatchScratch::take_frame`]; opaque (what it holds is the parser's own layout).
+///
+/// ```
+/// let mut scratch = rpcwire_wire::BatchScratch::default();
+/// let top: rpcwire_wire::parse::TopLevel =
+///     rpcwire_wire::Parser::default().parse_top(br#"{"jsonrpc":"2.0","method":"a"}"#, &mut scratch).unwrap();
+/// # let _ = top;
+/// ```
 #[derive(Clone, Copy)]
-#[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub struct TopLevel(pub(crate) Top);
 
 /// A parser with configured [`Limits`]. Cheap to copy; holds no state between parses.
@@ -131,7 +144,21 @@ impl Parser {
     /// Parses `input`, keeping a batch's elements in `scratch`; the result's view is
     /// [`BatchScratch::view`], its owned frame [`BatchScratch::take_frame`].
     /// Like [`parse`](Parser::parse), one message in a fixed layout is read by the shortcut.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// The parse in two steps is for a caller that keeps one scratch for many inputs and
+    /// decides after the parse whether it needs the borrowed view or the owned frame (a
+    /// responder that answers at once or hands the frame to a task): either, without
+    /// parsing again.
+    ///
+    /// ```
+    /// use rpcwire_wire::{BatchScratch, Parser};
+    /// let parser = Parser::default();
+    /// let mut scratch = BatchScratch::default();
+    /// let input = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"later"}"#);
+    /// let top = parser.parse_top(&input, &mut scratch).unwrap();
+    /// assert_eq!(scratch.view(&input, top).single().unwrap().method(), Some("later"));
+    /// let frame = scratch.take_frame(input.clone(), top);
+    /// assert_eq!(frame.view().single().unwrap().method(), Some("later"));
+    /// ```
     pub fn parse_top(&self, input: &[u8], scratch: &mut BatchScratch) -> Result<TopLevel, ParseError> {
         self.find_top(input, scratch).map(TopLevel)
     }

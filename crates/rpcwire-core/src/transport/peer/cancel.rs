@@ -75,8 +75,16 @@ impl CancelProtocol {
         Some(frame.freeze())
     }
 
-    /// The JSON text of the id a cancel notification's params name, if they name one.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// The JSON text of the id a cancel notification's params name, if they name one (what
+    /// [`Cancellations::cancel`](crate::dispatch::Cancellations::cancel) takes).
+    ///
+    /// ```
+    /// use rpcwire_core::transport::CancelProtocol;
+    /// let params = rpcwire_core::Params::new(r#"{"requestId":"a1","reason":"user"}"#);
+    /// assert_eq!(CancelProtocol::Mcp.cancelled_id(Some(params)).as_deref(), Some(r#""a1""#));
+    /// let params = rpcwire_core::Params::new(r#"{"id":7}"#);
+    /// assert_eq!(CancelProtocol::Lsp.cancelled_id(Some(params)).as_deref(), Some("7"));
+    /// ```
     pub fn cancelled_id(self, params: Option<Params<'_>>) -> Option<String> {
         #[derive(Deserialize)]
         struct Lsp<'a> {

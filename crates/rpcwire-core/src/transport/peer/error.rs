@@ -175,8 +175,14 @@ impl PeerError {
         self.call.as_ref()?.id.as_ref()
     }
 
-    /// The error, naming the call it came from.
-    #[doc(hidden)] // for rpcwire's own crates; not covered by semver
+    /// The error, naming the call it came from (what [`method`](PeerError::method) and
+    /// [`id`](PeerError::id) give).
+    ///
+    /// ```
+    /// # use rpcwire_core::transport::{PeerError, PeerErrorKind};
+    /// let error = PeerError::from(PeerErrorKind::TooManyPending { capacity: 1 }).in_call("sum", None);
+    /// assert_eq!(error.method(), Some("sum"));
+    /// ```
     pub fn in_call(mut self, method: &str, id: Option<&Id<'_>>) -> PeerError {
         self.call = Some(Box::new(CallSite {
             method: method.into(),
