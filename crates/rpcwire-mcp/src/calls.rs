@@ -5,7 +5,10 @@
 //! one place.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -15,7 +18,7 @@ use crate::context::McpContext;
 use crate::message::{ErrorObject, Params};
 use crate::methods::Called;
 use crate::prompt::GetPromptResult;
-use crate::registry::Registry;
+use crate::registry::{BoxFuture, Registry};
 use crate::resource::ReadResourceResult;
 use crate::tool::CallToolResult;
 
@@ -135,20 +138,21 @@ pub(crate) enum Outcome {
     Complete { completion: Completion },
 }
 
-/// Runs `call` on the registry's handler with `cx`: -32602 for a tool or a prompt the
-/// registry does not have, or a prompt without a required argument; the handler's own
-/// error otherwise.
-pub(crate) async fn run(
-    registry: Arc<Registry>,
+/// Starts `call` on the registry's handler with `cx`: -32602 for a tool or a prompt the
+/// registry does not have, or a prompt without a required argument (at once); the handler's
+/// work otherwise, whose error is the handler's own. What runs is the handler's own boxed
+/// future: a call in flight holds no state of its own beside it.
+pub(crate) fn start(
+    registry: &Registry,
     call: Call,
     cx: McpContext,
-) -> Result<Outcome, ErrorObject<'static>> {
-    match call {
+) -> Result<Running, ErrorObject<'static>> {
+    Ok(match call {
         Call::Tool { name, arguments } => {
             let Some(tool) = registry.tool(&name) else {
                 return Err(ErrorObject::invalid_params(format_args!("Unknown tool: {name}")));
             };
-            (tool.handler)(arguments, cx).await.map(Outcome::Tool)
+            Running::Tool((tool.handler)(arguments, cx))
         }
         Call::Prompt { name, arguments } => {
             let Some(prompt) = registry.prompt(&name) else {
@@ -161,15 +165,48 @@ pub(crate) async fn run(
                     "missing required argument: {missing}"
                 )));
             }
-            (prompt.handler)(arguments, cx).await.map(Outcome::Prompt)
+            Running::Prompt((prompt.handler)(arguments, cx))
         }
-        Call::Read { uri } => registry.read(uri, cx).await.map(Outcome::Read),
+        Call::Read { uri } => Running::Read(registry.read(uri, cx)?),
         Call::Complete(request) => {
-            let completion = match &registry.completion {
-                Some(complete) => complete(request, cx).await?,
-                None => Completion::default(),
-            };
-            Ok(Outcome::Complete { completion })
+            Running::Complete(registry.completion.as_ref().map(|complete| complete(request, cx)))
+        }
+    })
+}
+
+/// Runs `call` (see [`start`]) to its end.
+pub(crate) async fn run(
+    registry: Arc<Registry>,
+    call: Call,
+    cx: McpContext,
+) -> Result<Outcome, ErrorObject<'static>> {
+    start(&registry, call, cx)?.await
+}
+
+/// A call's handler at work: its boxed future, and what its result becomes.
+pub(crate) enum Running {
+    Tool(BoxFuture<Result<CallToolResult, ErrorObject<'static>>>),
+    Prompt(BoxFuture<Result<GetPromptResult, ErrorObject<'static>>>),
+    Read(BoxFuture<Result<ReadResourceResult, ErrorObject<'static>>>),
+    /// `None`: no completion handler (an empty completion).
+    Complete(Option<BoxFuture<Result<Completion, ErrorObject<'static>>>>),
+}
+
+impl Future for Running {
+    type Output = Result<Outcome, ErrorObject<'static>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Running::Tool(work) => work.as_mut().poll(cx).map_ok(Outcome::Tool),
+            Running::Prompt(work) => work.as_mut().poll(cx).map_ok(Outcome::Prompt),
+            Running::Read(work) => work.as_mut().poll(cx).map_ok(Outcome::Read),
+            Running::Complete(Some(work)) => work
+                .as_mut()
+                .poll(cx)
+                .map_ok(|completion| Outcome::Complete { completion }),
+            Running::Complete(None) => Poll::Ready(Ok(Outcome::Complete {
+                completion: Completion::default(),
+            })),
         }
     }
 }

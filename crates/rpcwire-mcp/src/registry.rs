@@ -265,16 +265,19 @@ impl Registry {
         self.prompts.iter().find(|entry| entry.prompt.name == name)
     }
 
-    /// Reads `uri`: a listed resource, else the first template it matches, else -32002.
-    pub(crate) async fn read(&self, uri: String, cx: McpContext) -> Outcome<ReadResourceResult> {
+    /// Starts reading `uri`: a listed resource, else the first template it matches, else
+    /// -32002 (at once).
+    pub(crate) fn read(
+        &self,
+        uri: String,
+        cx: McpContext,
+    ) -> Outcome<BoxFuture<Outcome<ReadResourceResult>>> {
         if let Some(entry) = self.resources.iter().find(|entry| entry.resource.uri == uri) {
-            let handler = entry.handler.clone();
-            return handler(uri, Vec::new(), cx).await;
+            return Ok((entry.handler)(uri, Vec::new(), cx));
         }
         for entry in &self.templates {
             if let Some(vars) = entry.template.matches(&uri) {
-                let handler = entry.handler.clone();
-                return handler(uri, vars, cx).await;
+                return Ok((entry.handler)(uri, vars, cx));
             }
         }
         let error = ErrorObject::new(RESOURCE_NOT_FOUND, "Resource not found")

@@ -155,7 +155,7 @@ fn call(
         } else {
             let Decoded { call, progress_token } = Call::decode(called, raw)?;
             let cx = McpContext::new(cx, session.clone(), progress_token);
-            Prepared::Session(calls::run(registry.clone(), call, cx))
+            Prepared::Session(calls::start(&registry, call, cx)?)
         };
         Ok(async move {
             match prepared {
