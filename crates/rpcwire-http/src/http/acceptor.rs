@@ -11,12 +11,10 @@ use http::{Request, Response};
 use http_body::Body;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use super::connection_clock::ConnectionClock;
-use super::detect_deadline::DetectDeadline;
 
 /// How long the request head may take to arrive by default (slow-header protection).
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -170,25 +168,36 @@ impl Acceptor {
                 },
             };
             let _ = stream.set_nodelay(true);
-            let builder = self.connection_builder();
             let service = service();
-            let stream = DetectDeadline::new(stream, self.header_timeout);
+            let (http1, header_timeout) = (self.http1_builder(), self.header_timeout);
             tokio::spawn(async move {
+                // Told apart by the first bytes, peeked (not read): hyper is then given the
+                // socket itself, with no wrapper to go through on every read and write. A
+                // connection that does not show its protocol within the header timeout (it
+                // sends nothing, or only the start of the HTTP/2 preface) is closed.
+                let Ok(Ok(protocol)) = tokio::time::timeout(header_timeout, protocol_of(&stream)).await
+                else {
+                    return;
+                };
+                let io = TokioIo::new(stream);
                 // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
-                let _ = builder
-                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                    .await;
+                let _ = match protocol {
+                    Protocol::Http1 => http1.serve_connection(io, service).with_upgrades().await,
+                    Protocol::Http2 => {
+                        hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                            .serve_connection(io, service)
+                            .await
+                    }
+                };
             });
         }
     }
 
-    /// hyper's builder for one connection: HTTP/1.1 with keep-alive and HTTP/2, the request
-    /// head deadline kept on the connection's own clock (one timer per connection, not one
-    /// per request).
-    fn connection_builder(&self) -> auto::Builder<TokioExecutor> {
-        let mut builder = auto::Builder::new(TokioExecutor::new());
+    /// hyper's HTTP/1.1 builder for one connection: keep-alive, the request head deadline
+    /// kept on the connection's own clock (one timer per connection, not one per request).
+    fn http1_builder(&self) -> hyper::server::conn::http1::Builder {
+        let mut builder = hyper::server::conn::http1::Builder::new();
         builder
-            .http1()
             .timer(ConnectionClock::new())
             .header_read_timeout(self.header_timeout)
             // hyper's read buffer grows up to ~400 KiB by default and is made anew per
@@ -199,6 +208,37 @@ impl Acceptor {
             // a connection's write buffer is bypassed.
             .keep_alive(true);
         builder
+    }
+}
+
+/// What an HTTP/2 client with prior knowledge sends first (RFC 9113, section 3.4).
+const HTTP2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// A connection's protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+/// The protocol of `stream`, from its first bytes, peeked: HTTP/2 when they are the HTTP/2
+/// preface, HTTP/1.1 as soon as they differ from it; an error when the connection closes or
+/// fails first. While they are only the start of the preface, peeks again a moment later
+/// (what is peeked stays readable, so waiting for readiness would not wait).
+async fn protocol_of(stream: &tokio::net::TcpStream) -> io::Result<Protocol> {
+    let mut first = [0u8; HTTP2_PREFACE.len()];
+    loop {
+        let peeked = stream.peek(&mut first).await?;
+        if peeked == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        if first[..peeked] != HTTP2_PREFACE[..peeked] {
+            return Ok(Protocol::Http1);
+        }
+        if peeked == HTTP2_PREFACE.len() {
+            return Ok(Protocol::Http2);
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 

@@ -49,7 +49,6 @@ pub mod client;
 mod connection_clock;
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod connections;
-mod detect_deadline;
 mod parsed_body;
 mod server;
 mod service;

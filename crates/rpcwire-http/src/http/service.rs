@@ -20,8 +20,8 @@ use fastwebsockets::WebSocketError;
 
 use super::body::{read_limited, ReadError};
 use super::parsed_body::ParsedBody;
-use crate::dispatch::{Answer, Responder, Router};
-use crate::pool::BufferPool;
+use crate::dispatch::{Answer, PendingAnswer, Responder, Router};
+use crate::pool::{BufferPool, PooledBuf};
 use crate::transport::Peer;
 use crate::websocket::WebSocketTransport;
 
@@ -299,18 +299,10 @@ impl ServiceInner {
         let answered = match answer {
             Answer::Written => true,
             Answer::Silent => false,
-            // A gateway's upstream answer goes out as it came, not copied into `out`.
-            Answer::Pending(pending) => {
-                let answer = pending.answer_bytes(&self.router, &mut out).await;
-                if answer
-                    .as_ref()
-                    .is_some_and(|answer| answer.len() > RESPONSE_BUFFER_MAX_RETAINED / 2)
-                {
-                    // It may share `out`'s allocation: that does not go back to the pool.
-                    drop(out.into_inner());
-                }
-                return answer.map_or_else(|| status(StatusCode::NO_CONTENT), json);
-            }
+            // Handlers to await: in a future of its own, boxed only then, so that the answer
+            // of the usual request (no await) is a small future (it is boxed for every
+            // request, and each byte of it copied).
+            Answer::Pending(pending) => return Box::pin(self.answer_pending(pending, out)).await,
         };
         if answered {
             // A large answer takes its buffer along: split off, it would leave the pool
@@ -323,6 +315,20 @@ impl ServiceInner {
         } else {
             status(StatusCode::NO_CONTENT)
         }
+    }
+
+    /// The answer of a frame whose handlers are awaited: a gateway's upstream answer goes
+    /// out as it came, not copied into `out`.
+    async fn answer_pending(&self, pending: PendingAnswer, mut out: PooledBuf) -> Response<Full<Bytes>> {
+        let answer = pending.answer_bytes(&self.router, &mut out).await;
+        if answer
+            .as_ref()
+            .is_some_and(|answer| answer.len() > RESPONSE_BUFFER_MAX_RETAINED / 2)
+        {
+            // It may share `out`'s allocation: that does not go back to the pool.
+            drop(out.into_inner());
+        }
+        answer.map_or_else(|| status(StatusCode::NO_CONTENT), json)
     }
 }
 
