@@ -315,6 +315,19 @@ impl Router {
 
     /// Whether answering `parsed` runs an async handler (so it has to be awaited);
     /// responses and unknown methods never do.
+    /// Whether answering a frame may need an await: an async handler (or an async fallback)
+    /// is registered. A transport can then keep room for awaiting, or not.
+    ///
+    /// ```
+    /// let mut router = rpcwire_core::dispatch::Router::new();
+    /// assert!(!router.awaits());
+    /// router.method_async("later", |_: rpcwire_core::dispatch::NoParams| async { Ok(1) });
+    /// assert!(router.awaits());
+    /// ```
+    pub fn awaits(&self) -> bool {
+        self.async_handlers > 0
+    }
+
     pub(crate) fn needs_async(&self, parsed: &Parsed<'_>) -> bool {
         if self.async_handlers == 0 {
             return false;

@@ -246,25 +246,29 @@ impl ServiceInner {
         Response::from_parts(parts, Full::default())
     }
 
-    /// Answers one request.
-    async fn answer<B>(&self, request: Request<B>) -> Response<Full<Bytes>>
+    /// Answers one request; a frame whose handlers are to be awaited is handed back with
+    /// its buffer (`Err`), for [`answer_pending`](ServiceInner::answer_pending).
+    async fn answer<B>(
+        &self,
+        request: Request<B>,
+    ) -> Result<Response<Full<Bytes>>, (PendingAnswer, PooledBuf)>
     where
         B: Body + Send + Unpin + 'static,
         B::Data: Send,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         if request.method() == Method::GET && is_websocket_upgrade(request.headers()) {
-            return self.upgrade(request);
+            return Ok(self.upgrade(request));
         }
         if request.method() != Method::POST {
             let mut response = status(StatusCode::METHOD_NOT_ALLOWED);
             response
                 .headers_mut()
                 .insert(ALLOW, HeaderValue::from_static("POST"));
-            return response;
+            return Ok(response);
         }
         if !is_json(request.headers().get(CONTENT_TYPE)) {
-            return status(StatusCode::UNSUPPORTED_MEDIA_TYPE);
+            return Ok(status(StatusCode::UNSUPPORTED_MEDIA_TYPE));
         }
         // A layer in front may have parsed the body already.
         let parsed = request.extensions().get::<ParsedBody>().cloned();
@@ -276,7 +280,7 @@ impl ServiceInner {
             .or_else(|| declared_length(request.headers().get(CONTENT_LENGTH)));
         if declared.is_some_and(|len| len > (self.max_body + LINGER_DECLARED) as u64) {
             // Far over the limit: refuse at once, reading none of it (the connection closes).
-            return status(StatusCode::PAYLOAD_TOO_LARGE);
+            return Ok(status(StatusCode::PAYLOAD_TOO_LARGE));
         }
         // Past the limit, up to the rest of a declared body is read and dropped.
         let linger = declared.map_or(LINGER, |len| {
@@ -287,9 +291,9 @@ impl ServiceInner {
         // never registered.
         let bytes = match tokio::time::timeout(self.body_timeout, read).await.ok() {
             Some(Ok(bytes)) => bytes,
-            Some(Err(BodyProblem::TooLarge)) => return status(StatusCode::PAYLOAD_TOO_LARGE),
-            Some(Err(BodyProblem::Broken)) => return status(StatusCode::BAD_REQUEST),
-            None => return status(StatusCode::REQUEST_TIMEOUT),
+            Some(Err(BodyProblem::TooLarge)) => return Ok(status(StatusCode::PAYLOAD_TOO_LARGE)),
+            Some(Err(BodyProblem::Broken)) => return Ok(status(StatusCode::BAD_REQUEST)),
+            None => return Ok(status(StatusCode::REQUEST_TIMEOUT)),
         };
         let mut out = self.buffers.get();
         let answer = match parsed.and_then(|parsed| parsed.take_for(&bytes, self.router.parser().limits())) {
@@ -299,12 +303,9 @@ impl ServiceInner {
         let answered = match answer {
             Answer::Written => true,
             Answer::Silent => false,
-            // Handlers to await: in a future of its own, boxed only then, so that the answer
-            // of the usual request (no await) is a small future (it is boxed for every
-            // request, and each byte of it copied).
-            Answer::Pending(pending) => return Box::pin(self.answer_pending(pending, out)).await,
+            Answer::Pending(pending) => return Err((pending, out)),
         };
-        if answered {
+        Ok(if answered {
             // A large answer takes its buffer along: split off, it would leave the pool
             // holding a share of an allocation its capacity check cannot see.
             if out.len() > RESPONSE_BUFFER_MAX_RETAINED / 2 {
@@ -314,7 +315,7 @@ impl ServiceInner {
             }
         } else {
             status(StatusCode::NO_CONTENT)
-        }
+        })
     }
 
     /// The answer of a frame whose handlers are awaited: a gateway's upstream answer goes
@@ -361,7 +362,24 @@ impl HttpService {
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         let service = self.inner.clone();
-        Box::pin(async move { Ok(service.answer(request).await) })
+        // The future is boxed and moved whole for every request: a router that never awaits
+        // gets one without room for awaiting handlers (a fifth of the size); one that may
+        // await (async handlers, a gateway's fallback) awaits them inline, in the one box.
+        if service.router.awaits() {
+            Box::pin(async move {
+                Ok(match service.answer(request).await {
+                    Ok(answered) => answered,
+                    Err((pending, out)) => service.answer_pending(pending, out).await,
+                })
+            })
+        } else {
+            Box::pin(async move {
+                Ok(match service.answer(request).await {
+                    Ok(answered) => answered,
+                    Err((pending, out)) => Box::pin(service.answer_pending(pending, out)).await,
+                })
+            })
+        }
     }
 }
 
