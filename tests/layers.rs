@@ -2,7 +2,7 @@
 //! graph (read from `cargo metadata`: a crate that names a crate of its own layer or above
 //! fails); inside each crate, the top-level modules depend on each other one way only too, in
 //! the order of the data flow: json → message → parse → frame / encode / pool / correlate →
-//! dispatch → serve / transport (see DESIGN.md). Read from the `crate::` paths in the code of
+//! dispatch → serve / middleware → transport (see DESIGN.md). Read from the `crate::` paths in the code of
 //! each crate's `src/`, so that a back edge, or an edge between two modules of the same layer,
 //! fails CI. The compiler holds the crate boundaries; this test holds their order.
 
@@ -26,11 +26,12 @@ const LAYERS: &[(&str, u32)] = &[
     ("correlate", 3),
     ("dispatch", 4),
     ("serve", 5),
-    ("transport", 5),
-    ("websocket", 6),
-    ("http", 7),
-    ("proxy", 8),
-    ("mcp", 8),
+    ("middleware", 5),
+    ("transport", 6),
+    ("websocket", 7),
+    ("http", 8),
+    ("proxy", 9),
+    ("mcp", 9),
 ];
 
 fn layer(module: &str) -> Option<u32> {

@@ -42,26 +42,6 @@ pub enum FallbackAnswer {
     Response(Bytes),
 }
 
-/// The other side's answer, passed on: its result, or its error as it wrote it when its
-/// text was kept.
-///
-/// ```
-/// use rpcwire_core::dispatch::FallbackAnswer;
-/// use rpcwire_core::middleware::RemoteAnswer;
-/// let answer = RemoteAnswer::Error { error: rpcwire_core::ErrorObject::new(-32000, "no"), text: None };
-/// assert!(matches!(FallbackAnswer::from(answer), FallbackAnswer::Error(_)));
-/// ```
-impl From<crate::middleware::RemoteAnswer> for FallbackAnswer {
-    fn from(answer: crate::middleware::RemoteAnswer) -> FallbackAnswer {
-        use crate::middleware::RemoteAnswer;
-        match answer {
-            RemoteAnswer::Result(result) => FallbackAnswer::Result(result),
-            RemoteAnswer::Error { error, text: Some(text) } => FallbackAnswer::ErrorText { error, text },
-            RemoteAnswer::Error { error, text: None } => FallbackAnswer::Error(error),
-        }
-    }
-}
-
 /// The future a [`Fallback`] gives: the answer (dropped for a notification).
 pub type FallbackFuture = Pin<Box<dyn Future<Output = FallbackAnswer> + Send>>;
 

@@ -4,6 +4,8 @@
 
 use bytes::BytesMut;
 
+#[cfg(feature = "tokio")]
+use crate::dispatch::FallbackAnswer;
 use crate::message::{ErrorObject, Id, JsonBytes};
 
 /// What the other side answered a call with: its result, or its error — each as it wrote it,
@@ -86,6 +88,29 @@ impl RemoteAnswer {
             RemoteAnswer::Result(result) => crate::encode::write_success_bytes(out, id, result),
             RemoteAnswer::Error { text: Some(text), .. } => crate::encode::write_error_bytes(out, id, text),
             RemoteAnswer::Error { error, text: None } => crate::encode::write_error(out, id, error),
+        }
+    }
+}
+
+/// The other side's answer, passed on: its result, or its error as it wrote it when its
+/// text was kept.
+///
+/// ```
+/// use rpcwire_core::dispatch::FallbackAnswer;
+/// use rpcwire_core::middleware::RemoteAnswer;
+/// let answer = RemoteAnswer::Error { error: rpcwire_core::ErrorObject::new(-32000, "no"), text: None };
+/// assert!(matches!(FallbackAnswer::from(answer), FallbackAnswer::Error(_)));
+/// ```
+#[cfg(feature = "tokio")]
+impl From<RemoteAnswer> for FallbackAnswer {
+    fn from(answer: RemoteAnswer) -> FallbackAnswer {
+        match answer {
+            RemoteAnswer::Result(result) => FallbackAnswer::Result(result),
+            RemoteAnswer::Error {
+                error,
+                text: Some(text),
+            } => FallbackAnswer::ErrorText { error, text },
+            RemoteAnswer::Error { error, text: None } => FallbackAnswer::Error(error),
         }
     }
 }
