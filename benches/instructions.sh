@@ -19,17 +19,8 @@ cd "$(dirname "$0")/.."
 WORKLOADS=${WORKLOADS:-"W1 W2 W3 W4 W5 W7 ETH"}
 PARSERS=${PARSERS:-"rpcwire rpcwire-frame serde_json-borrowed simd-json-tape sonic-rs"}
 
-command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
-
-bin=$(cargo bench --bench report --no-run --message-format=json 2>/dev/null \
-    | grep -o '"executable":"[^"]*/report-[^"]*"' | tail -1 | sed 's/"executable":"//; s/"$//')
-[ -x "$bin" ] || { echo "could not build the report bench" >&2; exit 1; }
-# The source the binary was just built from (uncommitted changes under src/ are flagged).
-head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-[ -z "$(git status --porcelain -- src crates 2>/dev/null)" ] || head="$head + uncommitted changes"
-
-profiles=$(mktemp -d)
-trap 'rm -rf "$profiles"' EXIT
+# shellcheck source=benches/callgrind_common.sh
+source "benches/callgrind_common.sh" ""
 
 # Instructions collected inside instructions_loop for: workload parser n (the callgrind
 # output stays in $profiles/workload-parser-n.out for the profile below).

@@ -20,17 +20,9 @@ cd "$(dirname "$0")/.."
 
 KINDS=${KINDS:-"rpcwire-stdio rpcwire-http"}
 
-command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 command -v callgrind_annotate >/dev/null || { echo "callgrind_annotate is not installed" >&2; exit 1; }
-
-bin=$(cargo bench --bench report --features http,mcp --no-run --message-format=json 2>/dev/null \
-    | grep -o '"executable":"[^"]*/report-[^"]*"' | tail -1 | sed 's/"executable":"//; s/"$//')
-[ -x "$bin" ] || { echo "could not build the report bench" >&2; exit 1; }
-head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-[ -z "$(git status --porcelain -- src crates 2>/dev/null)" ] || head="$head + uncommitted changes"
-
-profiles=$(mktemp -d)
-trap 'rm -rf "$profiles"' EXIT
+# shellcheck source=benches/callgrind_common.sh
+source "benches/callgrind_common.sh" "http,mcp"
 
 for kind in $KINDS; do
     out="$profiles/$kind.out"

@@ -433,43 +433,69 @@ impl UpstreamGroup {
     }
 }
 
-/// Whether an attempt's outcome counts against the upstream's breaker: exactly the outcomes
-/// [`classify`] makes `NotReached` or `NoAnswer` of (the upstream was not there, or gave no
-/// usable answer, or an error the policy retries).
-fn trips(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> bool {
+/// What an attempt's outcome is, read from the typed [`LinkError`] and the upstream's error
+/// code, never from an error object of our own: the one reading both the breaker
+/// ([`trips`]) and the retries ([`classify`]) take.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Read {
+    /// An answer to pass on.
+    Answered,
+    /// An answer with an error code the policy retries.
+    Retried,
+    /// Never reached the upstream.
+    NotReached,
+    /// May have reached it; no answer (a reset, no answer in time, a busy HTTP status).
+    NoAnswer,
+    /// An HTTP error status other than a busy one.
+    Refused,
+    /// The params cannot be sent.
+    BadParams,
+}
+
+fn read(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Read {
     match outcome {
-        Ok(answer) => error_of(answer).is_some_and(|error| policy.retries_code(error.code().code())),
+        Ok(answer) => match error_of(answer) {
+            Some(error) if policy.retries_code(error.code().code()) => Read::Retried,
+            _ => Read::Answered,
+        },
         Err(error) => match error.kind() {
-            LinkErrorKind::NotReached => true,
-            LinkErrorKind::Params => false,
-            LinkErrorKind::NoAnswer { status } => busy(status),
+            LinkErrorKind::NotReached => Read::NotReached,
+            LinkErrorKind::Params => Read::BadParams,
+            LinkErrorKind::NoAnswer { status } if busy(status) => Read::NoAnswer,
+            LinkErrorKind::NoAnswer { .. } => Read::Refused,
         },
     }
 }
 
-/// What an attempt's outcome means for retrying it: read from the typed [`LinkError`] and
-/// the upstream's error code, never from an error object of our own.
+/// Whether an attempt's outcome counts against the upstream's breaker: the upstream was not
+/// there, gave no usable answer, or an error the policy retries.
+fn trips(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> bool {
+    matches!(
+        read(outcome, policy),
+        Read::Retried | Read::NotReached | Read::NoAnswer
+    )
+}
+
+/// What an attempt's outcome means for retrying it (see [`read`]).
 fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Attempt {
-    let error = match outcome {
-        Ok(answer) => {
-            return match error_of(&answer) {
-                Some(error) if policy.retries_code(error.code().code()) => Attempt::NoAnswer {
-                    reason: error.message().to_owned(),
-                    answer: Some(answer),
-                },
-                _ => Attempt::Answered(answer),
+    let read = read(&outcome, policy);
+    match outcome {
+        Ok(answer) if read == Read::Retried => Attempt::NoAnswer {
+            reason: error_of(&answer)
+                .map(|error| error.message().to_owned())
+                .unwrap_or_default(),
+            answer: Some(answer),
+        },
+        Ok(answer) => Attempt::Answered(answer),
+        Err(error) => {
+            let reason = error.reason().to_owned();
+            match read {
+                Read::NotReached => Attempt::NotReached(reason),
+                Read::BadParams => Attempt::BadParams(reason),
+                Read::NoAnswer => Attempt::NoAnswer { reason, answer: None },
+                _ => Attempt::Refused(reason),
             }
         }
-        Err(error) => error,
-    };
-    match error.kind() {
-        LinkErrorKind::NotReached => Attempt::NotReached(error.reason().to_owned()),
-        LinkErrorKind::Params => Attempt::BadParams(error.reason().to_owned()),
-        LinkErrorKind::NoAnswer { status } if busy(status) => Attempt::NoAnswer {
-            reason: error.reason().to_owned(),
-            answer: None,
-        },
-        LinkErrorKind::NoAnswer { .. } => Attempt::Refused(error.reason().to_owned()),
     }
 }
 

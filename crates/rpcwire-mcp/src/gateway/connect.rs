@@ -8,9 +8,8 @@ use std::sync::{Arc, Mutex};
 use bytes::{Bytes, BytesMut};
 use http::Uri;
 
-use crate::encode;
 use crate::http::StreamableHttpClient;
-use crate::message::{ErrorObject, Id, Message, Params};
+use crate::message::{Message, Params};
 use crate::parse::Parsed;
 use crate::sync::lock_unpoisoned;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
@@ -118,11 +117,7 @@ pub async fn connect_with<T: Transport>(host: T, remote: StreamableHttpClient) -
                 Ok(_) => {}
                 Err(error) => {
                     let mut out = BytesMut::new();
-                    encode::write_error(
-                        &mut out,
-                        error.id().unwrap_or(&Id::null()),
-                        &ErrorObject::from(&error),
-                    );
+                    crate::dispatch::write_parse_error(&mut out, &error);
                     let mut to_host = to_host.lock().await;
                     to_host.send(out.freeze()).await?;
                     to_host.flush().await?;

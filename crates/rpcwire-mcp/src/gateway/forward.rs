@@ -43,11 +43,7 @@ impl McpGateway {
             Ok(parsed) => parsed,
             Err(error) => {
                 let mut out = BytesMut::new();
-                encode::write_error(
-                    &mut out,
-                    error.id().unwrap_or(&Id::null()),
-                    &ErrorObject::from(&error),
-                );
+                crate::dispatch::write_parse_error(&mut out, &error);
                 return json_status(StatusCode::BAD_REQUEST, out.freeze());
             }
         };
@@ -555,11 +551,7 @@ pub(super) fn batch_element(
         }
         Err(error) => {
             let mut out = BytesMut::new();
-            encode::write_error(
-                &mut out,
-                error.id().unwrap_or(&Id::null()),
-                &ErrorObject::from(error),
-            );
+            crate::dispatch::write_parse_error(&mut out, error);
             Some(Element::Refused(out.freeze()))
         }
     }
