@@ -461,6 +461,7 @@ fn read(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Read {
         Err(error) => match error.kind() {
             LinkErrorKind::NotReached => Read::NotReached,
             LinkErrorKind::Params => Read::BadParams,
+            LinkErrorKind::TimedOut { .. } => Read::NoAnswer,
             LinkErrorKind::NoAnswer { status } if busy(status) => Read::NoAnswer,
             LinkErrorKind::NoAnswer { .. } => Read::Refused,
         },

@@ -3,7 +3,7 @@
 //! status if any, and why there is no answer. Retry and breaker decisions read that type;
 //! nothing is encoded as JSON to be decoded again.
 
-use std::fmt;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
@@ -13,9 +13,10 @@ use bytes::Bytes;
 
 use super::id_slot::IdSlot;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
+pub use crate::middleware::{LinkError, LinkErrorKind};
 use crate::middleware::{RemoteAnswer, RpcCall, RpcService};
 use crate::sync::{bump, lock_unpoisoned};
-use crate::transport::{CloseReason, ConnectionState, Peer, PeerError, PeerErrorKind};
+use crate::transport::{ConnectionState, Peer};
 
 /// The id a gateway's forwarded requests carry upstream (each HTTP exchange is its own, so
 /// one id serves them all): its exact JSON text.
@@ -52,110 +53,6 @@ pub enum LinkAnswer {
         /// Its `"error"` member's JSON text, when it has one that is not `null`.
         error: Option<JsonBytes>,
     },
-}
-
-/// What kind of failure a [`LinkError`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LinkErrorKind {
-    /// The request was not sent: no connection, refused, too many pending, a queue full.
-    NotReached,
-    /// The request may have reached the upstream and no answer came: the connection
-    /// closed with it under way, no answer in time, an HTTP error status (`status`), an
-    /// answer that is not a response to it.
-    NoAnswer {
-        /// The HTTP status the upstream answered with, if it answered with one.
-        status: Option<u16>,
-    },
-    /// The params cannot be sent (they are not an array or an object).
-    Params,
-}
-
-/// Why an upstream exchange brought no usable answer.
-///
-/// ```
-/// use rpcwire::proxy::{LinkError, LinkErrorKind};
-/// let error = LinkError::new(LinkErrorKind::NoAnswer { status: Some(503) }, "HTTP status 503");
-/// assert!(error.reached());
-/// assert_eq!(error.status(), Some(503));
-/// assert_eq!(error.to_string(), "HTTP status 503");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LinkError {
-    kind: LinkErrorKind,
-    reason: String,
-}
-
-impl LinkError {
-    /// A failure of `kind`, saying why.
-    ///
-    /// ```
-    /// let error = rpcwire::proxy::LinkError::new(rpcwire::proxy::LinkErrorKind::NotReached, "refused");
-    /// assert!(!error.reached());
-    /// ```
-    pub fn new(kind: LinkErrorKind, reason: impl Into<String>) -> LinkError {
-        LinkError {
-            kind,
-            reason: reason.into(),
-        }
-    }
-
-    /// What kind of failure it is.
-    ///
-    /// ```
-    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
-    /// assert_eq!(LinkError::new(LinkErrorKind::Params, "scalar").kind(), LinkErrorKind::Params);
-    /// ```
-    pub fn kind(&self) -> LinkErrorKind {
-        self.kind
-    }
-
-    /// Whether the request may have reached the upstream (it may have run there).
-    ///
-    /// ```
-    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
-    /// assert!(LinkError::new(LinkErrorKind::NoAnswer { status: None }, "reset").reached());
-    /// ```
-    pub fn reached(&self) -> bool {
-        !matches!(self.kind, LinkErrorKind::NotReached)
-    }
-
-    /// The HTTP status the upstream answered with, if any.
-    ///
-    /// ```
-    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
-    /// assert_eq!(LinkError::new(LinkErrorKind::NotReached, "down").status(), None);
-    /// ```
-    pub fn status(&self) -> Option<u16> {
-        match self.kind {
-            LinkErrorKind::NoAnswer { status } => status,
-            _ => None,
-        }
-    }
-
-    /// Why.
-    ///
-    /// ```
-    /// use rpcwire::proxy::{LinkError, LinkErrorKind};
-    /// assert_eq!(LinkError::new(LinkErrorKind::NotReached, "down").reason(), "down");
-    /// ```
-    pub fn reason(&self) -> &str {
-        &self.reason
-    }
-}
-
-impl fmt::Display for LinkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.reason)
-    }
-}
-
-impl std::error::Error for LinkError {}
-
-/// No answer in time: the request may have reached the upstream.
-impl From<crate::middleware::TimedOut> for LinkError {
-    fn from(elapsed: crate::middleware::TimedOut) -> LinkError {
-        LinkError::new(LinkErrorKind::NoAnswer { status: None }, elapsed.to_string())
-    }
 }
 
 /// How requests reach one upstream. The crate has two: a connection served by a [`Peer`]
@@ -239,7 +136,7 @@ impl ReconnectingPeer {
     ) -> Result<LinkAnswer, LinkError> {
         match RpcService::call(&self.peer().link(), RpcCall::new(method, params)).await {
             Ok(answer) => Ok(LinkAnswer::Remote(answer)),
-            Err(error) => Err(peer_failure(error)),
+            Err(error) => Err(LinkError::from(error)),
         }
     }
 
@@ -249,7 +146,7 @@ impl ReconnectingPeer {
         method: &str,
         params: Option<&RawJson<'_>>,
     ) -> Result<(), LinkError> {
-        self.peer().notify_raw(method, params).await.map_err(peer_failure)
+        self.peer().notify_raw(method, params).await.map_err(LinkError::from)
     }
 }
 
@@ -270,27 +167,6 @@ impl UpstreamLink for ReconnectingPeer {
     fn connects(&self) -> u64 {
         self.connects.load(std::sync::atomic::Ordering::Relaxed)
     }
-}
-
-/// What a `Peer`'s failure means for the request.
-fn peer_failure(error: PeerError) -> LinkError {
-    let kind = match error.kind() {
-        PeerErrorKind::TooManyPending { .. }
-        | PeerErrorKind::QueueFull { .. }
-        | PeerErrorKind::Closed(CloseReason::ConnectFailed(_)) => LinkErrorKind::NotReached,
-        PeerErrorKind::Params(_) | PeerErrorKind::Result(_) => LinkErrorKind::Params,
-        PeerErrorKind::TimedOut { .. } | PeerErrorKind::Closed(_) | PeerErrorKind::Remote(_) => {
-            LinkErrorKind::NoAnswer { status: None }
-        }
-    };
-    let reason = match error.kind() {
-        PeerErrorKind::TimedOut { after } => format!("no answer within {after:?}"),
-        PeerErrorKind::TooManyPending { capacity } => {
-            format!("too many requests pending (capacity {capacity})")
-        }
-        _ => error.report(),
-    };
-    LinkError::new(kind, reason)
 }
 
 /// HTTP: each request its own POST on a keep-alive connection, its answer the response to it
@@ -457,49 +333,6 @@ fn non_conforming(answer: &Bytes, reason: String) -> Option<LinkAnswer> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    #[test]
-    fn peer_failures_say_whether_the_request_reached_the_other_side() {
-        let cases = [
-            (
-                PeerErrorKind::TooManyPending { capacity: 2 },
-                LinkErrorKind::NotReached,
-                "capacity 2",
-            ),
-            (
-                PeerErrorKind::QueueFull {
-                    after: Duration::from_millis(5),
-                },
-                LinkErrorKind::NotReached,
-                "",
-            ),
-            (
-                PeerErrorKind::TimedOut {
-                    after: Duration::from_millis(7),
-                },
-                LinkErrorKind::NoAnswer { status: None },
-                "no answer within 7ms",
-            ),
-            (
-                PeerErrorKind::Closed(CloseReason::EndOfInput),
-                LinkErrorKind::NoAnswer { status: None },
-                "",
-            ),
-        ];
-        for (kind, expected, reason) in cases {
-            let error = peer_failure(PeerError::from(kind));
-            assert_eq!(error.kind(), expected, "{error}");
-            assert!(error.reason().contains(reason), "{error}");
-            assert_eq!(error.reached(), expected != LinkErrorKind::NotReached);
-            assert_eq!(error.status(), None);
-        }
-        let params = serde_json::from_str::<u8>("x").unwrap_err();
-        assert_eq!(
-            peer_failure(PeerError::from(PeerErrorKind::Result(params))).kind(),
-            LinkErrorKind::Params
-        );
-    }
 
     #[cfg(feature = "http")]
     #[test]

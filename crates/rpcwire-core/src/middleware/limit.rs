@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use super::{Readiness, RpcCall, RpcService};
+use super::{BatchEntry, BatchOutcome, Readiness, RpcCall, RpcService};
 
 /// Makes [`ConcurrencyLimit`]s: at most `max` calls and notifications of the service it
 /// wraps under way at once (at least 1); more wait, in turn, for one to end.
@@ -116,6 +116,12 @@ impl<S: RpcService> RpcService for ConcurrencyLimit<S> {
     async fn notify(&self, call: RpcCall<'_>) -> Result<(), S::Error> {
         let _slot = self.slot().await;
         self.inner.notify(call).await
+    }
+
+    /// A batch takes one slot, as it is one exchange.
+    async fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> Vec<BatchOutcome<S::Answer, S::Error>> {
+        let _slot = self.slot().await;
+        self.inner.batch(entries).await
     }
 
     fn readiness(&self) -> Readiness {

@@ -2,9 +2,12 @@
 //! one from outside, as tower's do.
 //!
 //! An [`RpcService`] takes an [`RpcCall`] — a method, its params as the JSON text they came
-//! in, and, when there is one, the request's whole frame — and ends with its `Answer` or its
-//! `Error`; a notification ends with nothing. Nothing in between encodes or parses the call
-//! again: a layer reads the method and the params where they lie. [`readiness`] says, before a
+//! in, and, when there are, the request's whole frame and what the transport knows of its
+//! caller (its [`Extensions`](http::Extensions): an HTTP request's, an API key found, the
+//! claims of a token) — and ends with its `Answer` or its `Error`; a notification ends with
+//! nothing; a [`batch`](RpcService::batch) of them ends with one outcome per entry. Nothing in
+//! between encodes or parses the call again: a layer reads the method and the params where
+//! they lie. [`readiness`] says, before a
 //! call, whether the service would take it now ([`Readiness::Busy`]: it would wait;
 //! [`Readiness::Down`]: it would fail), which a balancer reads to choose between services.
 //!
@@ -66,7 +69,9 @@ use bytes::Bytes;
 
 use crate::message::RawJson;
 
+mod link_error;
 mod remote_answer;
+pub use link_error::{LinkError, LinkErrorKind};
 pub use remote_answer::RemoteAnswer;
 
 cfg_tokio! {
@@ -92,6 +97,7 @@ pub struct RpcCall<'a> {
     method: &'a str,
     params: Option<&'a RawJson<'a>>,
     frame: Option<&'a Bytes>,
+    extensions: Option<&'a http::Extensions>,
 }
 
 impl<'a> RpcCall<'a> {
@@ -106,6 +112,7 @@ impl<'a> RpcCall<'a> {
             method,
             params,
             frame: None,
+            extensions: None,
         }
     }
 
@@ -121,6 +128,42 @@ impl<'a> RpcCall<'a> {
             frame: Some(frame),
             ..self
         }
+    }
+
+    /// The same call, with what the transport knows of its caller: an HTTP request's
+    /// extensions, or any other (a layer reads them; the call is never written with them).
+    ///
+    /// ```
+    /// #[derive(Clone, Debug, PartialEq)]
+    /// struct Caller(&'static str);
+    /// let mut extensions = http::Extensions::new();
+    /// extensions.insert(Caller("alice"));
+    /// let call = rpcwire_core::middleware::RpcCall::new("ping", None).with_extensions(&extensions);
+    /// assert_eq!(call.extension::<Caller>(), Some(&Caller("alice")));
+    /// ```
+    pub fn with_extensions(self, extensions: &'a http::Extensions) -> RpcCall<'a> {
+        RpcCall {
+            extensions: Some(extensions),
+            ..self
+        }
+    }
+
+    /// The caller's extensions, when the transport gave them.
+    ///
+    /// ```
+    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).extensions().is_none());
+    /// ```
+    pub fn extensions(&self) -> Option<&'a http::Extensions> {
+        self.extensions
+    }
+
+    /// The caller's extension of type `T`, when there is one.
+    ///
+    /// ```
+    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).extension::<u8>().is_none());
+    /// ```
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&'a T> {
+        self.extensions?.get::<T>()
     }
 
     /// The method.
@@ -150,6 +193,50 @@ impl<'a> RpcCall<'a> {
         self.frame
     }
 }
+
+/// One entry of a batch: a call, answered, or a notification, not.
+///
+/// ```
+/// use rpcwire_core::middleware::{BatchEntry, RpcCall};
+/// let entry = BatchEntry::Notify(RpcCall::new("log", None));
+/// assert_eq!(entry.call().method(), "log");
+/// assert!(!entry.is_call());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum BatchEntry<'a> {
+    /// A request: its answer (or error) takes the entry's place in the outcomes.
+    Call(RpcCall<'a>),
+    /// A notification: its place in the outcomes is `None` once sent.
+    Notify(RpcCall<'a>),
+}
+
+impl<'a> BatchEntry<'a> {
+    /// The call, request or notification.
+    ///
+    /// ```
+    /// use rpcwire_core::middleware::{BatchEntry, RpcCall};
+    /// assert_eq!(BatchEntry::Call(RpcCall::new("ping", None)).call().method(), "ping");
+    /// ```
+    pub fn call(&self) -> RpcCall<'a> {
+        match self {
+            BatchEntry::Call(call) | BatchEntry::Notify(call) => *call,
+        }
+    }
+
+    /// Whether it is a request (answered).
+    ///
+    /// ```
+    /// use rpcwire_core::middleware::{BatchEntry, RpcCall};
+    /// assert!(BatchEntry::Call(RpcCall::new("ping", None)).is_call());
+    /// ```
+    pub fn is_call(&self) -> bool {
+        matches!(self, BatchEntry::Call(_))
+    }
+}
+
+/// The outcome of one entry of a batch: a call's answer or error; for a notification `None`
+/// once sent, its error otherwise.
+pub type BatchOutcome<A, E> = Option<Result<A, E>>;
 
 /// Whether a service would take a call now.
 ///
@@ -207,6 +294,46 @@ pub trait RpcService: Send + Sync {
     /// Sends `call` as a notification (no answer comes).
     fn notify<'a>(&'a self, call: RpcCall<'a>) -> impl Future<Output = Result<(), Self::Error>> + Send + 'a;
 
+    /// Makes the calls and sends the notifications of a batch, and gives one outcome per
+    /// entry, in the entries' order. By default each entry in turn through
+    /// [`call`](RpcService::call) or [`notify`](RpcService::notify); a service that sends a
+    /// batch whole (one upstream round trip), or a layer that decides on a batch at once (one
+    /// rate-limit check), says so here.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use rpcwire_core::middleware::{BatchEntry, RpcCall, RpcService};
+    /// struct Echo;
+    /// impl RpcService for Echo {
+    ///     type Answer = String;
+    ///     type Error = ();
+    ///     async fn call(&self, call: RpcCall<'_>) -> Result<String, ()> {
+    ///         Ok(call.method().to_owned())
+    ///     }
+    ///     async fn notify(&self, _: RpcCall<'_>) -> Result<(), ()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let entries = [BatchEntry::Call(RpcCall::new("a", None)), BatchEntry::Notify(RpcCall::new("b", None))];
+    /// assert_eq!(Echo.batch(&entries).await, vec![Some(Ok("a".to_owned())), None]);
+    /// # });
+    /// ```
+    fn batch<'a>(
+        &'a self,
+        entries: &'a [BatchEntry<'a>],
+    ) -> impl Future<Output = Vec<BatchOutcome<Self::Answer, Self::Error>>> + Send + 'a {
+        async move {
+            let mut outcomes = Vec::with_capacity(entries.len());
+            for entry in entries {
+                outcomes.push(match entry {
+                    BatchEntry::Call(call) => Some(self.call(*call).await),
+                    BatchEntry::Notify(call) => self.notify(*call).await.err().map(Err),
+                });
+            }
+            outcomes
+        }
+    }
+
     /// Whether a call would be taken now. A balancer asks before it calls; asking may admit
     /// the caller (a breaker's probe after its cool-down), so ask only to call. Ready unless
     /// a layer says otherwise.
@@ -230,6 +357,13 @@ impl<S: RpcService + ?Sized> RpcService for &S {
 
     fn notify<'a>(&'a self, call: RpcCall<'a>) -> impl Future<Output = Result<(), S::Error>> + Send + 'a {
         (**self).notify(call)
+    }
+
+    fn batch<'a>(
+        &'a self,
+        entries: &'a [BatchEntry<'a>],
+    ) -> impl Future<Output = Vec<BatchOutcome<S::Answer, S::Error>>> + Send + 'a {
+        (**self).batch(entries)
     }
 
     fn readiness(&self) -> Readiness {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::{Readiness, RpcCall, RpcService};
+use super::{BatchEntry, BatchOutcome, Readiness, RpcCall, RpcService};
 
 /// A call that did not end within its time: what [`Timeout`] makes the service's error
 /// from.
@@ -132,6 +132,17 @@ where
         match tokio::time::timeout(self.limit, self.inner.notify(call)).await {
             Ok(sent) => sent,
             Err(_) => Err(TimedOut::after(self.limit).into()),
+        }
+    }
+
+    /// The batch whole within the time (every entry's outcome the [`TimedOut`] error past it).
+    async fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> Vec<BatchOutcome<S::Answer, S::Error>> {
+        match tokio::time::timeout(self.limit, self.inner.batch(entries)).await {
+            Ok(outcomes) => outcomes,
+            Err(_) => entries
+                .iter()
+                .map(|_| Some(Err(TimedOut::after(self.limit).into())))
+                .collect(),
         }
     }
 

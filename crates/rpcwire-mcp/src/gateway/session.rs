@@ -26,10 +26,10 @@ use crate::http::session::{new_session_id, Kept, Sessions};
 use crate::http::streams::SessionStreams;
 use crate::message::{ErrorObject, Id, JsonBytes, Params};
 use crate::methods::{self, Called, Kind, Lifecycle, Listed};
-use crate::middleware::{RemoteAnswer, RpcCall, RpcService};
+use crate::middleware::{LinkError, LinkErrorKind, RemoteAnswer, RpcCall, RpcService};
 use crate::sync::lock_unpoisoned;
 use crate::trace::RequestSpan;
-use crate::transport::{CancelProtocol, CloseReason, Peer, PeerError, PeerErrorKind, PeerLink};
+use crate::transport::{CancelProtocol, CloseReason, Peer, PeerLink};
 use crate::version::ProtocolVersion;
 
 /// The error code of a request the server child could not answer: it exited, closed its
@@ -427,17 +427,17 @@ impl Children {
     }
 
     /// The error object for a request a child did not answer.
-    async fn failure(&self, error: &PeerError) -> ErrorObject<'static> {
+    async fn failure(&self, error: &LinkError) -> ErrorObject<'static> {
         match error.kind() {
-            PeerErrorKind::TimedOut { after } => ErrorObject::new(
+            LinkErrorKind::TimedOut { after } => ErrorObject::new(
                 SERVER_TIMEOUT,
                 format!("the MCP server did not answer within {after:?}"),
             ),
-            PeerErrorKind::Closed(_) => ErrorObject::new(
+            LinkErrorKind::NoAnswer { .. } => ErrorObject::new(
                 SERVER_GONE,
                 format!("the MCP server is gone: {}", self.why_ended().await),
             ),
-            _ => ErrorObject::new(
+            LinkErrorKind::NotReached | LinkErrorKind::Params => ErrorObject::new(
                 SERVER_GONE,
                 format!("the request could not be sent to the MCP server: {error}"),
             ),

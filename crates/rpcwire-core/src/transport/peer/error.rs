@@ -130,21 +130,6 @@ impl From<PeerErrorKind> for PeerError {
     }
 }
 
-/// A call through a [`TimeoutLayer`](crate::middleware::TimeoutLayer) that ran out of time:
-/// timed out, as the peer's own call timeout says it.
-///
-/// ```
-/// use std::time::Duration;
-/// use rpcwire_core::transport::{PeerError, PeerErrorKind};
-/// let error = PeerError::from(rpcwire_core::middleware::TimedOut::after(Duration::from_secs(1)));
-/// assert!(matches!(error.kind(), PeerErrorKind::TimedOut { .. }));
-/// ```
-impl From<crate::middleware::TimedOut> for PeerError {
-    fn from(elapsed: crate::middleware::TimedOut) -> PeerError {
-        PeerErrorKind::TimedOut { after: elapsed.limit() }.into()
-    }
-}
-
 impl PeerError {
     /// What went wrong.
     ///

@@ -14,7 +14,7 @@ use super::{CloseReason, ConnectionState, PeerError, PeerErrorKind, PeerStats};
 use crate::correlate::PendingCall;
 use crate::dispatch::{Remote, RemoteError, RemoteFuture};
 use crate::message::{Id, JsonBytes, RawJson};
-use crate::middleware::{Readiness, RemoteAnswer, RpcCall, RpcService};
+use crate::middleware::{LinkError, Readiness, RemoteAnswer, RpcCall, RpcService};
 use crate::sync::bump;
 use crate::trace::event;
 
@@ -438,9 +438,9 @@ impl Drop for CancelOnDrop<'_> {
 /// ```
 impl RpcService for PeerLink {
     type Answer = RemoteAnswer;
-    type Error = PeerError;
+    type Error = LinkError;
 
-    async fn call(&self, call: RpcCall<'_>) -> Result<RemoteAnswer, PeerError> {
+    async fn call(&self, call: RpcCall<'_>) -> Result<RemoteAnswer, LinkError> {
         Ok(match self.call_answer_raw(call.method(), call.params()).await? {
             Ok(result) => RemoteAnswer::Result(result),
             Err(answer) => RemoteAnswer::Error {
@@ -450,8 +450,8 @@ impl RpcService for PeerLink {
         })
     }
 
-    async fn notify(&self, call: RpcCall<'_>) -> Result<(), PeerError> {
-        self.notify_raw(call.method(), call.params()).await
+    async fn notify(&self, call: RpcCall<'_>) -> Result<(), LinkError> {
+        Ok(self.notify_raw(call.method(), call.params()).await?)
     }
 
     fn readiness(&self) -> Readiness {
