@@ -918,3 +918,123 @@ async fn a_high_rate_key_is_charged_after_the_fact_within_its_bound_in_few_round
         "{round_trips} round trips for {asked} requests"
     );
 }
+
+/// The fleet's JSON-RPC layers wrap any service, not only an HTTP one: here a real `Peer`'s
+/// link to a JSON-RPC server. A cached method reaches the server once and is then answered
+/// from Redis; a call without a key is refused; a batch is decided in one round trip, each
+/// entry on its own, and what is let through goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use rpcwire::middleware::{BatchEntry, LinkError, RemoteAnswer, RpcCall, RpcService};
+    use rpcwire::proxy::fleet::{CacheLayer, RateLimitLayer, Refused};
+    use rpcwire::transport::{Peer, PeerLink, StreamTransport};
+    use tower_layer::Layer;
+
+    #[derive(Debug)]
+    enum Failed {
+        Refused(Refused),
+        // Read through `Debug`, when a test fails.
+        #[allow(dead_code)]
+        Link(LinkError),
+    }
+    impl From<Refused> for Failed {
+        fn from(refused: Refused) -> Failed {
+            Failed::Refused(refused)
+        }
+    }
+    /// The server's link, with the error the layers need.
+    struct Server(PeerLink);
+    impl RpcService for Server {
+        type Answer = RemoteAnswer;
+        type Error = Failed;
+        async fn call(&self, call: RpcCall<'_>) -> Result<RemoteAnswer, Failed> {
+            RpcService::call(&self.0, call).await.map_err(Failed::Link)
+        }
+        async fn notify(&self, call: RpcCall<'_>) -> Result<(), Failed> {
+            RpcService::notify(&self.0, call).await.map_err(Failed::Link)
+        }
+    }
+
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let keys = ApiKeys::parse("k3y 1000\nslow 2\nprobe 1000000").unwrap();
+    let limiter = limiters(&server, 1, OnRedisDown::Open { instances: 1 }).remove(0);
+    until_shared(std::slice::from_ref(&limiter), &keys).await;
+
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut router = rpcwire::dispatch::Router::new();
+    let counted = calls.clone();
+    router.method("eth_chainId", move |_: rpcwire::dispatch::NoParams| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Ok("0x1")
+    });
+    let counted = calls.clone();
+    router.method("eth_blockNumber", move |_: rpcwire::dispatch::NoParams| {
+        Ok(format!("0x{:x}", counted.fetch_add(1, Ordering::SeqCst)))
+    });
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let framing = rpcwire::frame::Framing::Ndjson;
+    let _upstream = Peer::new(StreamTransport::from_io(theirs, framing), router);
+    let client = Peer::new(
+        StreamTransport::from_io(ours, framing),
+        rpcwire::dispatch::Router::new(),
+    );
+    let service = RateLimitLayer::new(limiter.clone()).layer(
+        CacheLayer::new(limiter)
+            .with_method("eth_chainId", None)
+            .layer(Server(client.link())),
+    );
+
+    let caller = |key: &str| {
+        let mut caller = http::Extensions::new();
+        caller.insert(keys.find(key).unwrap().clone());
+        caller
+    };
+    let fast = caller("k3y");
+    let id = rpcwire::Id::from(1);
+    let chain_id = RpcCall::new("eth_chainId", None)
+        .with_id(&id)
+        .with_extensions(&fast);
+    let result = |answer: Result<RemoteAnswer, Failed>| match answer {
+        Ok(RemoteAnswer::Result(result)) => result.as_str().to_owned(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(result(service.call(chain_id).await), r#""0x1""#);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // Kept in the background: answered from Redis once it is there.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let before = calls.load(Ordering::SeqCst);
+        assert_eq!(result(service.call(chain_id).await), r#""0x1""#);
+        if calls.load(Ordering::SeqCst) == before {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the answer was cached");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(matches!(
+        service.call(RpcCall::new("eth_chainId", None).with_id(&id)).await,
+        Err(Failed::Refused(Refused::Unauthorized))
+    ));
+
+    // A key of 2 a second (a burst of 2): of three calls in one batch, two go on.
+    let slow = caller("slow");
+    let block = RpcCall::new("eth_blockNumber", None)
+        .with_id(&id)
+        .with_extensions(&slow);
+    let before = calls.load(Ordering::SeqCst);
+    let outcomes = service.batch(&[BatchEntry::Call(block); 3]).await;
+    assert_eq!(outcomes.len(), 3);
+    assert!(matches!(outcomes[0], Some(Ok(RemoteAnswer::Result(_)))));
+    assert!(matches!(outcomes[1], Some(Ok(RemoteAnswer::Result(_)))));
+    assert!(
+        matches!(outcomes[2], Some(Err(Failed::Refused(Refused::Limited { .. })))),
+        "{:?}",
+        outcomes[2]
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), before + 2);
+}

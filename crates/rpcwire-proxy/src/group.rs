@@ -130,9 +130,26 @@ impl RpcService for Attempts<'_> {
         }
     }
 
-    async fn notify(&self, _: RpcCall<'_>) -> Result<(), Missed> {
-        // The group sends notifications its own way (`UpstreamGroup::notify`).
-        Ok(())
+    /// Sends it on the next upstream that would take it, around its in-flight limit (a
+    /// notification waits for no answer).
+    async fn notify(&self, call: RpcCall<'_>) -> Result<(), Missed> {
+        let made = self.made.fetch_add(1, Ordering::Relaxed);
+        let Some(upstream) = self.group.pick(self.first.wrapping_add(made)) else {
+            return Err(Missed::Benched);
+        };
+        bump(&upstream.counters.requests);
+        let sent = upstream.service().get_ref().notify(call).await;
+        match sent {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == LinkErrorKind::Params => Err(Missed::On(
+                upstream,
+                Attempt::BadParams(error.reason().to_owned()),
+            )),
+            Err(error) => {
+                bump(&upstream.counters.not_reached);
+                Err(Missed::On(upstream, Attempt::NotReached(error.to_string())))
+            }
+        }
     }
 }
 
@@ -337,31 +354,28 @@ impl UpstreamGroup {
     /// # });
     /// ```
     pub async fn notify(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), ForwardError> {
-        let first = self.next.fetch_add(1, Ordering::Relaxed);
-        let mut failure = ForwardError::Unavailable("no upstream is configured".to_owned());
-        for attempt in 0..self.retry.max_attempts().min(self.upstreams.len().max(1)) {
-            let Some(upstream) = self.pick(first.wrapping_add(attempt)) else {
-                break;
-            };
-            bump(&upstream.counters.requests);
-            // Around the link, not the in-flight limit: a notification waits for no answer.
-            match upstream
-                .service()
-                .get_ref()
-                .notify(RpcCall::new(method, params))
-                .await
-            {
+        let attempts = Attempts {
+            group: self,
+            first: self.next.fetch_add(1, Ordering::Relaxed),
+            made: AtomicUsize::new(0),
+        };
+        let call = RpcCall::new(method, params);
+        let mut failure = None;
+        for _ in 0..self.retry.max_attempts().min(self.upstreams.len()) {
+            match attempts.notify(call).await {
                 Ok(()) => return Ok(()),
-                Err(error) if error.kind() == LinkErrorKind::Params => {
-                    return Err(ForwardError::Params(error.reason().to_owned()))
+                Err(Missed::On(_, Attempt::BadParams(reason))) => return Err(ForwardError::Params(reason)),
+                Err(missed @ Missed::Benched) => {
+                    failure = Some(missed);
+                    break;
                 }
-                Err(error) => {
-                    bump(&upstream.counters.not_reached);
-                    failure = ForwardError::Unavailable(format!("{}: {error}", upstream.name()));
-                }
+                Err(missed) => failure = Some(missed),
             }
         }
-        Err(failure)
+        match failure {
+            Some(missed) => missed.into_outcome().map(drop),
+            None => Err(ForwardError::Unavailable("no upstream is configured".to_owned())),
+        }
     }
 
     /// The upstream for attempt `index`: the first from there on, in turn, that is not

@@ -3,7 +3,6 @@
 //! status if any, and why there is no answer. Retry and breaker decisions read that type;
 //! nothing is encoded as JSON to be decoded again.
 
-
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
@@ -134,10 +133,8 @@ impl ReconnectingPeer {
         method: &str,
         params: Option<&RawJson<'_>>,
     ) -> Result<LinkAnswer, LinkError> {
-        match RpcService::call(&self.peer().link(), RpcCall::new(method, params)).await {
-            Ok(answer) => Ok(LinkAnswer::Remote(answer)),
-            Err(error) => Err(LinkError::from(error)),
-        }
+        let answer = RpcService::call(&self.peer().link(), RpcCall::new(method, params)).await?;
+        Ok(LinkAnswer::Remote(answer))
     }
 
     /// [`UpstreamLink::notify`], unboxed.
@@ -146,7 +143,10 @@ impl ReconnectingPeer {
         method: &str,
         params: Option<&RawJson<'_>>,
     ) -> Result<(), LinkError> {
-        self.peer().notify_raw(method, params).await.map_err(LinkError::from)
+        self.peer()
+            .notify_raw(method, params)
+            .await
+            .map_err(LinkError::from)
     }
 }
 

@@ -67,7 +67,7 @@ use std::future::Future;
 
 use bytes::Bytes;
 
-use crate::message::RawJson;
+use crate::message::{Id, RawJson};
 
 mod link_error;
 mod remote_answer;
@@ -97,6 +97,7 @@ pub struct RpcCall<'a> {
     method: &'a str,
     params: Option<&'a RawJson<'a>>,
     frame: Option<&'a Bytes>,
+    id: Option<&'a Id<'a>>,
     extensions: Option<&'a http::Extensions>,
 }
 
@@ -112,8 +113,31 @@ impl<'a> RpcCall<'a> {
             method,
             params,
             frame: None,
+            id: None,
             extensions: None,
         }
+    }
+
+    /// The same call, with the id its caller gave it (a layer that answers it here, or
+    /// finds its answer among others, reads it; a service that sends calls of its own gives
+    /// them its own ids).
+    ///
+    /// ```
+    /// let id = rpcwire_core::Id::from(7);
+    /// let call = rpcwire_core::middleware::RpcCall::new("ping", None).with_id(&id);
+    /// assert_eq!(call.id(), Some(&id));
+    /// ```
+    pub fn with_id(self, id: &'a Id<'a>) -> RpcCall<'a> {
+        RpcCall { id: Some(id), ..self }
+    }
+
+    /// The caller's id, when it was given.
+    ///
+    /// ```
+    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).id().is_none());
+    /// ```
+    pub fn id(&self) -> Option<&'a Id<'a>> {
+        self.id
     }
 
     /// The same call, with `frame`: the request whole, as it goes on.

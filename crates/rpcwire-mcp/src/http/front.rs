@@ -22,7 +22,7 @@ use super::answer::{refusal, rpc_refusal};
 use super::body::McpBody;
 use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use super::origin::{self, LOOPBACK_HOSTS};
-use super::request::{delete_session, get_session, read_post_body, refuse_post_headers, resumed, session_of};
+use super::request::{accepts, read_post_body, refuse_post_headers, resumed, session_id};
 use super::session::{Kept, Sessions};
 use super::stream::EventStream;
 use crate::version::ProtocolVersion;
@@ -76,8 +76,20 @@ pub(crate) trait Backend: Clone + Send + Sync + 'static {
     /// The front door's settings.
     fn door(&self) -> &Door;
 
-    /// The sessions, by id.
+    /// The sessions held here, by id.
     fn sessions(&self) -> &Sessions<Self::Session>;
+
+    /// The session `id`: one held here by default. The lookup is a future so that a backend
+    /// whose sessions are kept beyond this process (a store shared by the instances behind a
+    /// load balancer) looks there too, without the door changing.
+    fn session(&self, id: &str) -> impl Future<Output = Option<Arc<Self::Session>>> + Send {
+        std::future::ready(self.sessions().get(id))
+    }
+
+    /// Ends the session `id` (a DELETE); whether there was one.
+    fn end_session(&self, id: &str) -> impl Future<Output = bool> + Send {
+        std::future::ready(self.sessions().remove(id))
+    }
 
     /// Whether a request without a session may be of the stateless revision (whose POST
     /// checks `MCP-Protocol-Version` itself, with the body).
@@ -182,13 +194,13 @@ where
         Method::POST => post(backend, request).await,
         Method::GET => {
             let headers = request.headers();
-            match get_session(backend.sessions(), headers) {
+            match get_session(&backend, headers).await {
                 Ok(session) => resumed(session.streams(), headers)
                     .unwrap_or_else(|| super::request::standalone(S::open_standalone(&session))),
                 Err(refused) => refused,
             }
         }
-        Method::DELETE => delete_session(backend.sessions(), request.headers()),
+        Method::DELETE => delete_session(&backend, request.headers()).await,
         _ => not_allowed("Method Not Allowed", "GET, POST, DELETE"),
     }
 }
@@ -205,7 +217,7 @@ where
     if let Some(refused) = refuse_post_headers(&parts.headers) {
         return refused;
     }
-    let session = match session_of(backend.sessions(), &parts.headers) {
+    let session = match session_of(&backend, &parts.headers).await {
         Ok(session) => session,
         Err(refused) => return refused,
     };
@@ -213,6 +225,58 @@ where
     match read_post_body(body, door.max_body, door.body_timeout).await {
         Ok(body) => backend.post(session, parts.headers, body).await,
         Err(refused) => refused,
+    }
+}
+
+/// The session a request names: `Ok(None)` without the header; `404` for one not (or no
+/// longer) kept, `400` for an invalid id.
+// The refusal is the answer itself, handed straight back to the service.
+#[allow(clippy::result_large_err)]
+async fn session_of<S: Backend>(
+    backend: &S,
+    headers: &HeaderMap,
+) -> Result<Option<Arc<S::Session>>, Response<McpBody>> {
+    match session_id(headers) {
+        Ok(None) => Ok(None),
+        Ok(Some(id)) => match backend.session(id).await {
+            Some(session) => Ok(Some(session)),
+            None => Err(refusal(StatusCode::NOT_FOUND, "Not Found: no such session")),
+        },
+        Err(invalid) => Err(invalid.answer()),
+    }
+}
+
+/// A GET's session (which it must name), once `Accept` takes SSE; the refusal otherwise.
+// The refusal is the answer itself, handed straight back to the service.
+#[allow(clippy::result_large_err)]
+async fn get_session<S: Backend>(
+    backend: &S,
+    headers: &HeaderMap,
+) -> Result<Arc<S::Session>, Response<McpBody>> {
+    if !accepts(headers, "text/event-stream") {
+        return Err(refusal(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: the client must accept text/event-stream",
+        ));
+    }
+    session_of(backend, headers).await?.ok_or_else(|| {
+        refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        )
+    })
+}
+
+/// A DELETE: ends the session it names.
+async fn delete_session<S: Backend>(backend: &S, headers: &HeaderMap) -> Response<McpBody> {
+    match session_id(headers) {
+        Ok(Some(id)) if backend.end_session(id).await => Response::new(McpBody::empty()),
+        Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
+        Ok(None) => refusal(
+            StatusCode::BAD_REQUEST,
+            "Bad Request: Mcp-Session-Id header is required",
+        ),
+        Err(invalid) => invalid.answer(),
     }
 }
 

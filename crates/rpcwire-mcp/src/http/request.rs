@@ -14,7 +14,6 @@ use std::sync::Arc;
 use super::answer::{event_stream, refusal};
 use super::body::McpBody;
 use super::headers::{LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER};
-use super::session::{Kept, Sessions};
 use super::stream::parse_event_id;
 use super::streams::SessionStreams;
 
@@ -124,45 +123,6 @@ where
     }
 }
 
-/// The session a request names: `Ok(None)` without the header; `404` for one not (or no
-/// longer) in `sessions`, `400` for an invalid id.
-// The refusal is the answer itself, handed straight back to the service.
-#[allow(clippy::result_large_err)]
-pub(crate) fn session_of<S: Kept>(
-    sessions: &Sessions<S>,
-    headers: &HeaderMap,
-) -> Result<Option<Arc<S>>, Response<McpBody>> {
-    match session_id(headers) {
-        Ok(None) => Ok(None),
-        Ok(Some(id)) => match sessions.get(id) {
-            Some(session) => Ok(Some(session)),
-            None => Err(refusal(StatusCode::NOT_FOUND, "Not Found: no such session")),
-        },
-        Err(invalid) => Err(invalid.answer()),
-    }
-}
-
-/// A GET's session (which it must name), once `Accept` takes SSE; the refusal otherwise.
-// The refusal is the answer itself, handed straight back to the service.
-#[allow(clippy::result_large_err)]
-pub(crate) fn get_session<S: Kept>(
-    sessions: &Sessions<S>,
-    headers: &HeaderMap,
-) -> Result<Arc<S>, Response<McpBody>> {
-    if !accepts(headers, "text/event-stream") {
-        return Err(refusal(
-            StatusCode::NOT_ACCEPTABLE,
-            "Not Acceptable: the client must accept text/event-stream",
-        ));
-    }
-    session_of(sessions, headers)?.ok_or_else(|| {
-        refusal(
-            StatusCode::BAD_REQUEST,
-            "Bad Request: Mcp-Session-Id header is required",
-        )
-    })
-}
-
 /// The rest of a stream of `streams` a GET with `Last-Event-ID` asks for, when it is kept.
 pub(crate) fn resumed(streams: &SessionStreams, headers: &HeaderMap) -> Option<Response<McpBody>> {
     let events = headers
@@ -181,19 +141,6 @@ pub(crate) fn standalone(stream: Option<Arc<super::stream::EventStream>>) -> Res
             StatusCode::CONFLICT,
             "Conflict: the session's stream is open already",
         ),
-    }
-}
-
-/// A DELETE: ends the session it names.
-pub(crate) fn delete_session<S: Kept>(sessions: &Sessions<S>, headers: &HeaderMap) -> Response<McpBody> {
-    match session_id(headers) {
-        Ok(Some(id)) if sessions.remove(id) => Response::new(McpBody::empty()),
-        Ok(Some(_)) => refusal(StatusCode::NOT_FOUND, "Not Found: no such session"),
-        Ok(None) => refusal(
-            StatusCode::BAD_REQUEST,
-            "Bad Request: Mcp-Session-Id header is required",
-        ),
-        Err(invalid) => invalid.answer(),
     }
 }
 

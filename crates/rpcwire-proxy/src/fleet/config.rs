@@ -1,13 +1,10 @@
 //! What a `FleetLayer` and its services share: the keys (read again from Redis when told
-//! to), the limiter, the weights, the cache's methods and limits, and the cacheable requests
-//! under way on this instance.
+//! to), the limiter, the weights, the cache's methods and limits.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
-
-use bytes::Bytes;
 
 use super::keys::ApiKeys;
 use super::limit::SharedLimiter;
@@ -29,14 +26,7 @@ pub(super) struct Config {
     /// The methods whose answers are cached, each with how long (`None`: for good).
     pub(super) cached: HashMap<String, Option<Duration>>,
     pub(super) max_cached: usize,
-    /// The cacheable requests under way on this instance, by their cached answer's name: what
-    /// identical ones wait for instead of asking the cache and the upstream again.
-    pub(super) fetching: Mutex<HashMap<String, tokio::sync::watch::Receiver<Fetched>>>,
 }
-
-/// What a request under way fetched for the identical ones waiting: nothing yet (`None`), no
-/// result to share (`Some(None)`: an error, a refusal), or the result.
-pub(super) type Fetched = Option<Option<Bytes>>;
 
 impl Clone for Config {
     /// The settings, with the keys as they are now and no refresh started yet.
@@ -51,7 +41,6 @@ impl Clone for Config {
             parser: crate::parse::Parser::new(*self.parser.limits()),
             cached: self.cached.clone(),
             max_cached: self.max_cached,
-            fetching: Mutex::default(),
         }
     }
 }

@@ -11,7 +11,8 @@ use sha2::{Digest, Sha256};
 #[derive(Clone, Debug, PartialEq)]
 pub struct ApiKey {
     digest: [u8; 32],
-    label: String,
+    /// Shared: a key is cloned into each request's extensions.
+    label: std::sync::Arc<str>,
     rate: f64,
 }
 
@@ -102,7 +103,14 @@ impl ApiKeys {
             let digest: [u8; 32] = Sha256::digest(key.as_bytes()).into();
             if keys
                 .by_digest
-                .insert(digest, ApiKey { digest, label, rate })
+                .insert(
+                    digest,
+                    ApiKey {
+                        digest,
+                        label: label.into(),
+                        rate,
+                    },
+                )
                 .is_some()
             {
                 return Err(failed("the key is listed twice"));
@@ -151,7 +159,14 @@ impl ApiKeys {
             let label = words
                 .next()
                 .map_or_else(|| format!("sha256:{}", &digest_hex[..8]), str::to_owned);
-            keys.by_digest.insert(digest, ApiKey { digest, label, rate });
+            keys.by_digest.insert(
+                digest,
+                ApiKey {
+                    digest,
+                    label: label.into(),
+                    rate,
+                },
+            );
         }
         Ok(keys)
     }

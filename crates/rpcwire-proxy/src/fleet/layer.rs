@@ -1,15 +1,18 @@
-//! `FleetLayer`: API keys and the shared rate limit in front of a JSON-RPC HTTP service, as
-//! a tower layer — a request without a known key is answered `401`; one over its key's rate
-//! `429` with `Retry-After` and a JSON-RPC error per request (-32005, with its id), each
-//! element of a batch decided on its own; the rest goes on to the service, with the body's
-//! one parse (`ParsedBody`) for rpcwire's `HttpService` to answer from.
+//! `FleetLayer`: API keys, the shared rate limit and the shared cache in front of a JSON-RPC
+//! HTTP service, as a tower layer. The key is checked here, before the body is read (`401`
+//! without a known one); the body is parsed once, its calls go through the fleet's JSON-RPC
+//! layers — [`RateLimitLayer`] then [`CacheLayer`] — around the service behind (which gets
+//! the body as it came, with its parse, or the calls that reached it as one batch), and the
+//! outcomes are written back as one HTTP answer: `429` with `Retry-After` and a -32005 error
+//! per request when all were refused over the rate, each element of a batch decided on its
+//! own.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -17,19 +20,22 @@ use bytes::{Bytes, BytesMut};
 use http::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
+use tower_layer::Layer;
 
-use super::cached::{follow, join, remember, remember_batch, success, Joined};
+use super::behind::{Answered, Behind, FleetAnswer};
+use super::cached::CacheLayer;
 use super::config::Config;
 use super::keys::{key_in, ApiKey, ApiKeys};
-use super::limit::{Decision, SharedLimiter};
+use super::limit::SharedLimiter;
 use super::metrics;
+use super::rate::{RateLimitLayer, Refused};
 use crate::encode;
-use crate::message::{ErrorObject, Id, Message};
+use crate::message::{ErrorObject, Id, JsonBytes, Message};
+use crate::middleware::{BatchEntry, BatchOutcome, RpcCall, RpcService};
 use crate::parse::{Parsed, ParsedFrame};
 use crate::sync::{read_unpoisoned, write_unpoisoned};
 use crate::transport::http::body::{read_limited, ReadError};
-use crate::transport::http::ParsedBody;
 use crate::{batch_elements, join_batch};
 
 /// The error code of a request without a known API key (`401`):
@@ -42,9 +48,9 @@ pub const LIMIT_EXCEEDED: i64 = crate::codes::LIMIT_EXCEEDED;
 /// closed then (`503`): [`codes::UNAVAILABLE`](crate::codes::UNAVAILABLE) (-32034).
 pub const LIMITER_UNAVAILABLE: i64 = crate::codes::UNAVAILABLE;
 
-/// API keys, and optionally the shared rate limit, in front of a JSON-RPC HTTP service
-/// (rpcwire's [`HttpService`](crate::transport::http::HttpService), or any tower service of
-/// `Request<Full<Bytes>>`): composes with axum and with tower-http's layers.
+/// API keys, and optionally the shared rate limit and cache, in front of a JSON-RPC HTTP
+/// service (rpcwire's [`HttpService`](crate::transport::http::HttpService), or any tower
+/// service of `Request<Full<Bytes>>`): composes with axum and with tower-http's layers.
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -72,9 +78,6 @@ pub struct FleetLayer {
     config: Arc<Config>,
 }
 
-/// Before a cached answer's name (the SHA-256 of the method and the params' bytes).
-const CACHE_PREFIX: &str = "rpcwire:cache:";
-
 impl FleetLayer {
     /// Asks every request for one of `keys`; no rate limit (see
     /// [`with_limiter`](FleetLayer::with_limiter)).
@@ -95,7 +98,6 @@ impl FleetLayer {
                 parser: crate::parse::Parser::default(),
                 cached: HashMap::new(),
                 max_cached: 256 << 10,
-                fetching: Mutex::default(),
             }),
         }
     }
@@ -157,12 +159,12 @@ impl FleetLayer {
     /// Caches the answers of `method` in Redis for `ttl` (`None`: for good), shared by the
     /// fleet: keyed by the method and the params' bytes exactly as the client sent them; a
     /// result (never an error) kept when it is at most [`with_max_cached`](FleetLayer::with_max_cached)
-    /// bytes, and served to any instance's client with that client's own id, byte for byte,
-    /// read in the same Redis round trip as the rate limit. Identical requests under way on
-    /// one instance coalesce before the cache is asked: the first asks it (and the upstream),
-    /// the others — each still checked against its key's rate — wait for its result. Needs
-    /// the limiter (its Redis). A batch's requests are served from the cache too (read in the
-    /// batch's one round trip), without coalescing.
+    /// bytes, and served to any instance's client with that client's own id, byte for byte.
+    /// Identical requests under way on one instance coalesce before the cache is asked: the
+    /// first asks it (and the upstream), the others — each still checked against its key's
+    /// rate — wait for its result. Needs the limiter (its Redis). A batch's requests are
+    /// served from the cache too (read in one round trip), without coalescing. This is the
+    /// [`CacheLayer`](super::CacheLayer) inside the [`RateLimitLayer`](super::RateLimitLayer).
     ///
     /// ```
     /// use std::time::Duration;
@@ -220,9 +222,22 @@ impl<S> tower_layer::Layer<S> for FleetLayer {
     type Service = FleetService<S>;
 
     fn layer(&self, inner: S) -> FleetService<S> {
+        let config = &self.config;
+        let layers = config.limiter.as_ref().map(|limiter| {
+            let mut rate = RateLimitLayer::new(limiter.clone());
+            for (method, cost) in &config.weights {
+                rate = rate.with_weight(method.clone(), *cost);
+            }
+            let mut cache = CacheLayer::new(limiter.clone()).with_max_cached(config.max_cached);
+            for (method, ttl) in &config.cached {
+                cache = cache.with_method(method.clone(), *ttl);
+            }
+            Arc::new((rate, cache))
+        });
         FleetService {
             inner,
-            config: self.config.clone(),
+            config: config.clone(),
+            layers,
         }
     }
 }
@@ -232,6 +247,8 @@ impl<S> tower_layer::Layer<S> for FleetLayer {
 pub struct FleetService<S> {
     inner: S,
     config: Arc<Config>,
+    /// The rate limit and the cache, with the limiter.
+    layers: Option<Arc<(RateLimitLayer, CacheLayer)>>,
 }
 
 impl<S, B> tower_service::Service<Request<B>> for FleetService<S>
@@ -257,16 +274,23 @@ where
         // The inner service that was made ready answers this request; a clone takes its place.
         let ready = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, ready);
-        let config = self.config.clone();
-        Box::pin(async move { Ok(answer(config, inner, request).await) })
+        let (config, layers) = (self.config.clone(), self.layers.clone());
+        Box::pin(async move { Ok(answer(config, layers, inner, request).await) })
     }
 }
 
 /// The answer to `request`: refused here, or the inner service's (for a batch partly
-/// refused, its answers and the refusals in one array).
-async fn answer<S, B>(config: Arc<Config>, inner: S, request: Request<B>) -> Response<Full<Bytes>>
+/// refused or answered from the cache, its answers and the others in one array).
+async fn answer<S, B>(
+    config: Arc<Config>,
+    layers: Option<Arc<(RateLimitLayer, CacheLayer)>>,
+    inner: S,
+    request: Request<B>,
+) -> Response<Full<Bytes>>
 where
-    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>
+        + Send,
+    S::Future: Send,
     B: Body,
     B::Error: std::fmt::Display,
 {
@@ -276,13 +300,8 @@ where
     }
     let keys = read_unpoisoned(&config.keys).clone();
     let Some(key) = key_in(&parts.headers, parts.uri.path()).and_then(|given| keys.find(given)) else {
-        metrics::request("-", "unauthorized");
-        let mut refused = error_response(
-            StatusCode::UNAUTHORIZED,
-            &Id::null(),
-            UNAUTHORIZED,
-            "Unauthorized: a known API key is required",
-        );
+        metrics::request("-", Refused::Unauthorized.outcome());
+        let mut refused = refusal_response(&Refused::Unauthorized, Some(&Id::null()));
         refused
             .headers_mut()
             .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -292,12 +311,12 @@ where
     {
         use tracing::Instrument;
         let span = tracing::debug_span!("rpc.fleet", key = key.label());
-        answer_keyed(&config, inner, parts, body, key)
+        answer_keyed(&config, layers.as_deref(), inner, parts, body, key)
             .instrument(span)
             .await
     }
     #[cfg(not(feature = "tracing"))]
-    answer_keyed(&config, inner, parts, body, key).await
+    answer_keyed(&config, layers.as_deref(), inner, parts, body, key).await
 }
 
 /// Reads the keys again every while, until the layer is gone.
@@ -317,13 +336,16 @@ async fn refresh_keys(config: std::sync::Weak<Config>) {
 /// The answer to a request of `key`.
 async fn answer_keyed<S, B>(
     config: &Config,
+    layers: Option<&(RateLimitLayer, CacheLayer)>,
     mut inner: S,
     parts: http::request::Parts,
     body: B,
     key: &ApiKey,
 ) -> Response<Full<Bytes>>
 where
-    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
+    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>
+        + Send,
+    S::Future: Send,
     B: Body,
     B::Error: std::fmt::Display,
 {
@@ -331,343 +353,282 @@ where
     let body = match read_limited(body, config.max_body).await {
         Ok(body) => body,
         Err(ReadError::TooLarge) => {
-            return error_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &Id::null(),
-                -32600,
-                "Payload Too Large",
-            )
+            return error_response(StatusCode::PAYLOAD_TOO_LARGE, -32600, "Payload Too Large")
         }
         Err(ReadError::Broken(reason)) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                &Id::null(),
-                -32600,
-                &format!("Bad Request: {reason}"),
-            )
+            return error_response(StatusCode::BAD_REQUEST, -32600, &format!("Bad Request: {reason}"))
         }
     };
-    let Some(limiter) = &config.limiter else {
+    let elements = batch_elements(&body);
+    let Some((rate, cache)) = layers.filter(|_| elements.as_ref().map_or(true, |e| !e.is_empty())) else {
         metrics::request(key.label(), "allowed");
-        return call(&mut inner, parts, body).await;
+        let response = inner.call(Request::from_parts(parts, Full::new(body))).await;
+        return response.unwrap_or_else(|never| match never {});
     };
-    // The one parse of the body: weighed here, answered behind from the same parse.
+    // The one parse of the body: its calls read here, answered behind from the same parse.
     let parsed = config.parser.parse_frame(body.clone()).ok();
-    let Some(elements) = batch_elements(&body) else {
-        let weighed = match parsed.as_ref().map(ParsedFrame::view) {
-            Some(Parsed::Single(message)) => weigh(config, &body, Some(&message)),
-            _ => weigh(config, &body, None),
+    let limits = *config.parser.limits();
+    let mut caller = http::Extensions::new();
+    caller.insert(key.clone());
+    let Some(elements) = elements else {
+        let entry = match parsed.as_ref().map(ParsedFrame::view) {
+            Some(Parsed::Single(message)) => Entry::of(&body, body.clone(), Some(&message)),
+            _ => Entry::of(&body, body.clone(), None),
         };
-        // A cacheable request (with an id) joins the identical ones under way; the first asks
-        // the cache.
-        let joined = match (&weighed.cache, &weighed.id_text) {
-            (Some((name, _)), Some(_)) => Some((name.as_str(), join(config, name))),
-            _ => None,
+        let behind = Behind::new(inner, parts, body, parsed.map(|frame| (frame, limits)), 1);
+        let service = rate.layer(cache.layer(&behind));
+        let params = entry.params.as_ref().map(JsonBytes::to_raw_json);
+        let outcome = match entry.call(params.as_ref(), &caller) {
+            BatchEntry::Call(call) => Some(service.call(call).await),
+            BatchEntry::Notify(call) => service.notify(call).await.err().map(Err),
         };
-        let cache = match &joined {
-            Some((name, Joined::First(_))) => Some(*name),
-            _ => None,
-        };
-        let (decision, cached) = limiter.check_and_read(key, weighed.cost, cache).await;
-        if let Some((status, object, wait)) = refusal(decision) {
-            metrics::request(key.label(), outcome_of(status));
-            let mut refused = match weighed.is_request {
-                true => json_response(status, frame(&weighed.id, &object)),
-                false => json_response(status, Bytes::new()),
-            };
-            retry_after(&mut refused, wait);
-            return refused;
-        }
-        let id_text = weighed.id_text.as_deref().unwrap_or_default();
-        let first = match joined {
-            Some((name, joined)) => match follow(config, name, joined).await {
-                Ok(result) => {
-                    metrics::request(key.label(), "coalesced");
-                    return json_response(StatusCode::OK, success(id_text, &result));
-                }
-                Err(first) => first,
-            },
-            None => None,
-        };
-        if let Some(result) = cached {
-            metrics::request(key.label(), "cached");
-            if let Some(first) = first {
-                first.share(Some(result.clone()));
+        drop(service);
+        return match outcome {
+            Some(Ok(FleetAnswer::Result(result))) => {
+                json_response(StatusCode::OK, success(entry.id_text(), &result))
             }
-            return json_response(StatusCode::OK, success(id_text, &result));
-        }
-        metrics::request(key.label(), "allowed");
-        let response = call(&mut inner, handed_on(parts, parsed, config), body).await;
-        return match weighed.cache {
-            Some((name, ttl)) => remember(config, limiter, name, ttl, response, first).await,
-            None => response,
+            Some(Ok(FleetAnswer::Behind(answered))) => {
+                drop(behind);
+                response_of(answered)
+            }
+            Some(Err(refused)) => refusal_response(&refused, entry.refused_id()),
+            None => behind.into_answered().map_or_else(nothing_answered, response_of),
         };
     };
-    let weighed = weigh_batch(config, &body, parsed.as_ref(), &elements);
-    let parts = match answer_batch(config, &mut inner, parts, key, limiter, &elements, &weighed).await {
-        Ok(answered) => return answered,
-        Err(parts) => parts,
-    };
-    // Every element admitted, none from the cache: the body goes on as it came, parsed.
-    let misses = misses(&weighed);
-    let answered = call(&mut inner, handed_on(parts, parsed, config), body).await;
-    remember_batch(config, limiter, misses, answered).await
+    let entries = entries_of(&body, parsed.as_ref(), &elements);
+    let params: Vec<_> = entries
+        .iter()
+        .map(|entry| entry.params.as_ref().map(JsonBytes::to_raw_json))
+        .collect();
+    let calls: Vec<BatchEntry<'_>> = entries
+        .iter()
+        .zip(&params)
+        .map(|(entry, params)| entry.call(params.as_ref(), &caller))
+        .collect();
+    let behind = Behind::new(
+        inner,
+        parts,
+        body,
+        parsed.map(|frame| (frame, limits)),
+        entries.len(),
+    );
+    let outcomes = rate.layer(cache.layer(&behind)).batch(&calls).await;
+    merged(&entries, outcomes, behind.into_answered())
 }
 
-/// The request's parts with the body's parse among their extensions, for the service behind.
-fn handed_on(
-    mut parts: http::request::Parts,
-    parsed: Option<ParsedFrame>,
-    config: &Config,
-) -> http::request::Parts {
-    if let Some(frame) = parsed {
-        parts
-            .extensions
-            .insert(ParsedBody::new(frame, *config.parser.limits()));
+/// A batch's outcomes in one answer: the response behind as it is when every entry went
+/// there; else its answers, the results made here and the refusals together (`200`), or,
+/// when nothing went behind and nothing came from the cache, the refusals with the status
+/// of the last and the longest `Retry-After`.
+fn merged(
+    entries: &[Entry],
+    outcomes: Vec<BatchOutcome<FleetAnswer, Refused>>,
+    behind: Option<Arc<Answered>>,
+) -> Response<Full<Bytes>> {
+    let made_here = outcomes
+        .iter()
+        .any(|outcome| matches!(outcome, Some(Err(_)) | Some(Ok(FleetAnswer::Result(_)))));
+    if !made_here {
+        // The outcomes share the response: gone first, it is passed on without a copy.
+        drop(outcomes);
+        return behind.map_or_else(nothing_answered, response_of);
     }
-    parts
+    let mut made = Vec::with_capacity(entries.len());
+    let mut refused: Option<(StatusCode, Option<u64>)> = None;
+    let mut from_cache = 0;
+    for (entry, outcome) in entries.iter().zip(outcomes) {
+        match outcome {
+            Some(Ok(FleetAnswer::Result(result))) => {
+                made.push(success(entry.id_text(), &result));
+                from_cache += 1;
+            }
+            Some(Err(refusal)) => {
+                if let Some(id) = entry.refused_id() {
+                    made.push(frame(id, &refusal.to_error_object()));
+                }
+                let longest = refused
+                    .and_then(|(_, wait)| wait)
+                    .max(refusal.retry_after_seconds());
+                refused = Some((refusal.status(), longest));
+            }
+            Some(Ok(FleetAnswer::Behind(_))) | None => {}
+        }
+    }
+    if let Some(answered) = behind {
+        let mut answers = batch_elements(&answered.body).unwrap_or_default();
+        answers.extend(made);
+        let mut response = Response::from_parts(head_of(&answered.head), Full::new(join_batch(&answers)));
+        *response.status_mut() = StatusCode::OK;
+        response.headers_mut().remove(http::header::CONTENT_LENGTH);
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return response;
+    }
+    let body = if made.is_empty() {
+        Bytes::new()
+    } else {
+        join_batch(&made)
+    };
+    match refused {
+        Some((status, wait)) if from_cache == 0 => {
+            let mut answer = json_response(status, body);
+            retry_after(&mut answer, wait);
+            answer
+        }
+        _ => json_response(StatusCode::OK, body),
+    }
 }
 
-/// The elements of a batch weighed, from the body's parse when it has them all (else each
-/// element parsed alone).
-fn weigh_batch(
-    config: &Config,
-    body: &Bytes,
-    parsed: Option<&ParsedFrame>,
-    elements: &[Bytes],
-) -> Vec<Weighed> {
+/// One call or notification of the body, as the layers get it: owned, so that the body's
+/// parse goes on to the service behind.
+struct Entry {
+    /// Empty for a message that is not a call (answered behind).
+    method: Box<str>,
+    params: Option<JsonBytes>,
+    /// A request's id, and its JSON text as the client wrote it (`null` for a message that
+    /// is not a call).
+    id: Option<(Id<'static>, Bytes)>,
+    /// The message's own bytes (an element of a batch, or the whole body).
+    frame: Bytes,
+    /// Whether it is answered (a request, or a message that did not parse).
+    answered: bool,
+}
+
+impl Entry {
+    /// What `frame` holds (`message` its parse, its texts slices of `within`).
+    fn of(within: &Bytes, frame: Bytes, message: Option<&Message<'_>>) -> Entry {
+        let params =
+            |raw: Option<&crate::message::RawJson<'_>>| raw.map(|raw| JsonBytes::slice_of(within, raw));
+        match message {
+            Some(Message::Request(request)) => {
+                let id_text = match crate::message::id_range_within(within, request.id()) {
+                    Some(range) => within.slice(range),
+                    None => Bytes::from(request.id().json_parts().concat()),
+                };
+                Entry {
+                    method: request.method().into(),
+                    params: params(request.raw_params()),
+                    id: Some((request.id().clone().into_owned(), id_text)),
+                    frame,
+                    answered: true,
+                }
+            }
+            Some(Message::Notification(notification)) => Entry {
+                method: notification.method().into(),
+                params: params(notification.raw_params()),
+                id: None,
+                frame,
+                answered: false,
+            },
+            _ => Entry {
+                method: "".into(),
+                params: None,
+                id: Some((Id::null(), Bytes::from_static(b"null"))),
+                frame,
+                answered: true,
+            },
+        }
+    }
+
+    fn call<'a>(
+        &'a self,
+        params: Option<&'a crate::message::RawJson<'a>>,
+        caller: &'a http::Extensions,
+    ) -> BatchEntry<'a> {
+        let mut call = RpcCall::new(&self.method, params)
+            .with_frame(&self.frame)
+            .with_extensions(caller);
+        if let Some((id, _)) = &self.id {
+            call = call.with_id(id);
+        }
+        match self.answered {
+            true => BatchEntry::Call(call),
+            false => BatchEntry::Notify(call),
+        }
+    }
+
+    /// Its id's JSON text (a request's).
+    fn id_text(&self) -> &[u8] {
+        self.id.as_ref().map_or(&b"null"[..], |(_, text)| text)
+    }
+
+    /// The id a refusal of it is written with; `None` for a notification (no answer).
+    fn refused_id(&self) -> Option<&Id<'static>> {
+        self.id.as_ref().map(|(id, _)| id)
+    }
+}
+
+/// A batch's entries: its elements, from the body's parse when it has them all, else each
+/// element parsed alone.
+fn entries_of(body: &Bytes, parsed: Option<&ParsedFrame>, elements: &[Bytes]) -> Vec<Entry> {
     if let Some(Parsed::Batch(batch)) = parsed.map(ParsedFrame::view) {
         if batch.len() == elements.len() {
             return batch
                 .iter()
-                .map(|element| weigh(config, body, element.ok().as_ref()))
+                .zip(elements)
+                .map(|(message, element)| Entry::of(body, element.clone(), message.ok().as_ref()))
                 .collect();
         }
     }
     elements
         .iter()
         .map(|element| match crate::parse(element) {
-            Ok(Parsed::Single(message)) => weigh(config, element, Some(&message)),
-            _ => weigh(config, element, None),
+            Ok(Parsed::Single(message)) => Entry::of(element, element.clone(), Some(&message)),
+            _ => Entry::of(element, element.clone(), None),
         })
         .collect()
 }
 
-/// The admitted cacheable requests of a batch whose answers are to be cached: their ids and
-/// cached names.
-fn misses(weighed: &[Weighed]) -> Vec<(Bytes, String, Option<Duration>)> {
-    weighed
-        .iter()
-        .filter_map(|weighed| match (&weighed.cache, &weighed.id_text) {
-            (Some((name, ttl)), Some(id_text)) => Some((id_text.clone(), name.clone(), *ttl)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// A batch: each element decided on its own (and its cached answer read, for a cacheable
-/// request, in the same round trip); the admitted ones not answered from the cache go on
-/// together, and the results among their answers are cached. `Err(parts)`: every element
-/// admitted and none answered from the cache, for the caller to send the body on as it came.
-#[allow(clippy::result_large_err)] // the parts are handed back, not an error
-async fn answer_batch<S>(
-    config: &Config,
-    inner: &mut S,
-    parts: http::request::Parts,
-    key: &ApiKey,
-    limiter: &SharedLimiter,
-    elements: &[Bytes],
-    weighed: &[Weighed],
-) -> Result<Response<Full<Bytes>>, http::request::Parts>
-where
-    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
-{
-    let mut admitted = Vec::with_capacity(elements.len());
-    // Answers made here: refusals, and answers from the cache.
-    let mut made = Vec::new();
-    let mut worst: Option<(StatusCode, Option<Duration>)> = None;
-    let mut from_cache = 0;
-    // The admitted requests whose answers are to be cached: their ids and cached names.
-    let mut misses = Vec::new();
-    let costs: Vec<u64> = weighed.iter().map(|weighed| weighed.cost).collect();
-    let names: Vec<Option<&str>> = weighed
-        .iter()
-        .map(|weighed| match (&weighed.cache, &weighed.id_text) {
-            (Some((name, _)), Some(_)) => Some(name.as_str()),
-            _ => None,
-        })
-        .collect();
-    let decided = limiter.check_many_and_read(key, &costs, &names).await;
-    for ((element, weighed), (decision, cached)) in elements.iter().zip(weighed).zip(decided) {
-        match (refusal(decision), cached, &weighed.id_text) {
-            (None, Some(result), Some(id_text)) => {
-                metrics::request(key.label(), "cached");
-                made.push(success(id_text, &result));
-                from_cache += 1;
-            }
-            (None, _, _) => {
-                metrics::request(key.label(), "allowed");
-                admitted.push(element.clone());
-                if let (Some((name, ttl)), Some(id_text)) = (&weighed.cache, &weighed.id_text) {
-                    misses.push((id_text.clone(), name.clone(), *ttl));
-                }
-            }
-            (Some((status, object, wait)), _, _) => {
-                metrics::request(key.label(), outcome_of(status));
-                if weighed.is_request {
-                    made.push(frame(&weighed.id, &object));
-                }
-                let longest = worst.and_then(|(_, w)| w).max(wait);
-                worst = Some((status, longest));
-            }
-        }
-    }
-    if worst.is_none() && from_cache == 0 {
-        return Err(parts);
-    }
-    if admitted.is_empty() {
-        let body = if made.is_empty() {
-            Bytes::new()
-        } else {
-            join_batch(&made)
-        };
-        let status = match worst {
-            Some((status, _)) if from_cache == 0 => status,
-            _ => StatusCode::OK,
-        };
-        let mut answer = json_response(status, body);
-        if status != StatusCode::OK {
-            retry_after(&mut answer, worst.and_then(|(_, wait)| wait));
-        }
-        return Ok(answer);
-    }
-    let answered = call(inner, parts, join_batch(&admitted)).await;
-    let answered = remember_batch(config, limiter, misses, answered).await;
-    let (head, body) = answered.into_parts();
-    let body = body
-        .collect()
-        .await
-        .map(|collected| collected.to_bytes())
-        .unwrap_or_default();
-    let mut answers = batch_elements(&body).unwrap_or_default();
-    answers.extend(made);
-    let mut merged = Response::from_parts(head, Full::new(join_batch(&answers)));
-    *merged.status_mut() = StatusCode::OK;
-    merged.headers_mut().remove(http::header::CONTENT_LENGTH);
-    merged
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    Ok(merged)
-}
-
-/// What the layer needs to know of a message.
-struct Weighed {
-    id: Id<'static>,
-    /// Its id's JSON text as the client wrote it (requests).
-    id_text: Option<Bytes>,
-    cost: u64,
-    /// Whether it is a request (a notification gets no answer).
-    is_request: bool,
-    /// The name of its cached answer and how long that is kept, when its method's answers
-    /// are cached.
-    cache: Option<(String, Option<Duration>)>,
-}
-
-/// What a message costs, its id (its JSON text a slice of `bytes`, which it was parsed
-/// from), whether it is a request, its cached answer's name; a message that did not parse
-/// (`None`) costs 1 and is answered by the service.
-fn weigh(config: &Config, bytes: &Bytes, message: Option<&Message<'_>>) -> Weighed {
-    match message {
-        Some(Message::Request(request)) => {
-            let method = request.method();
-            let id_text = match crate::message::id_range_within(bytes, request.id()) {
-                Some(range) => bytes.slice(range),
-                None => Bytes::from(request.id().json_parts().concat()),
-            };
-            let cache = config.cached.get(method).map(|ttl| {
-                use sha2::Digest;
-                let mut digest = sha2::Sha256::new();
-                digest.update(method.as_bytes());
-                digest.update(b"\n");
-                if let Some(params) = request.raw_params() {
-                    digest.update(params.get().as_bytes());
-                }
-                let mut name = String::with_capacity(CACHE_PREFIX.len() + 64);
-                name.push_str(CACHE_PREFIX);
-                super::keys::push_hex(&mut name, &digest.finalize());
-                (name, *ttl)
-            });
-            Weighed {
-                id: request.id().clone().into_owned(),
-                id_text: Some(id_text),
-                cost: config.weights.get(method).copied().unwrap_or(1),
-                is_request: true,
-                cache,
-            }
-        }
-        Some(Message::Notification(notification)) => Weighed {
-            id: Id::null(),
-            id_text: None,
-            cost: config.weights.get(notification.method()).copied().unwrap_or(1),
-            is_request: false,
-            cache: None,
-        },
-        _ => Weighed {
-            id: Id::null(),
-            id_text: None,
-            cost: 1,
-            is_request: true,
-            cache: None,
-        },
+/// The response behind, as it came.
+fn response_of(answered: Arc<Answered>) -> Response<Full<Bytes>> {
+    match Arc::try_unwrap(answered) {
+        Ok(Answered { head, body }) => Response::from_parts(head, Full::new(body)),
+        Err(shared) => Response::from_parts(head_of(&shared.head), Full::new(shared.body.clone())),
     }
 }
 
-/// The refusal a decision is: its status, error and wait; `None` to let it through.
-fn refusal(decision: Decision) -> Option<(StatusCode, ErrorObject<'static>, Option<Duration>)> {
-    match decision {
-        Decision::Allowed { .. } => None,
-        Decision::Limited { retry_after } => Some((
-            StatusCode::TOO_MANY_REQUESTS,
-            ErrorObject::new(LIMIT_EXCEEDED, "limit exceeded: over this key's rate"),
-            Some(retry_after),
-        )),
-        Decision::Unavailable => Some((
-            StatusCode::SERVICE_UNAVAILABLE,
-            ErrorObject::new(
-                LIMITER_UNAVAILABLE,
-                "Service Unavailable: the rate limit cannot be checked",
-            ),
-            None,
-        )),
-    }
+/// A copy of a response's head (its extensions left behind).
+fn head_of(head: &http::response::Parts) -> http::response::Parts {
+    let mut response = Response::new(());
+    *response.status_mut() = head.status;
+    *response.version_mut() = head.version;
+    *response.headers_mut() = head.headers.clone();
+    response.into_parts().0
 }
 
-async fn call<S>(inner: &mut S, parts: http::request::Parts, body: Bytes) -> Response<Full<Bytes>>
-where
-    S: tower_service::Service<Request<Full<Bytes>>, Response = Response<Full<Bytes>>, Error = Infallible>,
-{
-    match inner.call(Request::from_parts(parts, Full::new(body))).await {
-        Ok(response) => response,
-        Err(never) => match never {},
-    }
+/// What answers a request none of whose entries reached the service behind or was answered
+/// here (never: every entry ends one way or the other).
+fn nothing_answered() -> Response<Full<Bytes>> {
+    json_response(StatusCode::ACCEPTED, Bytes::new())
 }
 
-/// The outcome a refusal's status counts as.
-fn outcome_of(status: StatusCode) -> &'static str {
-    if status == StatusCode::TOO_MANY_REQUESTS {
-        "limited"
-    } else {
-        "unavailable"
-    }
+/// The answer to a single request refused: its error with `id` (none for a notification),
+/// the refusal's status and `Retry-After`.
+fn refusal_response(refused: &Refused, id: Option<&Id<'_>>) -> Response<Full<Bytes>> {
+    let body = id.map_or_else(Bytes::new, |id| frame(id, &refused.to_error_object()));
+    let mut response = json_response(refused.status(), body);
+    retry_after(&mut response, refused.retry_after_seconds());
+    response
 }
 
-/// `Retry-After` in whole seconds, rounded up (at least 1).
-fn retry_after(response: &mut Response<Full<Bytes>>, wait: Option<Duration>) {
-    if let Some(wait) = wait {
-        let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+/// An answer with the id `id_text` (as the client wrote it) and the result `result`.
+fn success(id_text: &[u8], result: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(id_text.len() + result.len() + 36);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id_text);
+    out.extend_from_slice(br#","result":"#);
+    out.extend_from_slice(result);
+    out.extend_from_slice(b"}");
+    out.freeze()
+}
+
+/// `Retry-After: seconds`, when there is a wait.
+fn retry_after(response: &mut Response<Full<Bytes>>, seconds: Option<u64>) {
+    if let Some(seconds) = seconds {
         response
             .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
     }
 }
 
@@ -686,69 +647,23 @@ fn json_response(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
     response
 }
 
-fn error_response(status: StatusCode, id: &Id<'_>, code: i64, message: &str) -> Response<Full<Bytes>> {
-    json_response(status, frame(id, &ErrorObject::new(code, message.to_owned())))
+fn error_response(status: StatusCode, code: i64, message: &str) -> Response<Full<Bytes>> {
+    json_response(
+        status,
+        frame(&Id::null(), &ErrorObject::new(code, message.to_owned())),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sync::lock_unpoisoned;
 
     #[test]
     fn a_layer_cloned_then_set_up_keeps_the_first_as_it_was() {
-        use tower_layer::Layer;
         let first = FleetLayer::new(ApiKeys::parse("k 1").unwrap());
         let second = first.clone().with_weight("m", 3).with_max_cached(1);
         assert_ne!(format!("{first:?}"), format!("{second:?}"));
         assert!(first.config.weights.is_empty() && second.config.weights["m"] == 3);
         let _ = second.layer(());
-    }
-
-    /// Two requests waiting for a first that ends without reaching the upstream: one of them
-    /// becomes the first, the other gets its result; a first that got an error lets both go
-    /// on by themselves.
-    #[tokio::test]
-    async fn waiting_requests_join_again_when_the_first_never_reached_the_upstream() {
-        let layer = FleetLayer::new(ApiKeys::parse("k 1").unwrap());
-        let config = &layer.config;
-        let lead_or_wait = |joined| async move {
-            match follow(config, "x", joined).await {
-                Ok(result) => result,
-                Err(Some(first)) => {
-                    tokio::task::yield_now().await;
-                    first.share(Some(Bytes::from_static(b"led")));
-                    Bytes::from_static(b"first")
-                }
-                Err(None) => Bytes::from_static(b"alone"),
-            }
-        };
-        let Joined::First(refused) = join(config, "x") else {
-            panic!("the first")
-        };
-        let (second, third) = (join(config, "x"), join(config, "x"));
-        let dropped = async move {
-            tokio::task::yield_now().await;
-            drop(refused);
-        };
-        let ((), second, third) = tokio::join!(dropped, lead_or_wait(second), lead_or_wait(third));
-        let mut got = [second, third];
-        got.sort();
-        assert_eq!(got, [Bytes::from_static(b"first"), Bytes::from_static(b"led")]);
-        assert!(lock_unpoisoned(&config.fetching).is_empty());
-
-        let Joined::First(failed) = join(config, "x") else {
-            panic!("the first")
-        };
-        let (second, third) = (join(config, "x"), join(config, "x"));
-        let shared = async move {
-            tokio::task::yield_now().await;
-            failed.share(None);
-        };
-        let ((), second, third) = tokio::join!(shared, lead_or_wait(second), lead_or_wait(third));
-        assert_eq!(
-            [second, third],
-            [Bytes::from_static(b"alone"), Bytes::from_static(b"alone")]
-        );
     }
 }

@@ -341,6 +341,48 @@ impl SharedLimiter {
         ok
     }
 
+    /// The values under `names` (each written by [`write`](SharedLimiter::write), `None` when
+    /// there is none), read in one round trip; all `None` when Redis does not answer in time
+    /// (or is not asked, after it failed).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::fleet::{LimitConfig, SharedLimiter};
+    /// let config = LimitConfig { timeout: Duration::from_millis(20), ..LimitConfig::default() };
+    /// let limiter = SharedLimiter::new("redis://127.0.0.1:9/", config).unwrap(); // no Redis
+    /// assert_eq!(limiter.read(&["rpcwire:cache:a", "rpcwire:cache:b"]).await, [None, None]);
+    /// # });
+    /// ```
+    pub async fn read(&self, names: &[&str]) -> Vec<Option<Bytes>> {
+        let nothing = || vec![None; names.len()];
+        if names.is_empty() {
+            return nothing();
+        }
+        let Some(mut connection) = self.connection() else {
+            return nothing();
+        };
+        let mut command = redis::cmd("MGET");
+        for name in names {
+            command.arg(*name);
+        }
+        self.inner.round_trips.fetch_add(1, Ordering::Relaxed);
+        let read = tokio::time::timeout(
+            self.inner.config.timeout,
+            command.query_async::<Vec<Option<Vec<u8>>>>(&mut connection),
+        )
+        .await;
+        match read {
+            Ok(Ok(values)) if values.len() == names.len() => {
+                values.into_iter().map(|value| value.map(Bytes::from)).collect()
+            }
+            _ => {
+                self.redis_failed(false);
+                nothing()
+            }
+        }
+    }
+
     /// Decides on several requests of `key` at once (a batch's elements, `costs` each) in one
     /// Redis round trip: each let through while the key's rate allows, in order.
     ///

@@ -10,11 +10,17 @@
 //!   every 5 ms in one script for all keys (over-admission bounded: 1% of a second's worth); when Redis does not answer in time, a local limiter at the key's rate divided
 //!   by the instances takes over ([`OnRedisDown::Open`]) or requests are refused
 //!   ([`OnRedisDown::Closed`]), and Redis is used again as soon as it answers.
-//! - [`FleetLayer`]: both as a tower layer in front of a JSON-RPC HTTP service: `401`
-//!   without a known key, `429` with `Retry-After` and a -32005 error per request over the
-//!   rate (each element of a batch decided on its own), and a response cache shared by the
-//!   fleet; counted by key label (`metrics` feature: `rpcwire_fleet_*`) and traced with the
-//!   label in a span (`tracing` feature), never the key.
+//! - [`RateLimitLayer`] and [`CacheLayer`]: JSON-RPC layers ([`RpcService`](crate::middleware::RpcService)s
+//!   around any other): each call counted against the rate of the [`ApiKey`] among its
+//!   extensions and refused past it ([`Refused`]; a batch decided in one round trip), and the
+//!   answers of chosen methods kept in a cache shared by the fleet, identical calls under way
+//!   coalesced.
+//! - [`FleetLayer`]: all of it as a tower layer in front of a JSON-RPC HTTP service: `401`
+//!   without a known key (before the body is read), then the body parsed once and its calls
+//!   through the two layers around the service behind; `429` with `Retry-After` and a -32005
+//!   error per request over the rate (each element of a batch decided on its own); counted
+//!   by key label (`metrics` feature: `rpcwire_fleet_*`) and traced with the label in a span
+//!   (`tracing` feature), never the key.
 //! - [`SharedHealth`]: the upstreams' breakers agree across the fleet: an upstream benched by
 //!   one instance is benched by all, and probed back by one.
 //!
@@ -26,6 +32,7 @@
 //! assert!(keys.find("k3y-gamma").is_none());
 //! ```
 
+mod behind;
 mod cached;
 mod config;
 mod gcra;
@@ -34,10 +41,13 @@ mod keys;
 mod layer;
 mod limit;
 mod metrics;
+mod rate;
 mod scripts;
 
+pub use cached::{CacheLayer, Cached, CachedAnswer};
 pub use gcra::LocalLimiter;
 pub use health::{HealthConfig, HealthStats, SharedHealth};
 pub use keys::{key_in, ApiKey, ApiKeys, KeysError};
 pub use layer::{FleetLayer, FleetService, LIMITER_UNAVAILABLE, LIMIT_EXCEEDED, UNAUTHORIZED};
 pub use limit::{Decision, LimitConfig, LimitStats, OnRedisDown, SharedLimiter};
+pub use rate::{RateLimitLayer, RateLimited, Refused};

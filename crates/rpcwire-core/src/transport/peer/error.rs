@@ -7,6 +7,7 @@ use super::CloseReason;
 use crate::correlate::CallError;
 use crate::codes;
 use crate::message::{ErrorCode, ErrorObject, Id};
+use crate::middleware::{LinkError, LinkErrorKind};
 
 /// Why a call or notification failed: its [`kind`](PeerError::kind), and the call it
 /// failed in — the method and the id the call was sent with — when it came from one.
@@ -285,9 +286,84 @@ impl PeerError {
     }
 }
 
+/// What a [`Peer`](crate::transport::Peer)'s failure means for a call forwarded through it:
+/// not sent (too many pending, the queue full, the connection never made), no answer (closed
+/// with it under way), no answer in time, or params that cannot be sent.
+///
+/// ```
+/// use rpcwire_core::middleware::{LinkError, LinkErrorKind};
+/// use rpcwire_core::transport::{PeerError, PeerErrorKind};
+/// let error = LinkError::from(PeerError::from(PeerErrorKind::TooManyPending { capacity: 2 }));
+/// assert_eq!(error.kind(), LinkErrorKind::NotReached);
+/// ```
+impl From<PeerError> for LinkError {
+    fn from(error: PeerError) -> LinkError {
+        let kind = match error.kind() {
+            PeerErrorKind::TooManyPending { .. }
+            | PeerErrorKind::QueueFull { .. }
+            | PeerErrorKind::Closed(CloseReason::ConnectFailed(_)) => LinkErrorKind::NotReached,
+            PeerErrorKind::Params(_) | PeerErrorKind::Result(_) => LinkErrorKind::Params,
+            PeerErrorKind::TimedOut { after } => LinkErrorKind::TimedOut { after: *after },
+            PeerErrorKind::Closed(_) | PeerErrorKind::Remote(_) => LinkErrorKind::NoAnswer { status: None },
+        };
+        let reason = match error.kind() {
+            PeerErrorKind::TimedOut { after } => format!("no answer within {after:?}"),
+            PeerErrorKind::TooManyPending { capacity } => {
+                format!("too many requests pending (capacity {capacity})")
+            }
+            _ => error.report(),
+        };
+        LinkError::new(kind, reason)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peer_failures_say_whether_a_forwarded_call_reached_the_other_side() {
+        let cases = [
+            (
+                PeerErrorKind::TooManyPending { capacity: 2 },
+                LinkErrorKind::NotReached,
+                "capacity 2",
+            ),
+            (
+                PeerErrorKind::QueueFull {
+                    after: Duration::from_millis(5),
+                },
+                LinkErrorKind::NotReached,
+                "",
+            ),
+            (
+                PeerErrorKind::TimedOut {
+                    after: Duration::from_millis(7),
+                },
+                LinkErrorKind::TimedOut {
+                    after: Duration::from_millis(7),
+                },
+                "no answer within 7ms",
+            ),
+            (
+                PeerErrorKind::Closed(CloseReason::EndOfInput),
+                LinkErrorKind::NoAnswer { status: None },
+                "",
+            ),
+        ];
+        for (kind, expected, reason) in cases {
+            let error = LinkError::from(PeerError::from(kind));
+            assert_eq!(error.kind(), expected, "{error}");
+            assert!(error.reason().contains(reason), "{error}");
+            assert_eq!(error.reached(), expected != LinkErrorKind::NotReached);
+            assert_eq!(error.status(), None);
+        }
+        let params = serde_json::from_str::<u8>("x").unwrap_err();
+        assert_eq!(
+            LinkError::from(PeerError::from(PeerErrorKind::Result(params))).kind(),
+            LinkErrorKind::Params
+        );
+    }
 
     #[test]
     fn every_failure_becomes_an_error_object_with_its_reason() {
