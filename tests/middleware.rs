@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rpcwire::middleware::{ConcurrencyLimitLayer, Readiness, RpcCall, RpcService, TimedOut, TimeoutLayer};
+use rpcwire::middleware::{
+    BatchEntry, ConcurrencyLimitLayer, Readiness, RpcCall, RpcService, TimedOut, TimeoutLayer,
+};
 use tokio::sync::Semaphore;
 use tower_layer::Layer;
 
@@ -142,6 +144,44 @@ async fn waiting_for_a_slot_counts_against_the_timeout_outside_it() {
         1,
         "the notification never got a slot"
     );
+}
+
+/// A batch goes through the layers whole: one slot of the limit for all its entries, one
+/// time for all of them (each entry's outcome the timeout past it), a notification's place
+/// `None` once sent; the caller's id and extensions reach the service.
+#[tokio::test]
+async fn a_batch_takes_one_slot_and_one_time_with_an_outcome_per_entry() {
+    let (service, gate) = gated();
+    let limited = ConcurrencyLimitLayer::new(1).layer(service);
+    let limit = Duration::from_millis(50);
+    let timed = TimeoutLayer::new(limit).layer(&limited);
+    let id = rpcwire::Id::from(7);
+    let mut caller = http::Extensions::new();
+    caller.insert("alice");
+    let call = RpcCall::new("a", None).with_id(&id).with_extensions(&caller);
+    assert_eq!(call.id(), Some(&id));
+    assert_eq!(call.extension::<&str>(), Some(&"alice"));
+    assert!(call.extensions().is_some());
+    let entries = [BatchEntry::Call(call), BatchEntry::Notify(RpcCall::new("b", None))];
+    assert!(entries[0].is_call() && !entries[1].is_call());
+    assert_eq!(entries[1].call().method(), "b");
+
+    gate.add_permits(2);
+    let outcomes = timed.batch(&entries).await;
+    assert_eq!(outcomes, vec![Some(Ok("a".to_owned())), None]);
+    assert_eq!(limited.in_flight(), 0, "the batch's slot is back");
+
+    // One permit: the call is answered, the notification waits past the batch's time.
+    gate.add_permits(1);
+    let outcomes = timed.batch(&entries).await;
+    assert_eq!(
+        outcomes,
+        vec![
+            Some(Err(Failed::TimedOut(limit))),
+            Some(Err(Failed::TimedOut(limit)))
+        ]
+    );
+    assert_eq!(limited.get_ref().begun.load(Ordering::SeqCst), 4);
 }
 
 /// A `Peer`'s link is a service: the other side's result and error as it wrote them, and
