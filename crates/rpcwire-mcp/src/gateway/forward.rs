@@ -65,7 +65,9 @@ impl McpGateway {
                     .iter()
                     .filter_map(|element| batch_element(&session, &body, element))
                     .collect();
-                return self.forward_batch(session, elements).await;
+                // The rarer ways are boxed: the common one (a request in a session) keeps this
+                // future small, as it is moved into its box for every request.
+                return Box::pin(self.forward_batch(session, elements)).await;
             }
         };
         match (session, message) {
@@ -81,12 +83,12 @@ impl McpGateway {
                     return error_answer(request.id(), &ErrorObject::method_not_found("initialize"));
                 }
                 let (request, id_text, progress) = forwarded_parts(&body, &request);
-                self.forward_stateless(&headers, request, id_text, progress).await
+                Box::pin(self.forward_stateless(&headers, request, id_text, progress)).await
             }
             (None, Message::Request(request)) => {
                 let request = client_request(&body, &request);
                 match &*request.method {
-                    "initialize" => self.initialize(request).await,
+                    "initialize" => Box::pin(self.initialize(request)).await,
                     "ping" if sessionless_ping(&headers) => {
                         let mut out = BytesMut::new();
                         encode::write_success_bytes(&mut out, &request.id, b"{}");
