@@ -162,7 +162,10 @@ async fn a_batch_takes_one_slot_and_one_time_with_an_outcome_per_entry() {
     assert_eq!(call.id(), Some(&id));
     assert_eq!(call.extension::<&str>(), Some(&"alice"));
     assert!(call.extensions().is_some());
-    let entries = [BatchEntry::Call(call), BatchEntry::Notify(RpcCall::new("b", None))];
+    let entries = [
+        BatchEntry::Call(call),
+        BatchEntry::Notify(RpcCall::new("b", None)),
+    ];
     assert!(entries[0].is_call() && !entries[1].is_call());
     assert_eq!(entries[1].call().method(), "b");
 
