@@ -928,7 +928,7 @@ async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
-    use rpcwire::middleware::{BatchEntry, LinkError, RemoteAnswer, RpcCall, RpcService};
+    use rpcwire::middleware::{BatchEntry, CallContext, LinkError, RemoteAnswer, RpcCall, RpcService};
     use rpcwire::proxy::fleet::{CacheLayer, RateLimitLayer, Refused};
     use rpcwire::transport::{Peer, PeerLink, StreamTransport};
     use tower_layer::Layer;
@@ -996,9 +996,8 @@ async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
     };
     let fast = caller("k3y");
     let id = rpcwire::Id::from(1);
-    let chain_id = RpcCall::new("eth_chainId", None)
-        .with_id(&id)
-        .with_extensions(&fast);
+    let fast = CallContext::new().with_id(&id).with_extensions(&fast);
+    let chain_id = RpcCall::new("eth_chainId", None).with_context(&fast);
     let result = |answer: Result<RemoteAnswer, Failed>| match answer {
         Ok(RemoteAnswer::Result(result)) => result.as_str().to_owned(),
         other => panic!("{other:?}"),
@@ -1017,15 +1016,16 @@ async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(matches!(
-        service.call(RpcCall::new("eth_chainId", None).with_id(&id)).await,
+        service
+            .call(RpcCall::new("eth_chainId", None).with_context(&CallContext::new().with_id(&id)))
+            .await,
         Err(Failed::Refused(Refused::Unauthorized))
     ));
 
     // A key of 2 a second (a burst of 2): of three calls in one batch, two go on.
     let slow = caller("slow");
-    let block = RpcCall::new("eth_blockNumber", None)
-        .with_id(&id)
-        .with_extensions(&slow);
+    let slow = CallContext::new().with_id(&id).with_extensions(&slow);
+    let block = RpcCall::new("eth_blockNumber", None).with_context(&slow);
     let before = calls.load(Ordering::SeqCst);
     let outcomes = service.batch(&[BatchEntry::Call(block); 3]).await;
     assert_eq!(outcomes.len(), 3);

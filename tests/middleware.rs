@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rpcwire::middleware::{
-    BatchEntry, ConcurrencyLimitLayer, Readiness, RpcCall, RpcService, TimedOut, TimeoutLayer,
+    BatchEntry, CallContext, ConcurrencyLimitLayer, Readiness, RpcCall, RpcService, TimedOut, TimeoutLayer,
 };
 use tokio::sync::Semaphore;
 use tower_layer::Layer;
@@ -158,7 +158,8 @@ async fn a_batch_takes_one_slot_and_one_time_with_an_outcome_per_entry() {
     let id = rpcwire::Id::from(7);
     let mut caller = http::Extensions::new();
     caller.insert("alice");
-    let call = RpcCall::new("a", None).with_id(&id).with_extensions(&caller);
+    let context = CallContext::new().with_id(&id).with_extensions(&caller);
+    let call = RpcCall::new("a", None).with_context(&context);
     assert_eq!(call.id(), Some(&id));
     assert_eq!(call.extension::<&str>(), Some(&"alice"));
     assert!(call.extensions().is_some());

@@ -14,7 +14,7 @@ use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy, Retrying};
 use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
-use crate::middleware::{Readiness, RemoteAnswer, RpcCall, RpcService, TimeoutLayer};
+use crate::middleware::{CallContext, Readiness, RemoteAnswer, RpcCall, RpcService, TimeoutLayer};
 use crate::sync::bump;
 use tower_layer::Layer;
 
@@ -321,9 +321,10 @@ impl UpstreamGroup {
         method: &str,
         params: Option<&RawJson<'_>>,
     ) -> Result<LinkAnswer, ForwardError> {
+        let context = frame.map(|frame| CallContext::new().with_frame(frame));
         let mut call = RpcCall::new(method, params);
-        if let Some(frame) = frame {
-            call = call.with_frame(frame);
+        if let Some(context) = &context {
+            call = call.with_context(context);
         }
         let attempts = Attempts {
             group: self,

@@ -2,12 +2,12 @@
 //! one from outside, as tower's do.
 //!
 //! An [`RpcService`] takes an [`RpcCall`] — a method, its params as the JSON text they came
-//! in, and, when there are, the request's whole frame and what the transport knows of its
-//! caller (its [`Extensions`](http::Extensions): an HTTP request's, an API key found, the
-//! claims of a token) — and ends with its `Answer` or its `Error`; a notification ends with
-//! nothing; a [`batch`](RpcService::batch) of them ends with one outcome per entry. Nothing in
-//! between encodes or parses the call again: a layer reads the method and the params where
-//! they lie. [`readiness`] says, before a
+//! in, and, when there is one, its [`CallContext`] (the request's whole frame, the caller's
+//! id, and what the transport knows of the caller: an HTTP request's extensions, an API key
+//! found, the claims of a token) — and ends with its `Answer` or its `Error`; a notification
+//! ends with nothing; a [`batch`](RpcService::batch) of them ends with one outcome per entry.
+//! Nothing in between encodes or parses the call again: a layer reads the method and the
+//! params where they lie. [`readiness`] says, before a
 //! call, whether the service would take it now ([`Readiness::Busy`]: it would wait;
 //! [`Readiness::Down`]: it would fail), which a balancer reads to choose between services.
 //!
@@ -82,8 +82,9 @@ cfg_tokio! {
 }
 
 /// One call (or notification) as a middleware sees it: its method, its params as the JSON
-/// text they came in, and the request's whole frame when there is one (a service that sends
-/// frames as they are forwards it without writing another).
+/// text they came in, and, when the caller gives one, its [`CallContext`] (the request's
+/// whole frame, the caller's id, what the transport knows of the caller). Four words, so
+/// that the layers' nested futures move it cheaply.
 ///
 /// ```
 /// let params = rpcwire_core::RawJson::new("[1,2]").unwrap();
@@ -96,13 +97,90 @@ cfg_tokio! {
 pub struct RpcCall<'a> {
     method: &'a str,
     params: Option<&'a RawJson<'a>>,
+    context: Option<&'a CallContext<'a>>,
+}
+
+/// What comes with a call beside its method and params, each part when there is one: the
+/// request's whole frame (a service that sends frames as they are forwards it without writing
+/// another), the id its caller gave it (a layer that answers it here, or finds its answer
+/// among others, reads it; a service that sends calls of its own gives them its own ids), and
+/// what the transport knows of the caller (its [`Extensions`](http::Extensions): an HTTP
+/// request's, an API key found, the claims of a token).
+///
+/// ```
+/// #[derive(Clone, Debug, PartialEq)]
+/// struct Caller(&'static str);
+/// let mut extensions = http::Extensions::new();
+/// extensions.insert(Caller("alice"));
+/// let id = rpcwire_core::Id::from(7);
+/// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#);
+/// let context = rpcwire_core::middleware::CallContext::new()
+///     .with_frame(&frame)
+///     .with_id(&id)
+///     .with_extensions(&extensions);
+/// let call = rpcwire_core::middleware::RpcCall::new("ping", None).with_context(&context);
+/// assert_eq!(call.frame(), Some(&frame));
+/// assert_eq!(call.id(), Some(&id));
+/// assert_eq!(call.extension::<Caller>(), Some(&Caller("alice")));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CallContext<'a> {
     frame: Option<&'a Bytes>,
     id: Option<&'a Id<'a>>,
     extensions: Option<&'a http::Extensions>,
 }
 
+impl<'a> CallContext<'a> {
+    /// Nothing yet.
+    ///
+    /// ```
+    /// let call_context = rpcwire_core::middleware::CallContext::new();
+    /// # let _ = call_context;
+    /// ```
+    pub fn new() -> CallContext<'a> {
+        CallContext::default()
+    }
+
+    /// With `frame`: the request whole, as it goes on.
+    ///
+    /// ```
+    /// let frame = bytes::Bytes::from_static(b"{}");
+    /// let _ = rpcwire_core::middleware::CallContext::new().with_frame(&frame);
+    /// ```
+    pub fn with_frame(self, frame: &'a Bytes) -> CallContext<'a> {
+        CallContext {
+            frame: Some(frame),
+            ..self
+        }
+    }
+
+    /// With the id the caller gave the call.
+    ///
+    /// ```
+    /// let id = rpcwire_core::Id::from(1);
+    /// let _ = rpcwire_core::middleware::CallContext::new().with_id(&id);
+    /// ```
+    pub fn with_id(self, id: &'a Id<'a>) -> CallContext<'a> {
+        CallContext { id: Some(id), ..self }
+    }
+
+    /// With what the transport knows of the caller: an HTTP request's extensions, or any
+    /// other (a layer reads them; the call is never written with them).
+    ///
+    /// ```
+    /// let extensions = http::Extensions::new();
+    /// let _ = rpcwire_core::middleware::CallContext::new().with_extensions(&extensions);
+    /// ```
+    pub fn with_extensions(self, extensions: &'a http::Extensions) -> CallContext<'a> {
+        CallContext {
+            extensions: Some(extensions),
+            ..self
+        }
+    }
+}
+
 impl<'a> RpcCall<'a> {
-    /// A call of `method` with `params`, without its frame.
+    /// A call of `method` with `params`, without a context.
     ///
     /// ```
     /// let call = rpcwire_core::middleware::RpcCall::new("ping", None);
@@ -112,82 +190,31 @@ impl<'a> RpcCall<'a> {
         RpcCall {
             method,
             params,
-            frame: None,
-            id: None,
-            extensions: None,
+            context: None,
         }
     }
 
-    /// The same call, with the id its caller gave it (a layer that answers it here, or
-    /// finds its answer among others, reads it; a service that sends calls of its own gives
-    /// them its own ids).
+    /// The same call, with `context` (see [`CallContext`]).
     ///
     /// ```
-    /// let id = rpcwire_core::Id::from(7);
-    /// let call = rpcwire_core::middleware::RpcCall::new("ping", None).with_id(&id);
-    /// assert_eq!(call.id(), Some(&id));
+    /// let context = rpcwire_core::middleware::CallContext::new();
+    /// let call = rpcwire_core::middleware::RpcCall::new("ping", None).with_context(&context);
+    /// assert!(call.context().is_some());
     /// ```
-    pub fn with_id(self, id: &'a Id<'a>) -> RpcCall<'a> {
-        RpcCall { id: Some(id), ..self }
-    }
-
-    /// The caller's id, when it was given.
-    ///
-    /// ```
-    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).id().is_none());
-    /// ```
-    pub fn id(&self) -> Option<&'a Id<'a>> {
-        self.id
-    }
-
-    /// The same call, with `frame`: the request whole, as it goes on.
-    ///
-    /// ```
-    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
-    /// let call = rpcwire_core::middleware::RpcCall::new("ping", None).with_frame(&frame);
-    /// assert_eq!(call.frame(), Some(&frame));
-    /// ```
-    pub fn with_frame(self, frame: &'a Bytes) -> RpcCall<'a> {
+    pub fn with_context(self, context: &'a CallContext<'a>) -> RpcCall<'a> {
         RpcCall {
-            frame: Some(frame),
+            context: Some(context),
             ..self
         }
     }
 
-    /// The same call, with what the transport knows of its caller: an HTTP request's
-    /// extensions, or any other (a layer reads them; the call is never written with them).
+    /// Its context, when it was given one.
     ///
     /// ```
-    /// #[derive(Clone, Debug, PartialEq)]
-    /// struct Caller(&'static str);
-    /// let mut extensions = http::Extensions::new();
-    /// extensions.insert(Caller("alice"));
-    /// let call = rpcwire_core::middleware::RpcCall::new("ping", None).with_extensions(&extensions);
-    /// assert_eq!(call.extension::<Caller>(), Some(&Caller("alice")));
+    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).context().is_none());
     /// ```
-    pub fn with_extensions(self, extensions: &'a http::Extensions) -> RpcCall<'a> {
-        RpcCall {
-            extensions: Some(extensions),
-            ..self
-        }
-    }
-
-    /// The caller's extensions, when the transport gave them.
-    ///
-    /// ```
-    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).extensions().is_none());
-    /// ```
-    pub fn extensions(&self) -> Option<&'a http::Extensions> {
-        self.extensions
-    }
-
-    /// The caller's extension of type `T`, when there is one.
-    ///
-    /// ```
-    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).extension::<u8>().is_none());
-    /// ```
-    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&'a T> {
-        self.extensions?.get::<T>()
+    pub fn context(&self) -> Option<&'a CallContext<'a>> {
+        self.context
     }
 
     /// The method.
@@ -214,7 +241,34 @@ impl<'a> RpcCall<'a> {
     /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).frame().is_none());
     /// ```
     pub fn frame(&self) -> Option<&'a Bytes> {
-        self.frame
+        self.context?.frame
+    }
+
+    /// The caller's id, when it was given.
+    ///
+    /// ```
+    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).id().is_none());
+    /// ```
+    pub fn id(&self) -> Option<&'a Id<'a>> {
+        self.context?.id
+    }
+
+    /// The caller's extensions, when the transport gave them.
+    ///
+    /// ```
+    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).extensions().is_none());
+    /// ```
+    pub fn extensions(&self) -> Option<&'a http::Extensions> {
+        self.context?.extensions
+    }
+
+    /// The caller's extension of type `T`, when there is one.
+    ///
+    /// ```
+    /// assert!(rpcwire_core::middleware::RpcCall::new("ping", None).extension::<u8>().is_none());
+    /// ```
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<&'a T> {
+        self.extensions()?.get::<T>()
     }
 }
 

@@ -424,7 +424,8 @@ mod tests {
             crate::message::RawJson::new("[1]").unwrap(),
             crate::message::RawJson::new("[ 1]").unwrap(),
         );
-        let name = |method, params| layer.name_of(&RpcCall::new(method, params).with_id(&id));
+        let context = crate::middleware::CallContext::new().with_id(&id);
+        let name = |method, params| layer.name_of(&RpcCall::new(method, params).with_context(&context));
         assert!(name("other", None).is_none());
         assert!(
             layer.name_of(&RpcCall::new("m", None)).is_none(),

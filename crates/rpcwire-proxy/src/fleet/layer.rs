@@ -32,7 +32,7 @@ use super::metrics;
 use super::rate::{RateLimitLayer, Refused};
 use crate::encode;
 use crate::message::{ErrorObject, Id, JsonBytes, Message};
-use crate::middleware::{BatchEntry, BatchOutcome, RpcCall, RpcService};
+use crate::middleware::{BatchEntry, BatchOutcome, CallContext, RpcCall, RpcService};
 use crate::parse::{Parsed, ParsedFrame};
 use crate::sync::{read_unpoisoned, write_unpoisoned};
 use crate::transport::http::body::{read_limited, ReadError};
@@ -378,7 +378,8 @@ where
         let behind = Behind::new(inner, parts, body, parsed.map(|frame| (frame, limits)), 1);
         let service = rate.layer(cache.layer(&behind));
         let params = entry.params.as_ref().map(JsonBytes::to_raw_json);
-        let outcome = match entry.call(params.as_ref(), &caller) {
+        let context = entry.context(&caller);
+        let outcome = match entry.call(params.as_ref(), &context) {
             BatchEntry::Call(call) => Some(service.call(call).await),
             BatchEntry::Notify(call) => service.notify(call).await.err().map(Err),
         };
@@ -400,10 +401,11 @@ where
         .iter()
         .map(|entry| entry.params.as_ref().map(JsonBytes::to_raw_json))
         .collect();
+    let contexts: Vec<_> = entries.iter().map(|entry| entry.context(&caller)).collect();
     let calls: Vec<BatchEntry<'_>> = entries
         .iter()
-        .zip(&params)
-        .map(|(entry, params)| entry.call(params.as_ref(), &caller))
+        .zip(params.iter().zip(&contexts))
+        .map(|(entry, (params, context))| entry.call(params.as_ref(), context))
         .collect();
     let behind = Behind::new(
         inner,
@@ -531,17 +533,21 @@ impl Entry {
         }
     }
 
+    /// What comes with it: its frame, its id, the caller.
+    fn context<'a>(&'a self, caller: &'a http::Extensions) -> CallContext<'a> {
+        let context = CallContext::new().with_frame(&self.frame).with_extensions(caller);
+        match &self.id {
+            Some((id, _)) => context.with_id(id),
+            None => context,
+        }
+    }
+
     fn call<'a>(
         &'a self,
         params: Option<&'a crate::message::RawJson<'a>>,
-        caller: &'a http::Extensions,
+        context: &'a CallContext<'a>,
     ) -> BatchEntry<'a> {
-        let mut call = RpcCall::new(&self.method, params)
-            .with_frame(&self.frame)
-            .with_extensions(caller);
-        if let Some((id, _)) = &self.id {
-            call = call.with_id(id);
-        }
+        let call = RpcCall::new(&self.method, params).with_context(context);
         match self.answered {
             true => BatchEntry::Call(call),
             false => BatchEntry::Notify(call),

@@ -144,7 +144,7 @@ impl std::error::Error for Refused {}
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 /// use std::time::Duration;
-/// use rpcwire::middleware::{RpcCall, RpcService};
+/// use rpcwire::middleware::{CallContext, RpcCall, RpcService};
 /// use rpcwire::proxy::fleet::{ApiKeys, LimitConfig, RateLimitLayer, Refused, SharedLimiter};
 /// use tower_layer::Layer;
 ///
@@ -167,7 +167,8 @@ impl std::error::Error for Refused {}
 /// let keys = ApiKeys::parse("k3y 1").unwrap();
 /// let mut caller = http::Extensions::new();
 /// caller.insert(keys.find("k3y").unwrap().clone());
-/// let ping = RpcCall::new("ping", None).with_extensions(&caller);
+/// let context = CallContext::new().with_extensions(&caller);
+/// let ping = RpcCall::new("ping", None).with_context(&context);
 /// assert_eq!(service.call(ping).await, Ok("pong"));
 /// assert!(matches!(service.call(ping).await, Err(Refused::Limited { .. })));
 /// assert_eq!(service.call(RpcCall::new("ping", None)).await, Err(Refused::Unauthorized));
