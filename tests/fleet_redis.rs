@@ -921,8 +921,8 @@ async fn a_high_rate_key_is_charged_after_the_fact_within_its_bound_in_few_round
 
 /// The fleet's JSON-RPC layers wrap any service, not only an HTTP one: here a real `Peer`'s
 /// link to a JSON-RPC server. A cached method reaches the server once and is then answered
-/// from Redis; a call without a key is refused; a batch is decided in one round trip, each
-/// entry on its own, and what is let through goes on.
+/// from Redis, read in the rate check's one round trip; a call without a key is refused; a
+/// batch is decided in one round trip, each entry on its own, and what is let through goes on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -961,9 +961,10 @@ async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let keys = ApiKeys::parse("k3y 1000\nslow 2\nprobe 1000000").unwrap();
+    let keys = ApiKeys::parse("k3y 1000\nslow 2\nmid 100\nprobe 1000000").unwrap();
     let limiter = limiters(&server, 1, OnRedisDown::Open { instances: 1 }).remove(0);
     until_shared(std::slice::from_ref(&limiter), &keys).await;
+    let stats = limiter.clone();
 
     let calls = Arc::new(AtomicUsize::new(0));
     let mut router = rpcwire::dispatch::Router::new();
@@ -983,11 +984,10 @@ async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
         StreamTransport::from_io(ours, framing),
         rpcwire::dispatch::Router::new(),
     );
-    let service = RateLimitLayer::new(limiter.clone()).layer(
-        CacheLayer::new(limiter)
-            .with_method("eth_chainId", None)
-            .layer(Server(client.link())),
-    );
+    let cache = CacheLayer::new(limiter.clone()).with_method("eth_chainId", None);
+    let service = RateLimitLayer::new(limiter)
+        .reading_for(cache.clone())
+        .layer(cache.layer(Server(client.link())));
 
     let caller = |key: &str| {
         let mut caller = http::Extensions::new();
@@ -1015,6 +1015,15 @@ async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
         assert!(Instant::now() < deadline, "the answer was cached");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // A cached answer is read in the rate check's own round trip: one, not two.
+    let mid = caller("mid");
+    let mid = CallContext::new().with_id(&id).with_extensions(&mid);
+    let before = stats.stats().round_trips;
+    let answer = service
+        .call(RpcCall::new("eth_chainId", None).with_context(&mid))
+        .await;
+    assert_eq!(result(answer), r#""0x1""#);
+    assert_eq!(stats.stats().round_trips - before, 1);
     assert!(matches!(
         service
             .call(RpcCall::new("eth_chainId", None).with_context(&CallContext::new().with_id(&id)))

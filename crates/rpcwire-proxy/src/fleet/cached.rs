@@ -78,6 +78,17 @@ pub struct CacheLayer {
 /// result to share (`Some(None)`: an error, a refusal), or the result.
 type Fetched = Option<Option<Bytes>>;
 
+/// A call's cached answer, read by a layer outside in a round trip it made anyway (the rate
+/// limit's check): what the cache layer takes instead of asking Redis again.
+#[derive(Clone, Debug)]
+pub(super) struct Prefetched {
+    /// The cached answer's name, and how long an answer is kept under it.
+    pub(super) name: String,
+    pub(super) ttl: Option<Duration>,
+    /// What was under it (`None`: nothing, or Redis did not decide).
+    pub(super) value: Option<Bytes>,
+}
+
 impl CacheLayer {
     /// Caches nothing yet, in `store`'s Redis (see [`with_method`](CacheLayer::with_method)).
     ///
@@ -132,7 +143,7 @@ impl CacheLayer {
 
     /// The name `call`'s answer is cached under and for how long, when its method's answers
     /// are cached and it is a request (it has an id).
-    fn name_of(&self, call: &RpcCall<'_>) -> Option<(String, Option<Duration>)> {
+    pub(super) fn name_of(&self, call: &RpcCall<'_>) -> Option<(String, Option<Duration>)> {
         call.id()?;
         let ttl = self.methods.get(call.method())?;
         use sha2::Digest;
@@ -267,10 +278,20 @@ where
 
     async fn call(&self, call: RpcCall<'_>) -> Result<S::Answer, S::Error> {
         let layer = &self.layer;
-        let Some((name, ttl)) = layer.name_of(&call) else {
+        // Named and read already when a layer outside read it in a round trip of its own.
+        let prefetched = call.extension::<Prefetched>();
+        let named = match prefetched {
+            Some(read) => Some((read.name.clone(), read.ttl)),
+            None => layer.name_of(&call),
+        };
+        let Some((name, ttl)) = named else {
             return self.inner.call(call).await;
         };
         let label = caller(&call);
+        if let Some(result) = prefetched.and_then(|read| read.value.clone()) {
+            metrics::request(label, "cached");
+            return Ok(S::Answer::from_result(result));
+        }
         let first = match layer.follow(&name, layer.join(&name)).await {
             Ok(result) => {
                 metrics::request(label, "coalesced");
@@ -278,7 +299,7 @@ where
             }
             Err(first) => first,
         };
-        if first.is_some() {
+        if first.is_some() && prefetched.is_none() {
             if let Some(result) = layer.store.read(&[&name]).await.pop().flatten() {
                 metrics::request(label, "cached");
                 if let Some(first) = first {

@@ -232,7 +232,7 @@ impl<S> tower_layer::Layer<S> for FleetLayer {
             for (method, ttl) in &config.cached {
                 cache = cache.with_method(method.clone(), *ttl);
             }
-            Arc::new((rate, cache))
+            Arc::new((rate.reading_for(cache.clone()), cache))
         });
         FleetService {
             inner,
