@@ -2,7 +2,7 @@
 # share, sourced by them: valgrind checked, the report bench built with the features given,
 # and, set for the caller, `bin` (the bench binary), `head` (the commit it was built from,
 # flagged when crates or src have uncommitted changes) and `profiles` (a directory removed
-# on exit).
+# on exit, or KEEP_PROFILES).
 #
 # Usage: source benches/callgrind_common.sh "http,mcp"   (features; "" for none)
 
@@ -14,5 +14,11 @@ bin=$(cargo bench --bench report ${1:+--features "$1"} --no-run --message-format
 head="$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 [ -z "$(git status --porcelain -- src crates 2>/dev/null)" ] || head="$head + uncommitted changes"
 
-profiles=$(mktemp -d)
-trap 'rm -rf "$profiles"' EXIT
+# KEEP_PROFILES=DIR keeps the profiles and their annotations in DIR (else removed on exit).
+if [ -n "${KEEP_PROFILES:-}" ]; then
+    profiles=$KEEP_PROFILES
+    mkdir -p "$profiles"
+else
+    profiles=$(mktemp -d)
+    trap 'rm -rf "$profiles"' EXIT
+fi

@@ -4,7 +4,7 @@
 # time per call moves with the machine's load by 20–40% between runs.
 #
 # For each server kind (rpcwire-stdio, rpcwire-http by default; any of the MCP section's
-# `--mcp-server` kinds, rmcp-stdio say), at 1 call in flight, runs the report's MCP section
+# `--mcp-server` kinds, rmcp-stdio say), at 1 call in flight (or IN_FLIGHT), runs the report's MCP section
 # (`--quick --only mcp`, that server only, no memory measurement) with the server process
 # under `valgrind --tool=callgrind`, and divides the instructions spent running its tasks
 # (tokio's `run_task`, inclusive: process start and idle waiting left out) by the frames it
@@ -14,11 +14,13 @@
 #
 # Usage: benches/mcp_instructions.sh                       (needs valgrind, python3)
 #        KINDS="rpcwire-stdio rmcp-stdio" benches/mcp_instructions.sh
+#        IN_FLIGHT=64 KINDS="rpcwire-gateway-gateway" benches/mcp_instructions.sh   (default 1)
 # Prints one JSON line per kind; writes nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 KINDS=${KINDS:-"rpcwire-stdio rpcwire-http"}
+IN_FLIGHT=${IN_FLIGHT:-1}
 
 command -v callgrind_annotate >/dev/null || { echo "callgrind_annotate is not installed" >&2; exit 1; }
 # shellcheck source=benches/callgrind_common.sh
@@ -26,7 +28,7 @@ source "benches/callgrind_common.sh" "http,mcp"
 
 for kind in $KINDS; do
     out="$profiles/$kind.out"
-    MCP_SERVERS=$kind MCP_IN_FLIGHT=1 MCP_NO_MEMORY=1 \
+    MCP_SERVERS=$kind MCP_IN_FLIGHT=$IN_FLIGHT MCP_NO_MEMORY=1 \
         MCP_SERVER_WRAPPER="valgrind --tool=callgrind --callgrind-out-file=$out --" \
         "$bin" --quick --only mcp >"$profiles/$kind.log" 2>&1 || {
             echo "$kind: the report failed:" >&2; tail -20 "$profiles/$kind.log" >&2; exit 1; }

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::load;
 use super::servers::{
-    FLOOR_HTTP, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_GATEWAY_SHARED, RPCWIRE_HTTP,
-    RPCWIRE_STDIO,
+    FLOOR_HTTP, FLOOR_PIPES, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_GATEWAY_SHARED,
+    RPCWIRE_HTTP, RPCWIRE_STDIO,
 };
 use super::{McpRun, SessionMemory};
 use crate::config::Config;
@@ -62,11 +62,12 @@ enum Bridge {
     McpProxy,
 }
 
-const SUBJECTS: [Subject; 12] = [
+const SUBJECTS: [Subject; 13] = [
     Subject { server: "rpcwire", transport: "stdio", implementation: "rpcwire McpServer::serve_stdio, 1 tokio thread", start: Start::Bench(RPCWIRE_STDIO) },
     Subject { server: "rmcp", transport: "stdio", implementation: "rmcp 3.11 #[tool_router] over rmcp::transport::stdio, 1 tokio thread", start: Start::Bench(RMCP_STDIO) },
     Subject { server: "typescript", transport: "stdio", implementation: "@modelcontextprotocol/sdk 1.32.2 McpServer + StdioServerTransport, Node 22", start: Start::Node("stdio") },
     Subject { server: "floor", transport: "stdio", implementation: "blocking line reads, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_STDIO) },
+    Subject { server: "floor-pipes", transport: "stdio", implementation: "the stdio side of a gateway with a child per session: 1 tokio thread writing a call line to a child's stdin and reading the answer line, a floor-stdio child per call in flight (the children's CPU not counted)", start: Start::Bench(FLOOR_PIPES) },
     Subject { server: "rpcwire", transport: "http", implementation: "rpcwire StreamableHttpService::serve, 1 tokio thread", start: Start::Bench(RPCWIRE_HTTP) },
     Subject { server: "rmcp", transport: "http", implementation: "rmcp 3.11 StreamableHttpService (defaults: sessions, SSE) on hyper-util, 1 tokio thread", start: Start::Bench(RMCP_HTTP) },
     Subject { server: "floor", transport: "http", implementation: "hyper 1 http1, body read, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_HTTP) },
@@ -136,6 +137,15 @@ impl Process {
             .expect("start an MCP server");
         let stdin = child.stdin.take().expect("piped");
         let mut stdout = BufReader::new(child.stdout.take().expect("piped"));
+        if subject.server == "floor-pipes" {
+            // Driven by commands on its stdin (`pipes_run`), not as an MCP server.
+            return Some(Process {
+                child,
+                stdio: None,
+                address: None,
+                keep: Some((stdin, stdout)),
+            });
+        }
         if subject.transport == "stdio" {
             let mut stdin = stdin;
             load::stdio_initialize(&mut stdin, &mut stdout);
@@ -340,7 +350,12 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
             let (subject, process) = &mut processes[*p];
             let mut marks = Vec::with_capacity(2);
             let cpu_at = |process: &Process| process.cpu();
-            let measured = if let Some((stdin, stdout)) = process.stdio.as_mut() {
+            let measured = if let (None, Some((stdin, stdout))) = (process.address, process.keep.as_mut()) {
+                let pid = process.child.id();
+                super::pipes::pipes_run(stdin, stdout, *in_flight, warmup, duration, || {
+                    marks.push(cpu_time(pid))
+                })
+            } else if let Some((stdin, stdout)) = process.stdio.as_mut() {
                 let pid = process.child.id();
                 load::stdio_run(stdin, stdout, *in_flight, warmup, duration, || {
                     marks.push(cpu_time(pid))

@@ -15,6 +15,9 @@ pub(crate) const RMCP_STDIO: &str = "rmcp-stdio";
 pub(crate) const RMCP_HTTP: &str = "rmcp-http";
 pub(crate) const FLOOR_STDIO: &str = "floor-stdio";
 pub(crate) const FLOOR_HTTP: &str = "floor-http";
+/// The stdio floor of a gateway with a child per session: N `floor-stdio` children, one call
+/// in flight on each (`pipes`).
+pub(crate) const FLOOR_PIPES: &str = "floor-pipes";
 /// rpcwire's MCP gateway (`McpGateway`, one tokio thread) in front of `rpcwire-stdio`
 /// children, one per session.
 pub(crate) const RPCWIRE_GATEWAY: &str = "rpcwire-gateway";
@@ -95,6 +98,10 @@ mod rmcp_add {
 pub(crate) fn serve(kind: &str) {
     if kind == FLOOR_STDIO {
         floor_stdio();
+        return;
+    }
+    if kind == FLOOR_PIPES {
+        super::pipes::floor_pipes();
         return;
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
