@@ -16,16 +16,15 @@ use crate::json::iter::ArrayIter;
 /// assert!(rpcwire::proxy::batch_elements(&Bytes::from_static(b"{}")).is_none());
 /// ```
 pub fn batch_elements(frame: &Bytes) -> Option<Vec<Bytes>> {
-    crate::json::validate(frame).ok()?;
-    let text = std::str::from_utf8(frame).ok()?;
-    if text
-        .trim_start_matches(crate::json::is_whitespace_char)
-        .as_bytes()
-        .first()
-        != Some(&b'[')
-    {
+    // Anything but an array is told by its first byte, before the whole frame is validated.
+    let first = frame
+        .iter()
+        .find(|&&byte| !crate::json::is_whitespace_char(char::from(byte)));
+    if first != Some(&b'[') {
         return None;
     }
+    crate::json::validate(frame).ok()?;
+    let text = std::str::from_utf8(frame).ok()?;
     Some(
         ArrayIter::new(text)
             .map(|element| frame.slice_ref(element.as_bytes()))

@@ -109,7 +109,10 @@ impl ParsedBody {
             return None;
         }
         let mut frame = lock_unpoisoned(&self.frame);
-        if frame.as_ref()?.bytes()[..] != body[..] {
+        let parsed = frame.as_ref()?.bytes();
+        // The same bytes (a clone of the body parsed) are not compared byte by byte.
+        let shared = parsed.as_ptr() == body.as_ptr() && parsed.len() == body.len();
+        if !shared && parsed[..] != body[..] {
             return None;
         }
         frame.take()

@@ -67,7 +67,7 @@ impl CachedAnswer for RemoteAnswer {
 #[derive(Clone, Debug)]
 pub struct CacheLayer {
     store: SharedLimiter,
-    methods: Arc<HashMap<String, Option<Duration>>>,
+    methods: Arc<super::ConfigMap<String, Option<Duration>>>,
     max_cached: usize,
     /// The cacheable calls under way on this instance, by their cached answer's name: what
     /// identical ones wait for instead of asking the cache and the service again.

@@ -1,7 +1,6 @@
 //! What a `FleetLayer` and its services share: the keys (read again from Redis when told
 //! to), the limiter, the weights, the cache's methods and limits.
 
-use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -18,13 +17,13 @@ pub(super) struct Config {
     pub(super) refresh: Option<(String, String, Duration)>,
     pub(super) refreshing: AtomicBool,
     pub(super) limiter: Option<SharedLimiter>,
-    pub(super) weights: HashMap<String, u64>,
+    pub(super) weights: super::ConfigMap<String, u64>,
     pub(super) max_body: usize,
     /// What bodies are parsed with: the limits of the router behind, so that it takes the
     /// parse (`ParsedBody`) instead of parsing again.
     pub(super) parser: crate::parse::Parser,
     /// The methods whose answers are cached, each with how long (`None`: for good).
-    pub(super) cached: HashMap<String, Option<Duration>>,
+    pub(super) cached: super::ConfigMap<String, Option<Duration>>,
     pub(super) max_cached: usize,
 }
 

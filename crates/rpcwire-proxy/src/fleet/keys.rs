@@ -1,8 +1,6 @@
 //! The clients' API keys: where a request carries its key, and which keys there are (with
 //! their rates), kept as SHA-256 digests.
 
-use std::collections::HashMap;
-
 use http::header::{HeaderMap, AUTHORIZATION};
 use sha2::{Digest, Sha256};
 
@@ -61,7 +59,7 @@ pub struct KeysError {
 /// The keys clients may use, each with its rate.
 #[derive(Clone, Debug, Default)]
 pub struct ApiKeys {
-    by_digest: HashMap<[u8; 32], ApiKey>,
+    by_digest: super::ConfigMap<[u8; 32], ApiKey>,
 }
 
 impl ApiKeys {

@@ -7,7 +7,6 @@
 //! per request when all were refused over the rate, each element of a batch decided on its
 //! own.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -31,7 +30,7 @@ use super::limit::SharedLimiter;
 use super::metrics;
 use super::rate::{RateLimitLayer, Refused};
 use crate::encode;
-use crate::message::{ErrorObject, Id, JsonBytes, Message};
+use crate::message::{ErrorObject, Id, Message};
 use crate::middleware::{BatchEntry, BatchOutcome, CallContext, RpcCall, RpcService};
 use crate::parse::{Parsed, ParsedFrame};
 use crate::sync::{read_unpoisoned, write_unpoisoned};
@@ -93,10 +92,10 @@ impl FleetLayer {
                 refresh: None,
                 refreshing: AtomicBool::new(false),
                 limiter: None,
-                weights: HashMap::new(),
+                weights: Default::default(),
                 max_body: crate::transport::http::DEFAULT_MAX_BODY,
                 parser: crate::parse::Parser::default(),
-                cached: HashMap::new(),
+                cached: Default::default(),
                 max_cached: 256 << 10,
             }),
         }
@@ -368,18 +367,24 @@ where
     // The one parse of the body: its calls read here, answered behind from the same parse.
     let parsed = config.parser.parse_frame(body.clone()).ok();
     let limits = *config.parser.limits();
-    let mut caller = http::Extensions::new();
-    caller.insert(key.clone());
     let Some(elements) = elements else {
-        let entry = match parsed.as_ref().map(ParsedFrame::view) {
-            Some(Parsed::Single(message)) => Entry::of(&body, body.clone(), Some(&message)),
-            _ => Entry::of(&body, body.clone(), None),
-        };
-        let behind = Behind::new(inner, parts, body, parsed.map(|frame| (frame, limits)), 1);
+        // The service behind gets a copy of the parse (its bytes shared); the entry borrows
+        // this one.
+        let behind = Behind::new(
+            inner,
+            parts,
+            body.clone(),
+            parsed.clone().map(|frame| (frame, limits)),
+            1,
+        );
+        let message = parsed.as_ref().and_then(|parsed| match parsed.view() {
+            Parsed::Single(message) => Some(message),
+            Parsed::Batch(_) => None,
+        });
+        let entry = Entry::of(&body, body.clone(), message);
         let service = rate.layer(cache.layer(&behind));
-        let params = entry.params.as_ref().map(JsonBytes::to_raw_json);
-        let context = entry.context(&caller);
-        let outcome = match entry.call(params.as_ref(), &context) {
+        let context = entry.context(key);
+        let outcome = match entry.call(&context) {
             BatchEntry::Call(call) => Some(service.call(call).await),
             BatchEntry::Notify(call) => service.notify(call).await.err().map(Err),
         };
@@ -396,24 +401,20 @@ where
             None => behind.into_answered().map_or_else(nothing_answered, response_of),
         };
     };
-    let entries = entries_of(&body, parsed.as_ref(), &elements);
-    let params: Vec<_> = entries
-        .iter()
-        .map(|entry| entry.params.as_ref().map(JsonBytes::to_raw_json))
-        .collect();
-    let contexts: Vec<_> = entries.iter().map(|entry| entry.context(&caller)).collect();
-    let calls: Vec<BatchEntry<'_>> = entries
-        .iter()
-        .zip(params.iter().zip(&contexts))
-        .map(|(entry, (params, context))| entry.call(params.as_ref(), context))
-        .collect();
     let behind = Behind::new(
         inner,
         parts,
-        body,
-        parsed.map(|frame| (frame, limits)),
-        entries.len(),
+        body.clone(),
+        parsed.clone().map(|frame| (frame, limits)),
+        elements.len(),
     );
+    let entries = entries_of(&body, parsed.as_ref(), &elements);
+    let contexts: Vec<_> = entries.iter().map(|entry| entry.context(key)).collect();
+    let calls: Vec<BatchEntry<'_>> = entries
+        .iter()
+        .zip(&contexts)
+        .map(|(entry, context)| entry.call(context))
+        .collect();
     let outcomes = rate.layer(cache.layer(&behind)).batch(&calls).await;
     merged(&entries, outcomes, behind.into_answered())
 }
@@ -482,75 +483,67 @@ fn merged(
     }
 }
 
-/// One call or notification of the body, as the layers get it: owned, so that the body's
-/// parse goes on to the service behind.
-struct Entry {
-    /// Empty for a message that is not a call (answered behind).
-    method: Box<str>,
-    params: Option<JsonBytes>,
-    /// A request's id, and its JSON text as the client wrote it (`null` for a message that
-    /// is not a call).
-    id: Option<(Id<'static>, Bytes)>,
+/// An entry of the request as the layers see it: its parse (borrowed from the body's, no
+/// copy), its id and the id's JSON text, its own bytes.
+struct Entry<'a> {
+    /// A request or a notification; `None` for a message that is not one (answered behind).
+    message: Option<Message<'a>>,
+    /// A request's id and its JSON text as the client wrote it (`null` for a message that
+    /// did not parse); `None` for a notification (not answered).
+    id: Option<(Id<'a>, Bytes)>,
     /// The message's own bytes (an element of a batch, or the whole body).
     frame: Bytes,
-    /// Whether it is answered (a request, or a message that did not parse).
-    answered: bool,
 }
 
-impl Entry {
-    /// What `frame` holds (`message` its parse, its texts slices of `within`).
-    fn of(within: &Bytes, frame: Bytes, message: Option<&Message<'_>>) -> Entry {
-        let params =
-            |raw: Option<&crate::message::RawJson<'_>>| raw.map(|raw| JsonBytes::slice_of(within, raw));
+impl<'a> Entry<'a> {
+    /// What `frame` holds (`message` its parse, borrowed from `within`).
+    fn of(within: &Bytes, frame: Bytes, message: Option<Message<'a>>) -> Entry<'a> {
         match message {
             Some(Message::Request(request)) => {
                 let id_text = match crate::message::id_range_within(within, request.id()) {
                     Some(range) => within.slice(range),
                     None => Bytes::from(request.id().json_parts().concat()),
                 };
+                let id = request.id().clone();
                 Entry {
-                    method: request.method().into(),
-                    params: params(request.raw_params()),
-                    id: Some((request.id().clone().into_owned(), id_text)),
+                    message: Some(Message::Request(request)),
+                    id: Some((id, id_text)),
                     frame,
-                    answered: true,
                 }
             }
-            Some(Message::Notification(notification)) => Entry {
-                method: notification.method().into(),
-                params: params(notification.raw_params()),
+            Some(notification @ Message::Notification(_)) => Entry {
+                message: Some(notification),
                 id: None,
                 frame,
-                answered: false,
             },
             _ => Entry {
-                method: "".into(),
-                params: None,
+                message: None,
                 id: Some((Id::null(), Bytes::from_static(b"null"))),
                 frame,
-                answered: true,
             },
         }
     }
 
     /// What comes with it: its frame, its id, the caller.
-    fn context<'a>(&'a self, caller: &'a http::Extensions) -> CallContext<'a> {
-        let context = CallContext::new().with_frame(&self.frame).with_extensions(caller);
+    fn context<'b>(&'b self, key: &'b ApiKey) -> CallContext<'b> {
+        let context = CallContext::new().with_frame(&self.frame).with_extension(key);
         match &self.id {
             Some((id, _)) => context.with_id(id),
             None => context,
         }
     }
 
-    fn call<'a>(
-        &'a self,
-        params: Option<&'a crate::message::RawJson<'a>>,
-        context: &'a CallContext<'a>,
-    ) -> BatchEntry<'a> {
-        let call = RpcCall::new(&self.method, params).with_context(context);
-        match self.answered {
-            true => BatchEntry::Call(call),
-            false => BatchEntry::Notify(call),
+    /// The call (or notification) the layers get.
+    fn call<'b>(&'b self, context: &'b CallContext<'b>) -> BatchEntry<'b> {
+        let (method, params) = match &self.message {
+            Some(Message::Request(request)) => (request.method(), request.raw_params()),
+            Some(Message::Notification(notification)) => (notification.method(), notification.raw_params()),
+            _ => ("", None),
+        };
+        let call = RpcCall::new(method, params).with_context(context);
+        match self.id {
+            Some(_) => BatchEntry::Call(call),
+            None => BatchEntry::Notify(call),
         }
     }
 
@@ -560,27 +553,27 @@ impl Entry {
     }
 
     /// The id a refusal of it is written with; `None` for a notification (no answer).
-    fn refused_id(&self) -> Option<&Id<'static>> {
+    fn refused_id(&self) -> Option<&Id<'a>> {
         self.id.as_ref().map(|(id, _)| id)
     }
 }
 
 /// A batch's entries: its elements, from the body's parse when it has them all, else each
 /// element parsed alone.
-fn entries_of(body: &Bytes, parsed: Option<&ParsedFrame>, elements: &[Bytes]) -> Vec<Entry> {
+fn entries_of<'a>(body: &Bytes, parsed: Option<&'a ParsedFrame>, elements: &'a [Bytes]) -> Vec<Entry<'a>> {
     if let Some(Parsed::Batch(batch)) = parsed.map(ParsedFrame::view) {
         if batch.len() == elements.len() {
             return batch
                 .iter()
                 .zip(elements)
-                .map(|(message, element)| Entry::of(body, element.clone(), message.ok().as_ref()))
+                .map(|(message, element)| Entry::of(body, element.clone(), message.ok()))
                 .collect();
         }
     }
     elements
         .iter()
         .map(|element| match crate::parse(element) {
-            Ok(Parsed::Single(message)) => Entry::of(element, element.clone(), Some(&message)),
+            Ok(Parsed::Single(message)) => Entry::of(element, element.clone(), Some(message)),
             _ => Entry::of(element, element.clone(), None),
         })
         .collect()

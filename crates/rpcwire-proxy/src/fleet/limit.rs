@@ -1,7 +1,6 @@
 //! `SharedLimiter`: a rate limit per API key shared by every instance of a fleet, kept in
 //! Redis by one atomic script per request, with a local stand-in while Redis is down.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -151,7 +150,7 @@ struct Inner {
     many: redis::Script,
     charge: redis::Script,
     /// The keys charged after the fact: what is to be charged, and until when each is over.
-    owed: Mutex<HashMap<[u8; 32], Owed>>,
+    owed: Mutex<super::ConfigMap<[u8; 32], Owed>>,
     /// Wakes the task that charges them (started with the first).
     charging: tokio::sync::Notify,
     charger_started: AtomicBool,

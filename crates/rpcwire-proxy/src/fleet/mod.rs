@@ -44,6 +44,11 @@ mod metrics;
 mod rate;
 mod scripts;
 
+/// A map whose keys only configuration inserts (methods, API keys' digests), looked up per
+/// request: hashed with foldhash, a fraction of SipHash's cost on short keys. Safe without a
+/// keyed hash: a client's input only probes such a map, it never adds to it.
+type ConfigMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 pub use cached::{CacheLayer, Cached, CachedAnswer};
 pub use gcra::LocalLimiter;
 pub use health::{HealthConfig, HealthStats, SharedHealth};

@@ -2,7 +2,6 @@
 //! rate, shared by the fleet through a [`SharedLimiter`] — a batch decided in one round trip —
 //! and refuses what is over it ([`Refused`]).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +12,7 @@ use super::keys::ApiKey;
 use super::limit::{Decision, SharedLimiter};
 use super::metrics;
 use crate::message::ErrorObject;
-use crate::middleware::{BatchEntry, BatchOutcome, CallContext, Readiness, RpcCall, RpcService};
+use crate::middleware::{BatchEntry, BatchOutcome, Readiness, RpcCall, RpcService};
 
 /// Why the fleet refused a call: what its client is answered with, and the HTTP status and
 /// `Retry-After` of an HTTP answer that holds nothing else.
@@ -178,7 +177,7 @@ impl std::error::Error for Refused {}
 #[derive(Clone, Debug)]
 pub struct RateLimitLayer {
     limiter: SharedLimiter,
-    weights: Arc<HashMap<String, u64>>,
+    weights: Arc<super::ConfigMap<String, u64>>,
     /// The cache inside, whose answers are read in the rate check's round trip.
     reads_for: Option<CacheLayer>,
 }
@@ -324,13 +323,11 @@ where
         refused(key, decision)?;
         let mut extensions = call.extensions().cloned().unwrap_or_default();
         extensions.insert(Prefetched { name, ttl, value });
-        let mut context = CallContext::new().with_extensions(&extensions);
-        if let Some(frame) = call.frame() {
-            context = context.with_frame(frame);
-        }
-        if let Some(id) = call.id() {
-            context = context.with_id(id);
-        }
+        let context = call
+            .context()
+            .copied()
+            .unwrap_or_default()
+            .with_extensions(&extensions);
         self.inner
             .call(RpcCall::new(call.method(), call.params()).with_context(&context))
             .await

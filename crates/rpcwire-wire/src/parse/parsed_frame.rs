@@ -11,6 +11,7 @@ use super::parser::{BatchScratch, Parser, Top, TopLevel};
 use super::spans::MessageSpans;
 use super::Parsed;
 
+#[derive(Clone)]
 enum Shape {
     Single(MessageSpans),
     Batch(Vec<Slot>),
@@ -18,7 +19,8 @@ enum Shape {
 
 /// A parsed frame that owns its input (`bytes::Bytes`) and the offsets the parser found.
 /// It is `Send + Sync + 'static`, so it can be handed to another task or thread;
-/// [`view`](ParsedFrame::view) gives the borrowed [`Parsed`] back without parsing again.
+/// [`view`](ParsedFrame::view) gives the borrowed [`Parsed`] back without parsing again. A
+/// clone shares the bytes and copies the offsets (a batch's: one allocation).
 ///
 /// ```
 /// use bytes::Bytes;
@@ -28,6 +30,7 @@ enum Shape {
 /// }).join().unwrap();
 /// assert_eq!(method, "ping");
 /// ```
+#[derive(Clone)]
 pub struct ParsedFrame {
     bytes: Bytes,
     shape: Shape,
