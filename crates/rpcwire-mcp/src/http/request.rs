@@ -64,24 +64,35 @@ pub(crate) fn session_id(headers: &HeaderMap) -> Result<Option<&str>, InvalidSes
 
 /// Whether `Accept` takes `media` (or `*/*`, or `type/*`).
 pub(crate) fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    let media = media.as_bytes();
-    let main = media.split(|&b| b == b'/').next().unwrap_or(media);
-    headers.get_all(ACCEPT).iter().any(|value| {
-        value.as_bytes().split(|&b| b == b',').any(|range| {
+    let [taken] = accepted(headers, [media]);
+    taken
+}
+
+/// For each of `media`, whether `Accept` takes it (or `*/*`, or `type/*`): the header looked
+/// up and its ranges read once for all of them.
+fn accepted<const N: usize>(headers: &HeaderMap, media: [&str; N]) -> [bool; N] {
+    let mut taken = [false; N];
+    for value in headers.get_all(ACCEPT) {
+        for range in value.as_bytes().split(|&b| b == b',') {
             let range = range.split(|&b| b == b';').next().unwrap_or(range).trim_ascii();
-            range.eq_ignore_ascii_case(media)
-                || range == b"*/*"
-                || range
-                    .strip_suffix(b"/*")
-                    .is_some_and(|kind| kind.eq_ignore_ascii_case(main))
-        })
-    })
+            for (media, taken) in media.iter().zip(&mut taken) {
+                let media = media.as_bytes();
+                let main = media.split(|&b| b == b'/').next().unwrap_or(media);
+                *taken |= range.eq_ignore_ascii_case(media)
+                    || range == b"*/*"
+                    || range
+                        .strip_suffix(b"/*")
+                        .is_some_and(|kind| kind.eq_ignore_ascii_case(main));
+            }
+        }
+    }
+    taken
 }
 
 /// What a POST's headers must say (`Accept` both JSON and SSE, a JSON body): `Some` refusal
 /// when they do not.
 pub(crate) fn refuse_post_headers(headers: &HeaderMap) -> Option<Response<McpBody>> {
-    if !accepts(headers, "application/json") || !accepts(headers, "text/event-stream") {
+    if accepted(headers, ["application/json", "text/event-stream"]) != [true, true] {
         return Some(refusal(
             StatusCode::NOT_ACCEPTABLE,
             "Not Acceptable: the client must accept both application/json and text/event-stream",
@@ -175,4 +186,41 @@ pub(crate) async fn answer_post(
 /// goes without one). The server and the gateway both ask here.
 pub(crate) fn sessionless_ping(headers: &HeaderMap) -> bool {
     !headers.contains_key(VERSION_HEADER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn accept(values: &[&'static str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for value in values {
+            headers.append(ACCEPT, HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    const BOTH: [&str; 2] = ["application/json", "text/event-stream"];
+
+    #[test]
+    fn every_media_asked_is_found_in_one_reading_of_the_ranges() {
+        assert_eq!(
+            accepted(&accept(&["application/json, text/event-stream"]), BOTH),
+            [true, true]
+        );
+        assert_eq!(
+            accepted(&accept(&["application/*;q=0.9", "TEXT/EVENT-STREAM"]), BOTH),
+            [true, true]
+        );
+        assert_eq!(accepted(&accept(&["*/*"]), BOTH), [true, true]);
+        assert_eq!(accepted(&accept(&["application/json"]), BOTH), [true, false]);
+        assert_eq!(accepted(&accept(&["text/*, image/png"]), BOTH), [false, true]);
+        assert_eq!(accepted(&accept(&[]), BOTH), [false, false]);
+        assert!(accepts(
+            &accept(&[" text/event-stream ; q=1"]),
+            "text/event-stream"
+        ));
+        assert!(!accepts(&accept(&["application/jsonx"]), "application/json"));
+    }
 }
