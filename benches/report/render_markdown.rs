@@ -279,8 +279,9 @@ impl Report<'_> {
                  body (HTTP), the request's id copied into a fixed answer, no JSON parsed and no MCP \
                  — the least any server must do; and `floor-pipes`, the stdio side of a gateway with \
                  a child per session: one Tokio thread writing a call line to a child's stdin and \
-                 reading its answer line, a `floor-stdio` child and a pipe pair per call in flight \
-                 (where the stdio floor reads the 64 calls of one wake-up from one pipe). One \
+                 reading its answer line, with a child (the gateway's, `rpcwire-stdio`) and a pipe \
+                 pair per call in flight (where the stdio floor reads the 64 calls of one wake-up \
+                 from one pipe). One \
                  load generator for all, in this process: over stdio it writes `tools/call` lines to the \
                  child's stdin, N in flight (one more for each answer read); over Streamable HTTP each of \
                  N keep-alive connections is a client with its own session (`initialize`, \

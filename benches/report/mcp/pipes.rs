@@ -7,8 +7,11 @@
 //! wake-up in one `read` and writes their answers in one `write`. A gateway with a child per
 //! session cannot: 64 sessions in flight are 64 children, each call a `write` on one pipe and
 //! a `read` on another. This floor does exactly that: one tokio thread (as the gateway) drives
-//! N `floor-stdio` children, one call in flight on each, and its own CPU per call is the
-//! figure (the children's is not counted, as the gateway's children's is not).
+//! N children, one call in flight on each, and its own CPU per call is the figure (the
+//! children's is not counted, as the gateway's children's is not). The children are the
+//! server the report's gateway runs (`rpcwire-stdio`, its session initialized first): 64 of
+//! them answering on two cores take the same share of the machine from the floor as from the
+//! gateway.
 //!
 //! The bench drives it over its stdin: `start N` (N children, N calls in flight; answered
 //! `ok` once every child has answered a first call), `mark` (counting begins; answered `ok`),
@@ -25,11 +28,16 @@ use hdrhistogram::Histogram;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 use super::load::Load;
-use super::servers::FLOOR_STDIO;
+use super::servers::RPCWIRE_STDIO;
 
 const WARMING: u8 = 0;
 const MEASURING: u8 = 1;
 const STOPPING: u8 = 2;
+
+const INITIALIZE: &[u8] = br#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"floor-pipes","version":"1"}}}
+"#;
+const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}
+"#;
 
 /// The call line a lane writes, around its id.
 const CALL: (&[u8], &[u8]) = (
@@ -42,17 +50,29 @@ const CALL: (&[u8], &[u8]) = (
 async fn lane(phase: Arc<AtomicU8>, first: tokio::sync::mpsc::Sender<()>) -> (u64, Histogram<u64>) {
     let exe = std::env::current_exe().expect("the bench binary");
     let mut child = tokio::process::Command::new(exe)
-        .args(["--mcp-server", FLOOR_STDIO])
+        .args(["--mcp-server", RPCWIRE_STDIO])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
         .spawn()
-        .expect("start a floor-stdio child");
+        .expect("start an rpcwire-stdio child");
     let mut stdin = child.stdin.take().expect("piped");
     let mut stdout = tokio::io::BufReader::new(child.stdout.take().expect("piped"));
+    // The session's handshake, as the gateway's child has had it.
+    let mut line = Vec::with_capacity(256);
+    stdin.write_all(INITIALIZE).await.expect("write initialize");
+    stdout
+        .read_until(b'\n', &mut line)
+        .await
+        .expect("read the initialize answer");
+    assert!(
+        memchr::memmem::find(&line, b"protocolVersion").is_some(),
+        "initialize failed: {}",
+        String::from_utf8_lossy(&line)
+    );
+    stdin.write_all(INITIALIZED).await.expect("write initialized");
     let mut histogram = Histogram::<u64>::new(3).expect("a histogram");
     let mut calls = 0;
-    let mut line = Vec::with_capacity(256);
     let mut answer = Vec::with_capacity(256);
     let mut id_text = Vec::with_capacity(20);
     let mut id = 0u64;
@@ -77,9 +97,15 @@ async fn lane(phase: Arc<AtomicU8>, first: tokio::sync::mpsc::Sender<()>) -> (u6
             .read_until(b'\n', &mut answer)
             .await
             .expect("read an answer");
-        assert!(read > 0, "a floor-stdio child closed its stdout");
+        assert!(read > 0, "a child closed its stdout");
+        // `"id":N` followed by `,` or `}`: this call's answer.
+        let answers_this = memchr::memmem::find(&answer, br#""id":"#)
+            .map(|at| &answer[at + 5..])
+            .is_some_and(|rest| {
+                rest.starts_with(&id_text) && matches!(rest.get(id_text.len()), Some(b',' | b'}'))
+            });
         assert!(
-            memchr::memmem::find(&answer, &id_text).is_some(),
+            answers_this,
             "an answer to another call: {}",
             String::from_utf8_lossy(&answer)
         );

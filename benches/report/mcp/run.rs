@@ -67,7 +67,7 @@ const SUBJECTS: [Subject; 13] = [
     Subject { server: "rmcp", transport: "stdio", implementation: "rmcp 3.11 #[tool_router] over rmcp::transport::stdio, 1 tokio thread", start: Start::Bench(RMCP_STDIO) },
     Subject { server: "typescript", transport: "stdio", implementation: "@modelcontextprotocol/sdk 1.32.2 McpServer + StdioServerTransport, Node 22", start: Start::Node("stdio") },
     Subject { server: "floor", transport: "stdio", implementation: "blocking line reads, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_STDIO) },
-    Subject { server: "floor-pipes", transport: "stdio", implementation: "the stdio side of a gateway with a child per session: 1 tokio thread writing a call line to a child's stdin and reading the answer line, a floor-stdio child per call in flight (the children's CPU not counted)", start: Start::Bench(FLOOR_PIPES) },
+    Subject { server: "floor-pipes", transport: "stdio", implementation: "the stdio side of a gateway with a child per session: 1 tokio thread writing a call line to a child's stdin and reading the answer line, an rpcwire-stdio child (the gateway's) per call in flight, no JSON parsed (the children's CPU not counted)", start: Start::Bench(FLOOR_PIPES) },
     Subject { server: "rpcwire", transport: "http", implementation: "rpcwire StreamableHttpService::serve, 1 tokio thread", start: Start::Bench(RPCWIRE_HTTP) },
     Subject { server: "rmcp", transport: "http", implementation: "rmcp 3.11 StreamableHttpService (defaults: sessions, SSE) on hyper-util, 1 tokio thread", start: Start::Bench(RMCP_HTTP) },
     Subject { server: "floor", transport: "http", implementation: "hyper 1 http1, body read, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_HTTP) },

@@ -15,8 +15,8 @@ pub(crate) const RMCP_STDIO: &str = "rmcp-stdio";
 pub(crate) const RMCP_HTTP: &str = "rmcp-http";
 pub(crate) const FLOOR_STDIO: &str = "floor-stdio";
 pub(crate) const FLOOR_HTTP: &str = "floor-http";
-/// The stdio floor of a gateway with a child per session: N `floor-stdio` children, one call
-/// in flight on each (`pipes`).
+/// The stdio floor of a gateway with a child per session: N `rpcwire-stdio` children (the
+/// gateway's), one call in flight on each, no JSON parsed (`pipes`).
 pub(crate) const FLOOR_PIPES: &str = "floor-pipes";
 /// rpcwire's MCP gateway (`McpGateway`, one tokio thread) in front of `rpcwire-stdio`
 /// children, one per session.
