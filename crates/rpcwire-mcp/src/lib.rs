@@ -20,9 +20,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 // The layers below, under the paths the modules here know them by.
-use rpcwire_core::{codes, dispatch, frame, message, middleware, parse, sync};
+use rpcwire_core::{codes, dispatch, frame, message, parse, sync};
 #[cfg(feature = "http")]
-use rpcwire_core::{correlate, encode, json, trace};
+use rpcwire_core::{correlate, encode, json, middleware, trace};
 
 /// The transports: the core's, and with `http` the HTTP crate's.
 mod transport {

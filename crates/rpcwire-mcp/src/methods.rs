@@ -45,6 +45,7 @@ pub(crate) enum Listed {
 
 impl Listed {
     /// The member of the result that holds the items.
+    #[cfg(any(feature = "http", test))]
     pub(crate) fn key(self) -> &'static str {
         match self {
             Listed::Tools => "tools",
