@@ -397,7 +397,7 @@ where
                 drop(behind);
                 response_of(answered)
             }
-            Some(Err(refused)) => refusal_response(&refused, entry.refused_id()),
+            Some(Err(refused)) => refusal_response(&refused, entry.id()),
             None => behind.into_answered().map_or_else(nothing_answered, response_of),
         };
     };
@@ -446,7 +446,7 @@ fn merged(
                 from_cache += 1;
             }
             Some(Err(refusal)) => {
-                if let Some(id) = entry.refused_id() {
+                if let Some(id) = entry.id() {
                     made.push(frame(id, &refusal.to_error_object()));
                 }
                 let longest = refused
@@ -484,51 +484,56 @@ fn merged(
 }
 
 /// An entry of the request as the layers see it: its parse (borrowed from the body's, no
-/// copy), its id and the id's JSON text, its own bytes.
+/// copy), its id's JSON text, its own bytes.
 struct Entry<'a> {
-    /// A request or a notification; `None` for a message that is not one (answered behind).
+    /// A request or a notification; `None` for a message that is not one (answered behind,
+    /// with the id `null`).
     message: Option<Message<'a>>,
-    /// A request's id and its JSON text as the client wrote it (`null` for a message that
-    /// did not parse); `None` for a notification (not answered).
-    id: Option<(Id<'a>, Bytes)>,
+    /// A request's id as the client wrote it (`null` for a message that is not one; empty for
+    /// a notification, which is not answered).
+    id_text: Bytes,
     /// The message's own bytes (an element of a batch, or the whole body).
     frame: Bytes,
 }
 
+/// The id of an answer to a message that is not a request or a notification.
+static NULL_ID: Id<'static> = Id::null();
+
 impl<'a> Entry<'a> {
     /// What `frame` holds (`message` its parse, borrowed from `within`).
     fn of(within: &Bytes, frame: Bytes, message: Option<Message<'a>>) -> Entry<'a> {
-        match message {
+        let (message, id_text) = match message {
             Some(Message::Request(request)) => {
                 let id_text = match crate::message::id_range_within(within, request.id()) {
                     Some(range) => within.slice(range),
                     None => Bytes::from(request.id().json_parts().concat()),
                 };
-                let id = request.id().clone();
-                Entry {
-                    message: Some(Message::Request(request)),
-                    id: Some((id, id_text)),
-                    frame,
-                }
+                (Some(Message::Request(request)), id_text)
             }
-            Some(notification @ Message::Notification(_)) => Entry {
-                message: Some(notification),
-                id: None,
-                frame,
-            },
-            _ => Entry {
-                message: None,
-                id: Some((Id::null(), Bytes::from_static(b"null"))),
-                frame,
-            },
+            Some(notification @ Message::Notification(_)) => (Some(notification), Bytes::new()),
+            _ => (None, Bytes::from_static(b"null")),
+        };
+        Entry {
+            message,
+            id_text,
+            frame,
+        }
+    }
+
+    /// The id it is answered (or refused) with; `None` for a notification (no answer).
+    fn id(&self) -> Option<&Id<'a>> {
+        match &self.message {
+            Some(Message::Request(request)) => Some(request.id()),
+            Some(_) => None,
+            None => Some(&NULL_ID),
         }
     }
 
     /// What comes with it: its frame, its id, the caller.
     fn context<'b>(&'b self, key: &'b ApiKey) -> CallContext<'b> {
         let context = CallContext::new().with_frame(&self.frame).with_extension(key);
-        match &self.id {
-            Some((id, _)) => context.with_id(id),
+        match self.id() {
+            Some(id) => context.with_id(id),
             None => context,
         }
     }
@@ -541,7 +546,7 @@ impl<'a> Entry<'a> {
             _ => ("", None),
         };
         let call = RpcCall::new(method, params).with_context(context);
-        match self.id {
+        match self.id() {
             Some(_) => BatchEntry::Call(call),
             None => BatchEntry::Notify(call),
         }
@@ -549,12 +554,7 @@ impl<'a> Entry<'a> {
 
     /// Its id's JSON text (a request's).
     fn id_text(&self) -> &[u8] {
-        self.id.as_ref().map_or(&b"null"[..], |(_, text)| text)
-    }
-
-    /// The id a refusal of it is written with; `None` for a notification (no answer).
-    fn refused_id(&self) -> Option<&Id<'a>> {
-        self.id.as_ref().map(|(id, _)| id)
+        &self.id_text
     }
 }
 
