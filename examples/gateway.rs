@@ -11,7 +11,8 @@
 //!      -d '{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}'
 //! ```
 //!
-//! Upstreams: `http://…`, `ws://…`, `tcp://HOST:PORT` (NDJSON), or `stdio:` followed by a
+//! Upstreams: `http://…`, `https://…` (HTTP/2 when the upstream offers it), `ws://…`,
+//! `wss://…`, `tcp://HOST:PORT` (NDJSON), or `stdio:` followed by a
 //! command whose stdin and stdout speak NDJSON (started again if it exits). Requests go to
 //! the upstreams in turn; one that never reached its upstream is sent to the next, one that
 //! may have reached it only for the methods given with `--safe`. `--deny METHOD` refuses a
@@ -22,7 +23,12 @@
 //! `rpcwire::proxy` metrics (per upstream and method: attempts by outcome, latency, in
 //! flight; retries, coalesced and refused calls) as Prometheus text at `GET /metrics` there,
 //! and prints `metrics on ADDRESS`. Prints `listening on ADDRESS` once it accepts
-//! connections.
+//! connections. An address it cannot use stops it at start-up with the reason.
+//!
+//! TLS: `--tls-cert PEM --tls-key PEM` serves HTTPS and WSS (the files are read again when
+//! they change); `--ca PEM` trusts an authority besides the system's roots for `https://`
+//! and `wss://` upstreams, `--webpki-roots` Mozilla's roots too, and `--client-cert PEM
+//! --client-key PEM` is shown to upstreams that ask for a client certificate.
 //!
 //! A fleet (with the `redis` feature: several instances behind a load balancer, one Redis):
 //! `--keys FILE` asks every request for an API key (`Authorization: Bearer KEY`,
@@ -46,11 +52,13 @@ use std::time::Duration;
 mod fleet;
 #[path = "common/prometheus.rs"]
 mod prometheus;
+#[path = "common/tls.rs"]
+mod tls;
 use prometheus::serve_metrics;
 
 use rpcwire::dispatch::{NoParams, Router};
 use rpcwire::frame::Framing;
-use rpcwire::proxy::{Gateway, RetryPolicy, Upstream, UpstreamGroup};
+use rpcwire::proxy::{Dial, Gateway, RetryPolicy, Upstream, UpstreamGroup};
 use rpcwire::transport::http::{HttpServer, DEFAULT_MAX_BODY};
 use rpcwire::transport::{AnyTransport, Peer};
 
@@ -60,7 +68,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
                      [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS] \
                      [--keys FILE | --keys-from-redis HASH] [--redis URL [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
-                     [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]]";
+                     [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]] \
+                     [--tls-cert PEM --tls-key PEM] [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
 
 struct Arguments {
     listen: String,
@@ -72,6 +81,7 @@ struct Arguments {
     max_body: usize,
     max_response: usize,
     metrics: Option<String>,
+    tls: tls::TlsOptions,
     #[cfg(feature = "redis")]
     fleet: fleet::FleetOptions,
 }
@@ -87,6 +97,7 @@ fn arguments() -> Result<Arguments, String> {
         max_body: DEFAULT_MAX_BODY,
         max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
         metrics: None,
+        tls: tls::TlsOptions::default(),
         #[cfg(feature = "redis")]
         fleet: fleet::FleetOptions::default(),
     };
@@ -95,6 +106,9 @@ fn arguments() -> Result<Arguments, String> {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
         #[cfg(feature = "redis")]
         if parsed.fleet.take(&arg, &mut value)? {
+            continue;
+        }
+        if parsed.tls.take(&arg, &mut value)? {
             continue;
         }
         match arg.as_str() {
@@ -131,12 +145,13 @@ fn arguments() -> Result<Arguments, String> {
 
 /// An upstream from its address; `stdio:COMMAND` runs the command (again whenever the last
 /// one has exited) and speaks NDJSON over its stdin and stdout.
-fn upstream(address: &str, max_response: usize) -> Upstream {
+fn upstream(address: &str, dial: &Dial) -> Result<Upstream, String> {
+    let max_response = dial.max_response();
     let Some(command) = address.strip_prefix("stdio:") else {
-        return Upstream::address_limited(address, max_response);
+        return Upstream::dial(address, dial).map_err(|error| format!("--upstream: {error}"));
     };
     let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
-    Upstream::new(address, move || {
+    Ok(Upstream::new(address, move || {
         let words = words.clone();
         Peer::builder().connect(
             async move {
@@ -160,7 +175,7 @@ fn upstream(address: &str, max_response: usize) -> Upstream {
             // Answers are parsed up to the response limit, like the transport's frames.
             Router::with_limits(rpcwire::Limits::default().with_max_size(max_response)),
         )
-    })
+    }))
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -188,11 +203,29 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let upstreams = arguments
+    let (client_tls, server_tls) = match (arguments.tls.client(), arguments.tls.server()) {
+        (Ok(client), Ok(server)) => (client, server),
+        (Err(problem), _) | (_, Err(problem)) => {
+            eprintln!("gateway: {problem}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut dial = Dial::new().with_max_response(arguments.max_response);
+    if let Some(tls) = client_tls {
+        dial = dial.with_tls(tls);
+    }
+    let upstreams = match arguments
         .upstreams
         .iter()
-        .map(|address| upstream(address, arguments.max_response))
-        .collect();
+        .map(|address| upstream(address, &dial))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(upstreams) => upstreams,
+        Err(problem) => {
+            eprintln!("gateway: {problem}");
+            return ExitCode::from(2);
+        }
+    };
     let pool = UpstreamGroup::new(upstreams)
         .with_timeout(arguments.timeout)
         .with_retry(RetryPolicy::new().safe_methods(arguments.safe.iter().map(String::as_str)));
@@ -230,7 +263,10 @@ async fn main() -> ExitCode {
         println!("listening on {address}");
         let _ = std::io::stdout().flush();
     }
-    let server = HttpServer::new(router).with_max_body(arguments.max_body);
+    let mut server = HttpServer::new(router).with_max_body(arguments.max_body);
+    if let Some(tls) = server_tls {
+        server = server.with_tls(tls);
+    }
     #[cfg(feature = "redis")]
     if arguments.fleet.any() {
         let layer = match arguments.fleet.layer(arguments.max_body).await {

@@ -3,11 +3,13 @@
 //!
 //! ```sh
 //! cargo run --release --features mcp,http --example mcp_client -- http://127.0.0.1:8000/mcp
+//! cargo run --release --features mcp,http --example mcp_client -- --ca ca.pem https://mcp.internal/mcp
 //! cargo run --release --features mcp,http --example mcp_client -- --call add '{"a":5,"b":3}' \
 //!     -- target/release/examples/mcp_server
 //! ```
 //!
-//! Prints each tool's name and description, then the call's result as JSON. With
+//! An `https://` server is trusted through the system's roots, and through each `--ca` PEM
+//! file given. Prints each tool's name and description, then the call's result as JSON. With
 //! `MCP_CONFORMANCE_SCENARIO` set (the official conformance suite starts it that way, the
 //! server URL as its last argument) it plays that client scenario: `initialize`,
 //! `tools_call`, `elicitation-sep1034-client-defaults`, `sse-retry`, `http-standard-headers`,
@@ -22,10 +24,11 @@ use serde_json::{json, Value};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: mcp_client [--call TOOL JSON] (URL | -- COMMAND ARGS...)";
+const USAGE: &str = "usage: mcp_client [--call TOOL JSON] [--ca PEM …] (URL | -- COMMAND ARGS...)";
 
 enum Target {
-    Url(String),
+    /// A URL, and the authorities (PEM files) trusted for it besides the system's roots.
+    Url(String, Vec<String>),
     Command(Vec<String>),
 }
 
@@ -35,23 +38,40 @@ async fn connect(builder: McpClientBuilder, target: &Target) -> Result<McpClient
             let args: Vec<&str> = command[1..].iter().map(String::as_str).collect();
             builder.connect_stdio(command[0].as_str(), &args).await
         }
-        Target::Url(url) => connect_url(builder, url).await,
+        Target::Url(url, authorities) => connect_url(builder, url, authorities).await,
     }
 }
 
 #[cfg(feature = "http")]
-async fn connect_url(builder: McpClientBuilder, url: &str) -> Result<McpClient, ConnectError> {
-    let url = url.parse().map_err(|e| {
-        ConnectError::Spawn(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{url}: {e}"),
-        ))
-    })?;
-    builder.connect_http(url).await
+async fn connect_url(
+    mut builder: McpClientBuilder,
+    url: &str,
+    authorities: &[String],
+) -> Result<McpClient, ConnectError> {
+    let parsed = url
+        .parse()
+        .map_err(|e| rpcwire::transport::AddressError::new(url, format!("not a URL: {e}")))?;
+    if !authorities.is_empty() {
+        let mut tls = rpcwire::transport::tls::ClientTls::builder();
+        for path in authorities {
+            tls = tls.add_ca_file(path).map_err(tls_failed)?;
+        }
+        builder = builder.with_tls(tls.build().map_err(tls_failed)?);
+    }
+    builder.connect_http(parsed).await
+}
+
+/// A TLS configuration that cannot be built, as the error a connection reports.
+#[cfg(feature = "http")]
+fn tls_failed(error: rpcwire::transport::tls::TlsError) -> ConnectError {
+    ConnectError::Spawn(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("--ca: {error}"),
+    ))
 }
 
 #[cfg(not(feature = "http"))]
-async fn connect_url(_: McpClientBuilder, url: &str) -> Result<McpClient, ConnectError> {
+async fn connect_url(_: McpClientBuilder, url: &str, _: &[String]) -> Result<McpClient, ConnectError> {
     Err(ConnectError::Spawn(std::io::Error::other(format!(
         "{url}: URLs need the http feature"
     ))))
@@ -175,6 +195,7 @@ fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut call = None;
     let mut target = None;
+    let mut authorities = Vec::new();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--call" => {
@@ -190,6 +211,13 @@ fn main() -> ExitCode {
                     }
                 }
             }
+            "--ca" => {
+                let Some(path) = args.next() else {
+                    eprintln!("--ca needs a PEM file\n{USAGE}");
+                    return ExitCode::from(2);
+                };
+                authorities.push(path);
+            }
             "--" => {
                 let command: Vec<String> = args.by_ref().collect();
                 if command.is_empty() {
@@ -202,12 +230,16 @@ fn main() -> ExitCode {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
             }
-            url => target = Some(Target::Url(url.to_owned())),
+            url => target = Some(Target::Url(url.to_owned(), Vec::new())),
         }
     }
-    let Some(target) = target else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
+    let target = match target {
+        Some(Target::Url(url, _)) => Target::Url(url, authorities),
+        Some(command) => command,
+        None => {
+            eprintln!("{USAGE}");
+            return ExitCode::from(2);
+        }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,

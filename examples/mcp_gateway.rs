@@ -14,7 +14,9 @@
 //! started again without the host's session ending. It exits when the host closes stdin.
 //! `--header "NAME: VALUE"` (repeatable) is sent with every request to the remote server (a
 //! credential it asks for); `--header-file FILE` reads such lines from a file instead of the
-//! command line (which other users of the machine can see).
+//! command line (which other users of the machine can see). An `https://` server is trusted
+//! through the system's roots, and `--ca PEM` (repeatable) or `--webpki-roots` besides;
+//! `--client-cert PEM --client-key PEM` is shown to a server that asks for one.
 //!
 //! The command line runs with `sh -c`, in a process group of its own that is ended whole.
 //! Several servers go under one endpoint with `--stdio NAME="CMD ARGS"` given once per
@@ -32,7 +34,10 @@
 //! - `--metrics ADDRESS` (with the `metrics` feature): the gateway's metrics as Prometheus
 //!   text at `GET /metrics` there (prints `metrics on ADDRESS`).
 //!
-//! Prints `listening on http://ADDRESS/mcp` once it accepts connections. On `SIGINT` or
+//! - `--tls-cert PEM --tls-key PEM`: serve HTTPS (HTTP/2 or HTTP/1.1 by ALPN; the files are
+//!   read again when they change).
+//!
+//! Prints `listening on http://ADDRESS/mcp` (`https://` with TLS) once it accepts connections. On `SIGINT` or
 //! `SIGTERM` it stops accepting, lets requests under way finish up to the shutdown deadline
 //! (10 s by default), ends every child and exits.
 
@@ -42,6 +47,8 @@ use std::time::Duration;
 #[cfg(feature = "metrics")]
 #[path = "common/prometheus.rs"]
 mod prometheus;
+#[path = "common/tls.rs"]
+mod tls;
 
 use rpcwire::mcp::gateway::{McpGateway, StdioCommand};
 
@@ -49,8 +56,9 @@ const USAGE: &str =
     "usage: mcp_gateway --stdio \"CMD ARGS\" [--listen ADDRESS] [--shared] [--token TOKEN | --token-file FILE]
                    [--allow-host HOST …] [--no-host-check] [--max-sessions N] [--idle-timeout SECS]
                    [--session-in-flight N] [--in-flight N] [--call-timeout SECS] [--max-message BYTES]
-                   [--shutdown-deadline SECS] [--metrics ADDRESS]
-       mcp_gateway --connect URL [--header \"NAME: VALUE\" …] [--header-file FILE]";
+                   [--shutdown-deadline SECS] [--metrics ADDRESS] [--tls-cert PEM --tls-key PEM]
+       mcp_gateway --connect URL [--header \"NAME: VALUE\" …] [--header-file FILE]
+                   [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
 
 struct Arguments {
     stdio: Vec<String>,
@@ -69,6 +77,7 @@ struct Arguments {
     max_message: Option<usize>,
     shutdown_deadline: u64,
     metrics: Option<String>,
+    tls: tls::TlsOptions,
 }
 
 fn parse_arguments() -> Result<Arguments, String> {
@@ -89,10 +98,14 @@ fn parse_arguments() -> Result<Arguments, String> {
         max_message: None,
         shutdown_deadline: 10,
         metrics: None,
+        tls: tls::TlsOptions::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        if parsed.tls.take(&arg, &mut value)? {
+            continue;
+        }
         let number = |name: &str, text: String| {
             text.parse::<u64>()
                 .map_err(|_| format!("{name}: not a number: {text}"))
@@ -196,7 +209,21 @@ async fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        let mut remote = rpcwire::mcp::http::StreamableHttpClient::new(url);
+        let mut remote = match rpcwire::mcp::http::StreamableHttpClient::new(url) {
+            Ok(remote) => remote,
+            Err(error) => {
+                eprintln!("mcp_gateway: --connect: {error}");
+                return ExitCode::from(2);
+            }
+        };
+        match arguments.tls.client() {
+            Ok(Some(tls)) => remote = remote.with_tls(tls),
+            Ok(None) => {}
+            Err(problem) => {
+                eprintln!("mcp_gateway: {problem}");
+                return ExitCode::from(2);
+            }
+        }
         for line in &arguments.headers {
             match header(line) {
                 Ok((name, value)) => remote = remote.with_header(name, value),
@@ -272,6 +299,17 @@ async fn main() -> ExitCode {
         hosts.extend(arguments.allowed_hosts.iter().cloned());
         gateway = gateway.with_allowed_hosts(hosts);
     }
+    let scheme = match arguments.tls.server() {
+        Ok(Some(tls)) => {
+            gateway = gateway.with_tls(tls);
+            "https"
+        }
+        Ok(None) => "http",
+        Err(problem) => {
+            eprintln!("mcp_gateway: {problem}");
+            return ExitCode::from(2);
+        }
+    };
     let listener = match tokio::net::TcpListener::bind(&arguments.listen).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -280,7 +318,7 @@ async fn main() -> ExitCode {
         }
     };
     match listener.local_addr() {
-        Ok(address) => println!("listening on http://{address}/mcp"),
+        Ok(address) => println!("listening on {scheme}://{address}/mcp"),
         Err(error) => {
             eprintln!("mcp_gateway: {error}");
             return ExitCode::FAILURE;

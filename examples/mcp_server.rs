@@ -4,6 +4,8 @@
 //! ```sh
 //! cargo run --release --features mcp,http --example mcp_server               # stdio
 //! cargo run --release --features mcp,http --example mcp_server -- --http 127.0.0.1:8000
+//! cargo run --release --features mcp,http --example mcp_server -- --http 127.0.0.1:8443 \
+//!     --tls-cert cert.pem --tls-key key.pem                                    # HTTPS
 //! ```
 //!
 //! It serves two sets:
@@ -13,7 +15,8 @@
 //!   resource `mem://hello`; the prompt `greet`.
 //!
 //! With `--http` it prints `listening on http://ADDRESS/mcp` once it accepts connections
-//! (with port 0 the one the system chose). Over stdio nothing but JSON-RPC is written to
+//! (with port 0 the one the system chose; `https://` with `--tls-cert` and `--tls-key`, whose
+//! files are read again when they change). Over stdio nothing but JSON-RPC is written to
 //! stdout, and it exits when stdin closes.
 
 use std::process::ExitCode;
@@ -33,7 +36,7 @@ use serde_json::{json, Value};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: mcp_server [--http ADDRESS]";
+const USAGE: &str = "usage: mcp_server [--http ADDRESS [--tls-cert PEM --tls-key PEM]]";
 
 /// A 1×1 PNG and a tiny WAV (the conformance suite's test media).
 const PNG: &str =
@@ -659,8 +662,17 @@ fn server() -> McpServer {
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut http = None;
+    let mut tls = (None, None);
     while let Some(arg) = args.next() {
         match arg.as_str() {
+            flag @ ("--tls-cert" | "--tls-key") => match args.next() {
+                Some(path) if flag == "--tls-cert" => tls.0 = Some(path),
+                Some(path) => tls.1 = Some(path),
+                None => {
+                    eprintln!("{flag} needs a file\n{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "--http" => match args.next() {
                 Some(address) => http = Some(address),
                 None => {
@@ -691,13 +703,28 @@ fn main() -> ExitCode {
                 server().serve_stdio().await;
                 ExitCode::SUCCESS
             }
-            Some(address) => serve_http(&address).await,
+            Some(address) => serve_http(&address, tls).await,
         }
     })
 }
 
+/// Serves Streamable HTTP on `address`, HTTPS with `(cert, key)` PEM files.
 #[cfg(feature = "http")]
-async fn serve_http(address: &str) -> ExitCode {
+async fn serve_http(address: &str, tls: (Option<String>, Option<String>)) -> ExitCode {
+    let tls = match tls {
+        (Some(cert), Some(key)) => match rpcwire::transport::tls::ServerTls::from_pem_files(&cert, &key) {
+            Ok(tls) => Some(tls),
+            Err(error) => {
+                eprintln!("mcp_server: --tls-cert/--tls-key: {error}");
+                return ExitCode::from(2);
+            }
+        },
+        (None, None) => None,
+        _ => {
+            eprintln!("mcp_server: --tls-cert and --tls-key go together");
+            return ExitCode::from(2);
+        }
+    };
     let listener = match tokio::net::TcpListener::bind(address).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -708,9 +735,13 @@ async fn serve_http(address: &str) -> ExitCode {
     let bound = listener
         .local_addr()
         .map_or_else(|_| address.to_owned(), |a| a.to_string());
-    println!("listening on http://{bound}/mcp");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    println!("listening on {scheme}://{bound}/mcp");
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    let service = rpcwire::mcp::http::StreamableHttpService::new(server());
+    let mut service = rpcwire::mcp::http::StreamableHttpService::new(server());
+    if let Some(tls) = tls {
+        service = service.with_tls(tls);
+    }
     match service.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -721,7 +752,7 @@ async fn serve_http(address: &str) -> ExitCode {
 }
 
 #[cfg(not(feature = "http"))]
-async fn serve_http(_: &str) -> ExitCode {
+async fn serve_http(_: &str, _: (Option<String>, Option<String>)) -> ExitCode {
     eprintln!("mcp_server: --http needs the http feature");
     ExitCode::from(2)
 }

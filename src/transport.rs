@@ -1,6 +1,6 @@
 //! Transports and the bidirectional [`Peer`] (`tokio` feature): rpcwire-core's
 //! [`Transport`] traits, stream and stdio transports and `Peer`; with the `http` feature,
-//! rpcwire-http's [`http`] and [`websocket`]; and [`AnyTransport`], the transport a program
+//! rpcwire-http's [`http`], [`tls`] and [`websocket`]; and [`AnyTransport`], the transport a program
 //! picks at run time from an address.
 //!
 //! A [`Transport`] carries frames — whole JSON-RPC messages or batches — in both directions.
@@ -41,5 +41,5 @@ pub use rpcwire_proxy::{AnyReceiver, AnySender, AnyTransport};
 pub use rpcwire_core::transport::*;
 cfg_http! {
     #[doc(inline)]
-    pub use rpcwire_http::{http, websocket};
+    pub use rpcwire_http::{http, tls, websocket};
 }

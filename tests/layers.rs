@@ -28,10 +28,12 @@ const LAYERS: &[(&str, u32)] = &[
     ("serve", 5),
     ("middleware", 5),
     ("transport", 6),
-    ("websocket", 7),
-    ("http", 8),
-    ("proxy", 9),
-    ("mcp", 9),
+    ("endpoint", 7),
+    ("tls", 7),
+    ("websocket", 8),
+    ("http", 9),
+    ("proxy", 10),
+    ("mcp", 10),
 ];
 
 fn layer(module: &str) -> Option<u32> {

@@ -1363,7 +1363,7 @@ async fn connect_with_a_header_reaches_a_server_that_asks_for_a_token() {
         .unwrap();
     tokio::spawn(remote.clone().serve(listener));
     for (token, served) in [(Some("Bearer s3cret"), true), (None, false)] {
-        let mut client = StreamableHttpClient::new(url.clone());
+        let mut client = StreamableHttpClient::new(url.clone()).unwrap();
         if let Some(token) = token {
             client = client.with_header(AUTHORIZATION, HeaderValue::from_static(token));
         }

@@ -97,7 +97,7 @@ fn result_upstream() -> Script {
 #[tokio::test]
 async fn the_frame_goes_up_with_the_gateways_id_and_comes_back_as_written_with_the_clients() {
     let (url, seen) = scripted_upstream(result_upstream()).await;
-    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).into_router();
+    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()])).into_router();
     let address = front(router).await;
     for id in [
         r#""\u00e9x""#,
@@ -140,7 +140,7 @@ async fn errors_foreign_ids_and_garbage_from_upstream_are_answered_with_the_clie
         }
     });
     let (url, _) = scripted_upstream(script).await;
-    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).into_router();
+    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()])).into_router();
     let address = front(router).await;
     let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":"a","method":"fails"}"#).await;
     assert_eq!(
@@ -171,7 +171,7 @@ async fn refused_local_and_batched_messages_keep_the_routers_way() {
     let (url, seen) = scripted_upstream(result_upstream()).await;
     let mut router = Router::new();
     router.method("gateway_version", |_: NoParams| Ok("2"));
-    Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)]))
+    Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()]))
         .deny(["admin_peers"])
         .install(&mut router);
     let address = front(router).await;
@@ -235,7 +235,7 @@ async fn an_answer_past_the_request_size_limit_comes_back_whole() {
     let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
     let script: Script = Arc::new(move |_: &[u8]| answer.clone());
     let (url, _) = scripted_upstream(script).await;
-    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 8 << 20)]);
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 8 << 20).unwrap()]);
     let address = front(Gateway::new(pool).into_router()).await;
     let (_, single) = post(
         address,
@@ -257,7 +257,7 @@ async fn an_answer_past_the_request_size_limit_comes_back_whole() {
         format!(r#"[{{"jsonrpc":"2.0","id":2,"result":{result}}}]"#)
     );
     // Past the response limit: a gateway error, not a cut answer.
-    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 1 << 20)]);
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 1 << 20).unwrap()]);
     let address = front(Gateway::new(pool).into_router()).await;
     let (_, refused) = post(
         address,
@@ -299,7 +299,7 @@ async fn a_large_answer_from_an_upstream_behind_a_peer_comes_back_whole() {
     let result = format!(r#""{big}""#);
     let answered = result.clone();
     let url = tcp_upstream(move |id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{answered}}}"#)).await;
-    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 8 << 20)]);
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 8 << 20).unwrap()]);
     let address = front(Gateway::new(pool).into_router()).await;
     let (_, single) = post(
         address,
@@ -322,7 +322,7 @@ async fn error_answers_come_back_as_the_upstream_wrote_them() {
     // Members in the upstream's order, its escapes, a member the specification does not name.
     let written = r#"{"error":{"message":"caf\u00e9 \/ reverted","code":-32000,"data":{"b":1,"a":[1.50]},"x":true},"id":1,"jsonrpc":"2.0"}"#;
     let (url, _) = scripted_upstream(constant_upstream(written)).await;
-    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).into_router();
+    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()])).into_router();
     let address = front(router).await;
     let (status, answer) = post(address, r#"{"jsonrpc":"2.0","id":"k\u00e9","method":"eth_call"}"#).await;
     assert_eq!(status, 200);
@@ -356,7 +356,8 @@ async fn answers_that_break_the_specification_are_refused_with_what_came_or_deli
     });
     let (url, _) = scripted_upstream(script).await;
     let mut router = Router::new();
-    let gateway = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).install(&mut router);
+    let gateway =
+        Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()])).install(&mut router);
     let address = front(router).await;
     let (_, answer) = post(address, r#"{"jsonrpc":"2.0","id":9,"method":"beside"}"#).await;
     let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
@@ -381,7 +382,7 @@ async fn answers_that_break_the_specification_are_refused_with_what_came_or_deli
     assert_eq!(gateway.stats().non_conforming, 2);
 
     // Delivered as the upstream wrote it, with the client's id.
-    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)]))
+    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()]))
         .non_conforming(NonConformingPolicy::Deliver)
         .into_router();
     let address = front(router).await;
@@ -401,7 +402,7 @@ async fn a_client_behind_a_peer_gets_the_same_frame_forwarding() {
     use tokio::io::AsyncBufReadExt;
     let written = r#"{"error":{"message":"caf\u00e9","code":3},"id":1,"jsonrpc":"2.0"}"#;
     let (url, seen) = scripted_upstream(constant_upstream(written)).await;
-    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).into_router();
+    let router = Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()])).into_router();
     let (ours, theirs) = tokio::io::duplex(64 << 10);
     let server = Peer::new(StreamTransport::from_io(theirs, Framing::Ndjson), router);
     let (reader, mut writer) = tokio::io::split(ours);
@@ -427,7 +428,8 @@ async fn error_answers_from_an_upstream_behind_a_peer_keep_the_error_as_written(
     // Members in the upstream's order, its escapes, a member the specification does not name.
     let error = r#"{"message":"caf\u00e9 \/ reverted","code":3,"data":{"b":1,"a":[1.50]},"x":true}"#;
     let url = tcp_upstream(move |id| format!(r#"{{"error":{error},"id":{id},"jsonrpc":"2.0"}}"#)).await;
-    let address = front(Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url)])).into_router()).await;
+    let address =
+        front(Gateway::new(UpstreamGroup::new(vec![Upstream::address(&url).unwrap()])).into_router()).await;
     let (status, single) = post(address, r#"{"jsonrpc":"2.0","id":"k\u00e9","method":"eth_call"}"#).await;
     assert_eq!(status, 200);
     assert_eq!(
@@ -450,7 +452,7 @@ async fn a_busy_answer_that_is_the_last_word_comes_back_as_the_upstream_wrote_it
     use std::time::Duration;
     let written = r#"{"id":1,"error":{"message":"limit exceeded","code":-32005,"data":{"retry_after":"1s"}},"jsonrpc":"2.0"}"#;
     let (url, seen) = scripted_upstream(constant_upstream(written)).await;
-    let group = UpstreamGroup::new(vec![Upstream::address(&url)]).with_retry(
+    let group = UpstreamGroup::new(vec![Upstream::address(&url).unwrap()]).with_retry(
         RetryPolicy::new()
             .with_backoff(Duration::ZERO, Duration::ZERO)
             .safe_method("eth_chainId")

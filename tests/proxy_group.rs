@@ -279,21 +279,30 @@ async fn http_upstreams_are_classified_by_what_their_transport_saw() {
     };
     let fast = RetryPolicy::new().with_backoff(Duration::ZERO, Duration::ZERO);
 
-    let pool = UpstreamGroup::new(vec![Upstream::address(&refusing), Upstream::address(&good)])
-        .with_retry(fast.clone());
+    let pool = UpstreamGroup::new(vec![
+        Upstream::address(&refusing).unwrap(),
+        Upstream::address(&good).unwrap(),
+    ])
+    .with_retry(fast.clone());
     assert_eq!(whoami(&pool).await.unwrap(), "http");
     assert_eq!(pool.upstreams()[0].stats().not_reached, 1);
 
-    let pool = UpstreamGroup::new(vec![Upstream::address(&unavailable), Upstream::address(&good)])
-        .with_retry(fast.clone());
+    let pool = UpstreamGroup::new(vec![
+        Upstream::address(&unavailable).unwrap(),
+        Upstream::address(&good).unwrap(),
+    ])
+    .with_retry(fast.clone());
     let error = whoami(&pool).await.unwrap_err();
     assert!(
         matches!(&error, ForwardError::NoAnswer(reason) if reason.contains("503")),
         "{error}"
     );
 
-    let pool = UpstreamGroup::new(vec![Upstream::address(&unavailable), Upstream::address(&good)])
-        .with_retry(fast.safe_method("whoami"));
+    let pool = UpstreamGroup::new(vec![
+        Upstream::address(&unavailable).unwrap(),
+        Upstream::address(&good).unwrap(),
+    ])
+    .with_retry(fast.safe_method("whoami"));
     assert_eq!(whoami(&pool).await.unwrap(), "http");
 }
 
@@ -321,7 +330,7 @@ async fn http_answers_that_are_not_the_calls_response_and_tcp_upstreams() {
     let foreign = serve_axum(r#"{"jsonrpc":"2.0","id":999,"result":1}"#, 200).await;
     let nothing = serve_axum("", 204).await;
     for url in [&garbage, &foreign, &nothing] {
-        let pool = UpstreamGroup::new(vec![Upstream::address(url)]);
+        let pool = UpstreamGroup::new(vec![Upstream::address(url).unwrap()]);
         let error = whoami(&pool).await.unwrap_err();
         assert!(matches!(error, ForwardError::NoAnswer(_)), "{url}: {error}");
         assert_eq!(pool.upstreams()[0].stats().no_answer, 1);
@@ -344,7 +353,7 @@ async fn http_answers_that_are_not_the_calls_response_and_tcp_upstreams() {
             ));
         }
     });
-    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&address, 1 << 20)]);
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(&address, 1 << 20).unwrap()]);
     assert_eq!(whoami(&pool).await.unwrap(), "tcp");
     pool.notify("whoami", None).await.unwrap();
     assert_eq!(pool.upstreams()[0].stats().connects, 1);

@@ -417,7 +417,7 @@ async fn a_peer_calls_the_server_over_http() {
 
     let server = start(HttpServer::new(spec_router())).await;
     let url = format!("http://{}/", server.address).parse().unwrap();
-    let client = Peer::new(HttpClientTransport::new(url), Router::new());
+    let client = Peer::new(HttpClientTransport::new(url).unwrap(), Router::new());
     let difference: i64 = client.call("subtract", (42, 23)).await.unwrap();
     assert_eq!(difference, 19);
     let raw = rpcwire::RawJson::new(r#"{"minuend":1,"subtrahend":3}"#).unwrap();
@@ -487,7 +487,7 @@ async fn failed_exchanges_end_their_calls() {
 
     let server = start(HttpServer::new(spec_router()).with_max_body(64)).await;
     let url = format!("http://{}/", server.address).parse().unwrap();
-    let client = Peer::new(HttpClientTransport::new(url), Router::new());
+    let client = Peer::new(HttpClientTransport::new(url).unwrap(), Router::new());
     let long = "x".repeat(200);
     match client
         .call::<_, serde_json::Value>("echo", [long])
@@ -506,7 +506,10 @@ async fn failed_exchanges_end_their_calls() {
     // An answer over the client's response limit fails its call without being kept.
     let big = start(HttpServer::new(spec_router())).await;
     let url = format!("http://{}/", big.address).parse().unwrap();
-    let small = Peer::new(HttpClientTransport::new(url).with_max_response(64), Router::new());
+    let small = Peer::new(
+        HttpClientTransport::new(url).unwrap().with_max_response(64),
+        Router::new(),
+    );
     match small
         .call::<_, serde_json::Value>("echo", ["y".repeat(200)])
         .await
@@ -532,7 +535,9 @@ async fn failed_exchanges_end_their_calls() {
         .unwrap();
     let url = format!("http://{port}/").parse().unwrap();
     let nobody = Peer::new(
-        HttpClientTransport::new(url).with_timeout(Duration::from_secs(5)),
+        HttpClientTransport::new(url)
+            .unwrap()
+            .with_timeout(Duration::from_secs(5)),
         Router::new(),
     );
     match nobody

@@ -123,7 +123,7 @@ async fn jsonrpsee_server() -> (SocketAddr, jsonrpsee::server::ServerHandle) {
 async fn rpcwire_clients_call_a_jsonrpsee_server() {
     let (address, handle) = jsonrpsee_server().await;
     let over_http = Peer::new(
-        HttpClientTransport::new(format!("http://{address}/").parse().unwrap()),
+        HttpClientTransport::new(format!("http://{address}/").parse().unwrap()).unwrap(),
         Router::new(),
     );
     let transport = WebSocketTransport::connect(&format!("ws://{address}/"))

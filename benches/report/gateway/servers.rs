@@ -109,7 +109,7 @@ async fn upstream() {
 /// rpcwire's gateway as a user builds it: `proxy::Gateway` behind `HttpServer`.
 async fn rpcwire(upstream: &str) {
     use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
-    let pool = UpstreamGroup::new(vec![Upstream::address_limited(upstream, 64 << 20)]);
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(upstream, 64 << 20).unwrap()]);
     let router = Gateway::new(pool).into_router();
     let listener = bind().await;
     announce(listener.local_addr().expect("local address"));
@@ -139,7 +139,7 @@ const NOT_SENT: &str = "bench_notSent";
 async fn fleet(upstream: &str, redis: &str, cached: &[String]) {
     use rpcwire::proxy::fleet::{ApiKeys, FleetLayer, LimitConfig, SharedLimiter};
     use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
-    let pool = UpstreamGroup::new(vec![Upstream::address_limited(upstream, 64 << 20)]);
+    let pool = UpstreamGroup::new(vec![Upstream::address_limited(upstream, 64 << 20).unwrap()]);
     let router = Gateway::new(pool).into_router();
     let service = rpcwire::transport::http::HttpService::new(router).with_max_body(64 << 20);
     let keys = ApiKeys::parse("bench-key-0123456789 1000000000 bench\n").expect("the bench's key");

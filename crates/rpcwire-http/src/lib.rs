@@ -28,5 +28,8 @@
 // The layers below, under the paths the modules here know them by.
 use rpcwire_core::{codes, dispatch, encode, frame, message, parse, pool, sync, transport};
 
+#[doc(hidden)] // for rpcwire's own crates; not covered by semver
+pub mod endpoint;
 pub mod http;
+pub mod tls;
 pub mod websocket;

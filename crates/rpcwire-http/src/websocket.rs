@@ -17,8 +17,10 @@ use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadHalf, WriteHalf};
 use tokio::sync::Mutex;
 
+use crate::endpoint::Endpoint;
 use crate::frame::DEFAULT_MAX_FRAME;
-use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
+use crate::tls::{ClientTls, Offer};
+use crate::transport::{AddressError, FrameReceiver, FrameSender, Transport, TransportError};
 
 /// The I/O of an upgraded HTTP connection, which [`WebSocketTransport::connect`] and the
 /// [`HttpService`](crate::http::HttpService) upgrade run over.
@@ -132,28 +134,48 @@ where
 }
 
 impl WebSocketTransport {
-    /// Connects to a WebSocket server at `url` (`ws://host[:port]/path`; `wss://` is not
-    /// supported): TCP, then the opening handshake on hyper's HTTP/1.1 client.
+    /// Connects to a WebSocket server at `url` (`ws://host[:port]/path`, or `wss://…`
+    /// trusting the system's roots): TCP, TLS for `wss://`, then the opening handshake on
+    /// hyper's HTTP/1.1 client. An address it cannot serve is refused before connecting
+    /// (`InvalidInput`); a refused TLS handshake says why.
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
-    /// let transport = rpcwire_http::websocket::WebSocketTransport::connect("ws://127.0.0.1:8545/").await?;
+    /// let transport = rpcwire_http::websocket::WebSocketTransport::connect("wss://node.example/ws").await?;
     /// # let _ = transport; Ok(())
     /// # }
     /// ```
     pub async fn connect(url: &str) -> io::Result<WebSocketTransport> {
-        let invalid = |why: &str| io::Error::new(io::ErrorKind::InvalidInput, format!("{why}: {url:?}"));
-        let uri: http::Uri = url.parse().map_err(|_| invalid("not a URL"))?;
-        if uri.scheme_str() != Some("ws") {
-            return Err(invalid("expected a ws:// URL"));
-        }
-        let authority = uri.authority().ok_or_else(|| invalid("no host"))?;
-        let port = authority.port_u16().unwrap_or(80);
-        let stream = tokio::net::TcpStream::connect((authority.host(), port)).await?;
+        WebSocketTransport::connect_with(url, None).await
+    }
+
+    /// As [`connect`](WebSocketTransport::connect), with `tls` for a `wss://` server
+    /// (`None`: the system's roots).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use rpcwire_http::{tls::ClientTls, websocket::WebSocketTransport};
+    /// let tls = ClientTls::builder().add_ca_file("/etc/rpc/ca.pem")?.build()?;
+    /// let transport = WebSocketTransport::connect_with("wss://node.internal/ws", Some(tls)).await?;
+    /// # let _ = transport; Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_with(url: &str, tls: Option<ClientTls>) -> io::Result<WebSocketTransport> {
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|_| io::Error::from(AddressError::new(url, "not a URL")))?;
+        let endpoint = Endpoint::websocket(&uri)?;
+        let stream = tokio::net::TcpStream::connect((endpoint.host.as_str(), endpoint.port))
+            .await
+            .map_err(|error| {
+                io::Error::new(
+                    error.kind(),
+                    format!("cannot connect to {}:{}: {error}", endpoint.host, endpoint.port),
+                )
+            })?;
         stream.set_nodelay(true)?;
-        let path = uri.path_and_query().map_or("/", |path| path.as_str());
-        let request = http::Request::get(path)
-            .header(http::header::HOST, authority.as_str())
+        let request = http::Request::get(endpoint.target.clone())
+            .header(http::header::HOST, endpoint.authority.clone())
             .header(http::header::UPGRADE, "websocket")
             .header(http::header::CONNECTION, "upgrade")
             .header(
@@ -163,9 +185,17 @@ impl WebSocketTransport {
             .header(http::header::SEC_WEBSOCKET_VERSION, "13")
             .body(http_body_util::Empty::<Bytes>::new())
             .map_err(io::Error::other)?;
-        let (socket, _response) = fastwebsockets::handshake::client(&SpawnExecutor, request, stream)
-            .await
-            .map_err(io_error)?;
+        let socket = if endpoint.secure {
+            // WebSocket upgrades an HTTP/1.1 connection: ALPN offers only that.
+            let stream = tls
+                .unwrap_or_default()
+                .connect(&endpoint.host, stream, Offer::Http1)
+                .await?;
+            fastwebsockets::handshake::client(&SpawnExecutor, request, stream).await
+        } else {
+            fastwebsockets::handshake::client(&SpawnExecutor, request, stream).await
+        };
+        let (socket, _response) = socket.map_err(io_error)?;
         Ok(WebSocketTransport::client(socket.into_inner()))
     }
 }

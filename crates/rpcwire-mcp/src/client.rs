@@ -172,6 +172,10 @@ pub enum ConnectError {
     /// client, did not list the one it asked for: the list it gave).
     #[error("the server answered with protocol version {0:?}")]
     Version(String),
+    /// The address is not one this client can connect to (a scheme it does not speak, no
+    /// host): refused before anything is sent.
+    #[error(transparent)]
+    Address(#[from] crate::transport::AddressError),
 }
 
 impl McpClient {

@@ -37,6 +37,8 @@ pub struct McpClientBuilder {
     elicitation: Option<Arc<RequestFn>>,
     roots: Option<Vec<Value>>,
     on_log: Option<Arc<dyn Fn(Value) + Send + Sync>>,
+    #[cfg(feature = "http")]
+    tls: Option<crate::transport::tls::ClientTls>,
 }
 
 impl std::fmt::Debug for McpClientBuilder {
@@ -67,6 +69,8 @@ impl McpClient {
             elicitation: None,
             roots: None,
             on_log: None,
+            #[cfg(feature = "http")]
+            tls: None,
         }
     }
 }
@@ -224,7 +228,24 @@ impl McpClientBuilder {
         }
     }
 
-    /// Connects to the Streamable HTTP endpoint at `url`.
+    /// Speaks TLS through `tls` to an `https://` server (what it trusts, the certificate
+    /// it shows); without it, the system's roots are trusted.
+    ///
+    /// ```
+    /// let tls = rpcwire::transport::tls::ClientTls::builder().with_webpki_roots().build().unwrap();
+    /// let builder = rpcwire::mcp::McpClient::builder("host", "1").with_tls(tls);
+    /// # let _ = builder;
+    /// ```
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    pub fn with_tls(mut self, tls: crate::transport::tls::ClientTls) -> McpClientBuilder {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// Connects to the Streamable HTTP endpoint at `url` (`http://…`, or `https://…` with
+    /// the system's roots or [`with_tls`](McpClientBuilder::with_tls)'s configuration); an
+    /// address it cannot serve is [`ConnectError::Address`], before anything is sent.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
@@ -237,7 +258,10 @@ impl McpClientBuilder {
     #[cfg(feature = "http")]
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub async fn connect_http(self, url: http::Uri) -> Result<McpClient, ConnectError> {
-        let transport = super::http::StreamableHttpClient::new(url);
+        let mut transport = super::http::StreamableHttpClient::new(url)?;
+        if let Some(tls) = self.tls.clone() {
+            transport = transport.with_tls(tls);
+        }
         let headers = transport.clone();
         self.connect_with(transport, move |version| headers.set_protocol_version(version))
             .await

@@ -28,7 +28,7 @@ use rpcwire_core::{correlate, encode, json, middleware, trace};
 mod transport {
     pub(crate) use rpcwire_core::transport::*;
     #[cfg(feature = "http")]
-    pub(crate) use rpcwire_http::http;
+    pub(crate) use rpcwire_http::{http, tls};
 }
 
 #[cfg(feature = "http")]

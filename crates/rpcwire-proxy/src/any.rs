@@ -1,5 +1,6 @@
 //! `AnyTransport`: the transport a program picks at run time from its configuration (stdio,
-//! TCP, and with the `http` feature HTTP or WebSocket), as one type a [`Peer`] takes.
+//! TCP, and with the `http` feature HTTP or WebSocket, with or without TLS), as one type a
+//! [`Peer`] takes.
 //!
 //! [`Peer`]: rpcwire_core::transport::Peer
 
@@ -41,8 +42,8 @@ type BoxWriter = Pin<Box<dyn AsyncWrite + Send>>;
 /// | --- | --- |
 /// | `stdio` | this process's stdin and stdout, in the given framing |
 /// | `tcp://HOST:PORT` | a TCP connection, in the given framing |
-/// | `http://…` (`http` feature) | [`HttpClientTransport`](rpcwire_http::http::HttpClientTransport): a POST per frame |
-/// | `ws://…` (`http` feature) | [`WebSocketTransport`](rpcwire_http::websocket::WebSocketTransport) |
+/// | `http://…`, `https://…` (`http` feature) | [`HttpClientTransport`](rpcwire_http::http::HttpClientTransport): a POST per frame |
+/// | `ws://…`, `wss://…` (`http` feature) | [`WebSocketTransport`](rpcwire_http::websocket::WebSocketTransport) |
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -106,7 +107,9 @@ impl AnyTransport {
     }
 
     /// Opens the transport `address` names (see the table above); `framing` applies to
-    /// `stdio` and `tcp://`.
+    /// `stdio` and `tcp://`. An address this build cannot open is refused
+    /// (`InvalidInput`, with [`check_address`](crate::check_address)'s reason) before
+    /// anything is opened.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -116,40 +119,58 @@ impl AnyTransport {
     /// # });
     /// ```
     pub async fn open(address: &str, framing: Framing) -> io::Result<AnyTransport> {
-        if address == "stdio" {
-            return Ok(AnyTransport::stream(
+        AnyTransport::dial(address, framing, &crate::Dial::new()).await
+    }
+
+    /// Opens the transport `address` names as `dial` says: its largest answer, and for
+    /// `https://` and `wss://` its TLS.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::{proxy::Dial, transport::AnyTransport};
+    /// let dial = Dial::new().with_max_response(1 << 20);
+    /// let error = AnyTransport::dial("tcp://127.0.0.1", rpcwire::frame::Framing::Ndjson, &dial).await.unwrap_err();
+    /// assert!(error.to_string().contains("HOST:PORT"), "{error}");
+    /// # });
+    /// ```
+    pub async fn dial(address: &str, framing: Framing, dial: &crate::Dial) -> io::Result<AnyTransport> {
+        crate::check_address(address)?;
+        let transport = if address == "stdio" {
+            AnyTransport::stream(
                 crate::transport::Stdin::new(),
                 crate::transport::Stdout::new(),
                 framing,
-            ));
-        }
-        if let Some(host) = address.strip_prefix("tcp://") {
+            )
+        } else if let Some(host) = address.strip_prefix("tcp://") {
             let socket = tokio::net::TcpStream::connect(host).await?;
             socket.set_nodelay(true)?;
             let (read, write) = socket.into_split();
-            return Ok(AnyTransport::stream(read, write, framing));
-        }
-        #[cfg(feature = "http")]
-        if address.starts_with("http://") {
-            let url = address
-                .parse()
-                .map_err(|error| io::Error::new(io::ErrorKind::InvalidInput, error))?;
-            return Ok(AnyTransport::Http(Box::new(
-                rpcwire_http::http::HttpClientTransport::new(url),
-            )));
-        }
-        #[cfg(feature = "http")]
-        if address.starts_with("ws://") {
+            AnyTransport::stream(read, write, framing)
+        } else {
+            AnyTransport::dial_http(address, dial).await?
+        };
+        Ok(transport.with_max_frame(dial.max_response()))
+    }
+
+    /// An HTTP or WebSocket address, checked already.
+    #[cfg(feature = "http")]
+    async fn dial_http(address: &str, dial: &crate::Dial) -> io::Result<AnyTransport> {
+        let scheme = address
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        if matches!(scheme.as_deref(), Some("ws" | "wss")) {
+            let tls = dial.tls().cloned();
             return Ok(AnyTransport::WebSocket(
-                rpcwire_http::websocket::WebSocketTransport::connect(address).await?,
+                rpcwire_http::websocket::WebSocketTransport::connect_with(address, tls).await?,
             ));
         }
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "unknown transport address {address:?}: expected stdio, tcp://HOST:PORT, http://… or ws://…"
-            ),
-        ))
+        Ok(AnyTransport::Http(Box::new(dial.http_client(address)?)))
+    }
+
+    /// No HTTP without the `http` feature ([`check_address`](crate::check_address) has said so).
+    #[cfg(not(feature = "http"))]
+    async fn dial_http(address: &str, _dial: &crate::Dial) -> io::Result<AnyTransport> {
+        Err(crate::transport::AddressError::new(address, "needs the http feature").into())
     }
 
     /// Sets the largest frame received, whatever the transport: a byte stream's frame limit,

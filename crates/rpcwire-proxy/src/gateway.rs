@@ -37,7 +37,7 @@ type Key = (Box<str>, Bytes);
 /// use rpcwire::dispatch::Router;
 /// use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
 ///
-/// let group = UpstreamGroup::new(vec![Upstream::address("tcp://127.0.0.1:9")]);
+/// let group = UpstreamGroup::new(vec![Upstream::address("tcp://127.0.0.1:9").unwrap()]);
 /// let mut router = Router::new();
 /// router.method("gateway_version", |_: rpcwire::dispatch::NoParams| Ok("1"));
 /// Gateway::new(group).deny(["admin_peers"]).coalesce(true).install(&mut router);
@@ -158,7 +158,7 @@ impl Gateway {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
-    /// let primary = UpstreamGroup::new(vec![Upstream::address("tcp://primary:8545")]);
+    /// let primary = UpstreamGroup::new(vec![Upstream::address("tcp://primary:8545").unwrap()]);
     /// let gateway = Gateway::new(UpstreamGroup::new(vec![])).route(["eth_sendRawTransaction"], primary);
     /// # let _ = gateway;
     /// # });

@@ -189,7 +189,7 @@ impl UpstreamGroup {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9")]);
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9").unwrap()]);
     /// assert_eq!(group.upstreams().len(), 1);
     /// # });
     /// ```
@@ -209,7 +209,7 @@ impl UpstreamGroup {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use rpcwire::proxy::{RetryPolicy, Upstream, UpstreamGroup};
-    /// let group = UpstreamGroup::new(vec![Upstream::address("tcp://h:1")]).with_retry(RetryPolicy::new().with_max_attempts(5));
+    /// let group = UpstreamGroup::new(vec![Upstream::address("tcp://h:1").unwrap()]).with_retry(RetryPolicy::new().with_max_attempts(5));
     /// assert_eq!(group.retry_policy().max_attempts(), 5);
     /// # });
     /// ```
@@ -260,7 +260,7 @@ impl UpstreamGroup {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://a:1")]);
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://a:1").unwrap()]);
     /// assert_eq!(group.upstreams()[0].name(), "tcp://a:1");
     /// # });
     /// ```

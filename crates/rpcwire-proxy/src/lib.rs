@@ -59,6 +59,7 @@ pub mod fleet;
 
 mod batch_split;
 mod breaker;
+mod dial;
 mod forward_error;
 mod gateway;
 mod group;
@@ -69,6 +70,7 @@ mod retry;
 mod upstream;
 
 pub use batch_split::{batch_elements, join_batch};
+pub use dial::{check_address, Dial};
 pub use forward_error::ForwardError;
 pub use gateway::{Gateway, GatewayStats, NonConformingPolicy};
 pub use group::{UpstreamGroup, DEFAULT_ATTEMPT_TIMEOUT};

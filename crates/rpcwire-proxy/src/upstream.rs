@@ -13,7 +13,8 @@ use super::link::{LinkAnswer, LinkError, ReconnectingPeer, UpstreamLink};
 use crate::dispatch::Router;
 use crate::frame::Framing;
 use crate::middleware::{ConcurrencyLimit, ConcurrencyLimitLayer, RpcCall, RpcService};
-use crate::transport::{AnyTransport, Peer};
+use crate::transport::{AddressError, AnyTransport, Peer};
+use crate::Dial;
 use tower_layer::Layer;
 
 /// The largest answer an upstream made by [`Upstream::address`] may send (16 MiB: real
@@ -33,7 +34,7 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// use std::time::Duration;
 /// use rpcwire::proxy::Upstream;
 ///
-/// let upstream = Upstream::address("tcp://127.0.0.1:8545")
+/// let upstream = Upstream::address("tcp://127.0.0.1:8545").unwrap()
 ///     .with_max_in_flight(64)
 ///     .with_breaker(5, Duration::from_secs(10));
 /// assert_eq!(upstream.name(), "tcp://127.0.0.1:8545");
@@ -154,16 +155,20 @@ impl Upstream {
     }
 
     /// An upstream at `address`, opened with [`AnyTransport::open`] (`tcp://` in NDJSON
-    /// framing; with the `http` feature `http://` and `ws://`).
+    /// framing; with the `http` feature `http(s)://` and `ws(s)://`, TLS trusting the
+    /// system's roots); an address this build cannot open is refused here, not at every
+    /// call.
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9");
+    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9").unwrap();
     /// assert_eq!(upstream.name(), "tcp://127.0.0.1:9");
+    /// let refused = rpcwire::proxy::Upstream::address("tcp://127.0.0.1").unwrap_err();
+    /// assert!(refused.to_string().contains("HOST:PORT"), "{refused}");
     /// # });
     /// ```
-    pub fn address(address: &str) -> Upstream {
-        Upstream::address_limited(address, DEFAULT_MAX_RESPONSE)
+    pub fn address(address: &str) -> Result<Upstream, AddressError> {
+        Upstream::dial(address, &Dial::new())
     }
 
     /// An upstream at `address` whose answers may be up to `max_response` bytes each (a
@@ -172,31 +177,46 @@ impl Upstream {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let upstream = rpcwire::proxy::Upstream::address_limited("tcp://127.0.0.1:9", 64 << 20);
+    /// let upstream = rpcwire::proxy::Upstream::address_limited("tcp://127.0.0.1:9", 64 << 20).unwrap();
     /// assert_eq!(upstream.name(), "tcp://127.0.0.1:9");
     /// # });
     /// ```
-    pub fn address_limited(address: &str, max_response: usize) -> Upstream {
+    pub fn address_limited(address: &str, max_response: usize) -> Result<Upstream, AddressError> {
+        Upstream::dial(address, &Dial::new().with_max_response(max_response))
+    }
+
+    /// An upstream at `address`, reached as `dial` says: its largest answer, and its own
+    /// TLS (the authority it is trusted by, the client certificate it is shown) for
+    /// `https://` and `wss://`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{Dial, Upstream};
+    /// let tls = rpcwire::transport::tls::ClientTls::builder().with_webpki_roots().build().unwrap();
+    /// let upstream = Upstream::dial("https://node.example/v3/key", &Dial::new().with_tls(tls)).unwrap();
+    /// # let _ = upstream;
+    /// # });
+    /// ```
+    pub fn dial(address: &str, dial: &Dial) -> Result<Upstream, AddressError> {
+        crate::check_address(address)?;
         #[cfg(feature = "http")]
-        if address.starts_with("http://") {
-            if let Ok(url) = address.parse() {
-                let client =
-                    crate::transport::http::HttpClientTransport::new(url).with_max_response(max_response);
-                return Upstream::linked(address, Link::Http(Box::new(HttpLink(client))));
-            }
+        if address.split_once("://").is_some_and(|(scheme, _)| {
+            scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+        }) {
+            let client = dial.http_client(address)?;
+            return Ok(Upstream::linked(address, Link::Http(Box::new(HttpLink(client)))));
         }
         let owned: Arc<str> = address.into();
-        Upstream::new(address, move || {
-            let address = owned.clone();
+        let dial = dial.clone();
+        let max_response = dial.max_response();
+        Ok(Upstream::new(address, move || {
+            let (address, dial) = (owned.clone(), dial.clone());
             Peer::builder().connect(
-                async move {
-                    let transport = AnyTransport::open(&address, Framing::Ndjson).await?;
-                    Ok(transport.with_max_frame(max_response))
-                },
+                async move { AnyTransport::dial(&address, Framing::Ndjson, &dial).await },
                 // Answers are parsed up to the response limit, past the 1 MiB default.
                 Router::with_limits(crate::parse::Limits::default().with_max_size(max_response)),
             )
-        })
+        }))
     }
 
     /// At most `limit` requests under way on this upstream at once (at least 1); more wait
@@ -204,7 +224,7 @@ impl Upstream {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9").with_max_in_flight(0);
+    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9").unwrap().with_max_in_flight(0);
     /// assert_eq!(upstream.max_in_flight(), 1);
     /// # });
     /// ```
@@ -228,7 +248,7 @@ impl Upstream {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9")
+    /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9").unwrap()
     ///     .with_breaker(3, std::time::Duration::from_secs(30));
     /// assert!(!upstream.stats().benched);
     /// # });
@@ -242,7 +262,7 @@ impl Upstream {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// assert_eq!(rpcwire::proxy::Upstream::address("ws://node:8546").name(), "ws://node:8546");
+    /// assert_eq!(rpcwire::proxy::Upstream::address("ws://node:8546").unwrap().name(), "ws://node:8546");
     /// # });
     /// ```
     pub fn name(&self) -> &str {
@@ -253,7 +273,7 @@ impl Upstream {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// assert_eq!(rpcwire::proxy::Upstream::address("tcp://h:1").max_in_flight(), rpcwire::proxy::DEFAULT_MAX_IN_FLIGHT);
+    /// assert_eq!(rpcwire::proxy::Upstream::address("tcp://h:1").unwrap().max_in_flight(), rpcwire::proxy::DEFAULT_MAX_IN_FLIGHT);
     /// # });
     /// ```
     pub fn max_in_flight(&self) -> usize {
@@ -264,7 +284,7 @@ impl Upstream {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let stats = rpcwire::proxy::Upstream::address("tcp://h:1").stats();
+    /// let stats = rpcwire::proxy::Upstream::address("tcp://h:1").unwrap().stats();
     /// assert_eq!((stats.requests, stats.in_flight, stats.connects), (0, 0, 0));
     /// # });
     /// ```
@@ -303,7 +323,7 @@ pub(crate) struct UpstreamCounters {
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-/// let stats = rpcwire::proxy::Upstream::address("tcp://h:1").stats();
+/// let stats = rpcwire::proxy::Upstream::address("tcp://h:1").unwrap().stats();
 /// assert_eq!(stats.answered + stats.upstream_errors + stats.not_reached + stats.no_answer, 0);
 /// # });
 /// ```

@@ -37,11 +37,13 @@
 //! # }
 //! ```
 
+mod address;
 mod error;
 mod peer;
 mod stdio;
 mod stream;
 
+pub use address::AddressError;
 pub use error::TransportError;
 pub use peer::{
     BatchEntry, CancelProtocol, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerErrorKind,

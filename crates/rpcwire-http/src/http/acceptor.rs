@@ -15,6 +15,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
 use super::connection_clock::ConnectionClock;
+use crate::tls::ServerTls;
 
 /// How long the request head may take to arrive by default (slow-header protection).
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -23,11 +24,13 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_READ_BUFFER: usize = 64 << 10;
 
 /// The accept loop: each connection — HTTP/1.1 (keep-alive, pipelining, upgrades) or HTTP/2
-/// (prior knowledge), told apart by its first bytes — on a task of its own, with:
+/// (prior knowledge), told apart by its first bytes, or TLS ([`with_tls`](Acceptor::with_tls))
+/// with HTTP/2 or HTTP/1.1 chosen in ALPN — on a task of its own, with:
 ///
 /// - a deadline on the request head (the header timeout), kept on the connection's own
 ///   clock, and on the first bytes, so that a connection that sends nothing is closed too;
 /// - a read buffer bounded at 64 KiB per HTTP/1 connection;
+/// - a deadline on the TLS handshake, when serving TLS;
 /// - a connection that fails (reset, timed-out head, bad HTTP) ending alone, and accept
 ///   errors that concern one connection (aborted, reset) skipped.
 ///
@@ -59,9 +62,10 @@ const MAX_READ_BUFFER: usize = 64 << 10;
 /// #     fn call(&mut self, request: http::Request<hyper::body::Incoming>) -> Fut { (self.0)(request) }
 /// # }
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Acceptor {
     header_timeout: Duration,
+    tls: Option<ServerTls>,
 }
 
 impl Default for Acceptor {
@@ -80,7 +84,34 @@ impl Acceptor {
     pub fn new() -> Acceptor {
         Acceptor {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
+            tls: None,
         }
+    }
+
+    /// Serves TLS with `tls` on every connection (HTTPS, and WSS for WebSocket upgrades):
+    /// its handshake within its deadline, then HTTP/2 when the client asked for it in ALPN,
+    /// HTTP/1.1 otherwise; plain HTTP sent to the port gets a `400` that says it speaks
+    /// HTTPS.
+    ///
+    /// ```
+    /// # let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    /// # let (cert, key) = (certified.cert.pem(), certified.signing_key.serialize_pem());
+    /// let tls = rpcwire_http::tls::ServerTls::from_pem(cert.as_bytes(), key.as_bytes()).unwrap();
+    /// let acceptor = rpcwire_http::http::Acceptor::new().with_tls(tls);
+    /// assert!(acceptor.tls().is_some());
+    /// ```
+    pub fn with_tls(mut self, tls: ServerTls) -> Acceptor {
+        self.tls = Some(tls);
+        self
+    }
+
+    /// The TLS this loop serves, if any.
+    ///
+    /// ```
+    /// assert!(rpcwire_http::http::Acceptor::new().tls().is_none());
+    /// ```
+    pub fn tls(&self) -> Option<&ServerTls> {
+        self.tls.as_ref()
     }
 
     /// Sets how long a request head (and a new connection's first bytes) may take to arrive.
@@ -170,6 +201,17 @@ impl Acceptor {
             let _ = stream.set_nodelay(true);
             let service = service();
             let (http1, header_timeout) = (self.http1_builder(), self.header_timeout);
+            if let Some(tls) = &self.tls {
+                let tls = tls.clone();
+                tokio::spawn(async move {
+                    let Some((stream, http2)) = tls.accept(stream).await else {
+                        return;
+                    };
+                    let protocol = if http2 { Protocol::Http2 } else { Protocol::Http1 };
+                    serve_connection(TokioIo::new(stream), protocol, http1, service).await;
+                });
+                continue;
+            }
             tokio::spawn(async move {
                 // Told apart by the first bytes, peeked (not read): hyper is then given the
                 // socket itself, with no wrapper to go through on every read and write. A
@@ -179,16 +221,7 @@ impl Acceptor {
                 else {
                     return;
                 };
-                let io = TokioIo::new(stream);
-                // A connection that fails (reset, timed-out head, bad HTTP) ends alone.
-                let _ = match protocol {
-                    Protocol::Http1 => http1.serve_connection(io, service).with_upgrades().await,
-                    Protocol::Http2 => {
-                        hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                            .serve_connection(io, service)
-                            .await
-                    }
-                };
+                serve_connection(TokioIo::new(stream), protocol, http1, service).await;
             });
         }
     }
@@ -209,6 +242,33 @@ impl Acceptor {
             .keep_alive(true);
         builder
     }
+}
+
+/// Serves one connection in `protocol`; a connection that fails (reset, timed-out head,
+/// bad HTTP) ends alone.
+async fn serve_connection<I, S, B>(
+    io: TokioIo<I>,
+    protocol: Protocol,
+    http1: hyper::server::conn::http1::Builder,
+    service: S,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let _ = match protocol {
+        Protocol::Http1 => http1.serve_connection(io, service).with_upgrades().await,
+        Protocol::Http2 => {
+            hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .serve_connection(io, service)
+                .await
+        }
+    };
 }
 
 /// What an HTTP/2 client with prior knowledge sends first (RFC 9113, section 3.4).

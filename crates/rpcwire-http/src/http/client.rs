@@ -1,5 +1,5 @@
 //! `HttpClientTransport`: a [`Transport`] whose frames go out as HTTP POSTs (on hyper's
-//! HTTP/1 connections, kept alive) and whose incoming frames are the response bodies, so that a
+//! HTTP/1.1 connections, kept alive, or one HTTP/2 connection; over TCP or TLS) and whose incoming frames are the response bodies, so that a
 //! [`Peer`](crate::transport::Peer) calls an HTTP JSON-RPC server as it calls over a stream.
 
 use std::time::Duration;
@@ -12,11 +12,13 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::body::{read_limited, ReadError};
-use super::connections::Connections;
+use super::connections::{ConnectionStats, Connections, HttpVersion};
 use crate::encode;
+use crate::endpoint::Endpoint;
 use crate::message::{ErrorObject, Id, Message};
 use crate::parse::Parsed;
-use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
+use crate::tls::ClientTls;
+use crate::transport::{AddressError, FrameReceiver, FrameSender, Transport, TransportError};
 
 /// The largest answer body an [`HttpClientTransport`] reads by default (16 MiB: real
 /// Ethereum answers — blocks with their transactions, traces — reach several MB).
@@ -30,9 +32,10 @@ pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// [`codes::HTTP_FAILURE`](crate::codes::HTTP_FAILURE) (-32033).
 pub const HTTP_FAILURE_CODE: i64 = crate::codes::HTTP_FAILURE;
 
-/// A [`Transport`] over HTTP: each frame sent is POSTed to one URL as
-/// `application/json` (on keep-alive HTTP/1 connections, exchanges in parallel, up to
-/// 128 idle connections kept; clones share them), and each
+/// A [`Transport`] over HTTP: each frame sent is POSTed to one URL (`http://` or
+/// `https://`) as `application/json` — on keep-alive HTTP/1.1 connections, exchanges in
+/// parallel, up to 128 idle connections kept, or on one HTTP/2 connection when a TLS server
+/// offers it, up to 100 exchanges at once; clones share them — and each
 /// answer body is a frame received. A `204` (notifications only) yields nothing. When an
 /// exchange fails, the requests it carried are answered locally with error responses
 /// ([`HTTP_FAILURE_CODE`], the reason as the message, and as `data`
@@ -51,7 +54,7 @@ pub const HTTP_FAILURE_CODE: i64 = crate::codes::HTTP_FAILURE;
 /// let url = format!("http://{}/", listener.local_addr().unwrap());
 /// tokio::spawn(HttpServer::new(router).serve(listener));
 ///
-/// let transport = HttpClientTransport::new(url.parse().unwrap());
+/// let transport = HttpClientTransport::new(url.parse().unwrap()).unwrap();
 /// let client = Peer::new(transport, rpcwire_core::dispatch::Router::new());
 /// let difference: i64 = client.call("subtract", (42, 23)).await.unwrap();
 /// assert_eq!(difference, 19);
@@ -65,18 +68,79 @@ pub struct HttpClientTransport {
 }
 
 impl HttpClientTransport {
-    /// A transport POSTing to `url` (`http://host:port/path`).
+    /// A transport POSTing to `url` (`http://host:port/path` or `https://…`, the latter
+    /// trusting the system's roots); refused when the URL is neither.
     ///
     /// ```
-    /// let transport = rpcwire_http::http::HttpClientTransport::new("http://127.0.0.1:8545/".parse().unwrap());
+    /// use rpcwire_http::http::HttpClientTransport;
+    /// let transport = HttpClientTransport::new("https://node.example/v3/key".parse().unwrap()).unwrap();
+    /// let refused = HttpClientTransport::new("ftp://node.example/".parse().unwrap()).unwrap_err();
+    /// assert!(refused.to_string().contains("expected http:// or https://"), "{refused}");
     /// # let _ = transport;
     /// ```
-    pub fn new(url: Uri) -> HttpClientTransport {
-        HttpClientTransport {
-            connections: Arc::new(Connections::new(&url)),
+    pub fn new(url: Uri) -> Result<HttpClientTransport, AddressError> {
+        Ok(HttpClientTransport {
+            connections: Arc::new(Connections::new(Endpoint::http(&url)?)),
             timeout: DEFAULT_REQUEST_TIMEOUT,
             max_response: DEFAULT_MAX_RESPONSE,
-        }
+        })
+    }
+
+    /// Speaks TLS through `tls` (what it trusts, the certificate it shows) to an
+    /// `https://` server; without it, the system's roots are trusted.
+    ///
+    /// ```
+    /// use rpcwire_http::{http::HttpClientTransport, tls::ClientTls};
+    /// let tls = ClientTls::builder().with_webpki_roots().build().unwrap();
+    /// let transport = HttpClientTransport::new("https://node.example/".parse().unwrap()).unwrap().with_tls(tls);
+    /// # let _ = transport;
+    /// ```
+    pub fn with_tls(self, tls: ClientTls) -> HttpClientTransport {
+        self.reconnected(|connections| connections.with_tls(Some(tls)))
+    }
+
+    /// Speaks `version` of HTTP (default [`HttpVersion::Auto`]: HTTP/2 when a TLS server
+    /// offers it, HTTP/1.1 otherwise; [`HttpVersion::Http2`] over `http://` is h2c).
+    ///
+    /// ```
+    /// use rpcwire_http::http::{HttpClientTransport, HttpVersion};
+    /// let transport = HttpClientTransport::new("http://127.0.0.1:8545/".parse().unwrap())
+    ///     .unwrap()
+    ///     .with_http_version(HttpVersion::Http2);
+    /// # let _ = transport;
+    /// ```
+    pub fn with_http_version(self, version: HttpVersion) -> HttpClientTransport {
+        self.reconnected(|connections| connections.with_version(version))
+    }
+
+    /// At most `streams` exchanges at once on an HTTP/2 connection (default 100, at least
+    /// 1; fewer when the server says so): more wait for one to end.
+    ///
+    /// ```
+    /// let transport = rpcwire_http::http::HttpClientTransport::new("https://node.example/".parse().unwrap())
+    ///     .unwrap()
+    ///     .with_max_streams(32);
+    /// # let _ = transport;
+    /// ```
+    pub fn with_max_streams(self, streams: usize) -> HttpClientTransport {
+        self.reconnected(|connections| connections.with_max_streams(streams))
+    }
+
+    /// What this transport's connections have cost so far: connections opened, TLS
+    /// handshakes (and resumed ones), HTTP/2 connections.
+    ///
+    /// ```
+    /// let transport = rpcwire_http::http::HttpClientTransport::new("http://127.0.0.1:9/".parse().unwrap()).unwrap();
+    /// assert_eq!(transport.stats().connections, 0);
+    /// ```
+    pub fn stats(&self) -> ConnectionStats {
+        self.connections.stats()
+    }
+
+    /// This transport with its connections made anew by `configure` (none open).
+    fn reconnected(mut self, configure: impl FnOnce(Connections) -> Connections) -> HttpClientTransport {
+        self.connections = Arc::new(configure(self.connections.fresh()));
+        self
     }
 
     /// Sets how long one exchange may take (then its calls fail with a timeout error).
@@ -84,6 +148,7 @@ impl HttpClientTransport {
     /// ```
     /// use std::time::Duration;
     /// let transport = rpcwire_http::http::HttpClientTransport::new("http://127.0.0.1:8545/".parse().unwrap())
+    ///     .unwrap()
     ///     .with_timeout(Duration::from_secs(5));
     /// # let _ = transport;
     /// ```
@@ -98,6 +163,7 @@ impl HttpClientTransport {
     ///
     /// ```
     /// let transport = rpcwire_http::http::HttpClientTransport::new("http://127.0.0.1:8545/".parse().unwrap())
+    ///     .unwrap()
     ///     .with_max_response(64 << 20);
     /// assert_eq!(transport.max_response(), 64 << 20);
     /// ```
@@ -109,7 +175,7 @@ impl HttpClientTransport {
     /// The largest answer body read.
     ///
     /// ```
-    /// let transport = rpcwire_http::http::HttpClientTransport::new("http://h/".parse().unwrap());
+    /// let transport = rpcwire_http::http::HttpClientTransport::new("http://h/".parse().unwrap()).unwrap();
     /// assert_eq!(transport.max_response(), rpcwire_http::http::DEFAULT_MAX_RESPONSE);
     /// ```
     pub fn max_response(&self) -> usize {

@@ -58,6 +58,7 @@ pub use client::{
     HttpClientTransport, HttpReceiver, HttpSender, DEFAULT_MAX_RESPONSE, DEFAULT_REQUEST_TIMEOUT,
     HTTP_FAILURE_CODE,
 };
+pub use connections::{ConnectionStats, HttpVersion, DEFAULT_MAX_STREAMS};
 pub use parsed_body::ParsedBody;
 pub use server::HttpServer;
 pub use service::{HttpService, DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY};

@@ -16,10 +16,11 @@ use tokio::net::TcpListener;
 use super::acceptor::{Acceptor, DEFAULT_HEADER_TIMEOUT};
 use super::service::{HttpService, HyperService};
 use crate::dispatch::Router;
+use crate::tls::ServerTls;
 
 /// Serves JSON-RPC over HTTP on a listener: the [`HttpService`] behind hyper's connection
 /// builder, HTTP/1.1 (keep-alive, pipelining) and HTTP/2 (prior knowledge) on one port,
-/// with a timeout on reading request heads.
+/// with a timeout on reading request heads; over TLS with [`with_tls`](HttpServer::with_tls).
 ///
 /// ```no_run
 /// # async fn run() -> std::io::Result<()> {
@@ -34,7 +35,7 @@ use crate::dispatch::Router;
 #[derive(Clone, Debug)]
 pub struct HttpServer {
     service: HttpService,
-    header_timeout: Duration,
+    acceptor: Acceptor,
 }
 
 impl HttpServer {
@@ -57,7 +58,7 @@ impl HttpServer {
     /// assert_eq!(server.acceptor().header_timeout(), Duration::from_secs(3));
     /// ```
     pub fn acceptor(&self) -> Acceptor {
-        Acceptor::new().with_header_timeout(self.header_timeout)
+        self.acceptor.clone()
     }
 
     /// A server for an already configured service.
@@ -70,7 +71,7 @@ impl HttpServer {
     pub fn from_service(service: HttpService) -> HttpServer {
         HttpServer {
             service,
-            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            acceptor: Acceptor::new().with_header_timeout(DEFAULT_HEADER_TIMEOUT),
         }
     }
 
@@ -95,7 +96,21 @@ impl HttpServer {
     /// # let _ = server;
     /// ```
     pub fn with_header_timeout(mut self, timeout: Duration) -> HttpServer {
-        self.header_timeout = timeout;
+        self.acceptor = self.acceptor.with_header_timeout(timeout);
+        self
+    }
+
+    /// Serves HTTPS (and WSS) with `tls`: see [`Acceptor::with_tls`].
+    ///
+    /// ```
+    /// # let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    /// # let (cert, key) = (certified.cert.pem(), certified.signing_key.serialize_pem());
+    /// let tls = rpcwire_http::tls::ServerTls::from_pem(cert.as_bytes(), key.as_bytes()).unwrap();
+    /// let server = rpcwire_http::http::HttpServer::new(rpcwire_core::dispatch::Router::new()).with_tls(tls);
+    /// assert!(server.acceptor().tls().is_some());
+    /// ```
+    pub fn with_tls(mut self, tls: ServerTls) -> HttpServer {
+        self.acceptor = self.acceptor.with_tls(tls);
         self
     }
 

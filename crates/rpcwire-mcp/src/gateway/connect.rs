@@ -26,7 +26,13 @@ use crate::version::ProtocolVersion;
 /// # }
 /// ```
 pub async fn connect_stdio(url: Uri) -> Result<(), TransportError> {
-    connect_stdio_with(StreamableHttpClient::new(url)).await
+    connect_stdio_with(remote_at(url)?).await
+}
+
+/// A client of the remote server at `url`; an address it cannot serve is an I/O error
+/// (`InvalidInput`) that says why.
+fn remote_at(url: Uri) -> Result<StreamableHttpClient, TransportError> {
+    StreamableHttpClient::new(url).map_err(|error| TransportError::Io(error.into()))
 }
 
 /// [`connect_stdio`] through `remote`, a client set up as the server asks (a credential
@@ -38,6 +44,7 @@ pub async fn connect_stdio(url: Uri) -> Result<(), TransportError> {
 /// # async fn main() -> Result<(), rpcwire::transport::TransportError> {
 /// use http::header::{HeaderValue, AUTHORIZATION};
 /// let remote = rpcwire::mcp::http::StreamableHttpClient::new("http://127.0.0.1:8000/mcp".parse().unwrap())
+///     .unwrap()
 ///     .with_header(AUTHORIZATION, HeaderValue::from_static("Bearer s3cret"));
 /// rpcwire::mcp::gateway::connect_stdio_with(remote).await
 /// # }
@@ -66,7 +73,7 @@ pub async fn connect_stdio_with(remote: StreamableHttpClient) -> Result<(), Tran
 /// # });
 /// ```
 pub async fn connect<T: Transport>(host: T, url: Uri) -> Result<(), TransportError> {
-    connect_with(host, StreamableHttpClient::new(url)).await
+    connect_with(host, remote_at(url)?).await
 }
 
 /// [`connect`] through `remote`, a client set up as the server asks (with session recovery
@@ -79,7 +86,7 @@ pub async fn connect<T: Transport>(host: T, url: Uri) -> Result<(), TransportErr
 /// use rpcwire::transport::StreamTransport;
 /// let (host, ours) = tokio::io::duplex(4096);
 /// drop(host);
-/// let remote = StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap());
+/// let remote = StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap()).unwrap();
 /// assert!(rpcwire::mcp::gateway::connect_with(StreamTransport::from_io(ours, Framing::Ndjson), remote).await.is_ok());
 /// # });
 /// ```

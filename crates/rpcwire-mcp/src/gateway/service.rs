@@ -94,6 +94,7 @@ impl McpGateway {
                 },
                 init_timeout: Duration::from_secs(30),
                 retry: Duration::from_secs(1),
+                tls: None,
             }),
             total: Arc::new(Semaphore::new(1024)),
             max_total: 1024,
@@ -116,6 +117,22 @@ impl McpGateway {
     /// ```
     pub fn with_shared_child(mut self) -> McpGateway {
         self.shared = Some(Arc::new(tokio::sync::Mutex::new(None)));
+        self
+    }
+
+    /// Serves HTTPS with `tls` (its certificate, read again when its files change; ALPN
+    /// `h2` and `http/1.1`; a handshake deadline) when [`serve`](McpGateway::serve)d on a
+    /// listener; the Host and Origin checks stay as they are.
+    ///
+    /// ```
+    /// # let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    /// # let (cert, key) = (certified.cert.pem(), certified.signing_key.serialize_pem());
+    /// let tls = rpcwire::transport::tls::ServerTls::from_pem(cert.as_bytes(), key.as_bytes()).unwrap();
+    /// let gateway = rpcwire::mcp::gateway::McpGateway::new(rpcwire::mcp::gateway::StdioCommand::new("server")).with_tls(tls);
+    /// # let _ = gateway;
+    /// ```
+    pub fn with_tls(mut self, tls: crate::transport::tls::ServerTls) -> McpGateway {
+        Arc::make_mut(&mut self.config).tls = Some(tls);
         self
     }
 
@@ -357,7 +374,16 @@ impl McpGateway {
             }
             _ => false,
         };
-        let served = serve_connections(self.clone(), listener, Duration::from_secs(30), sweep, signal).await;
+        let tls = self.config.tls.clone();
+        let served = serve_connections(
+            self.clone(),
+            listener,
+            tls,
+            Duration::from_secs(30),
+            sweep,
+            signal,
+        )
+        .await;
         self.shutdown(deadline).await;
         served
     }

@@ -76,6 +76,8 @@ pub(super) struct Config {
     pub(super) door: Door,
     pub(super) init_timeout: Duration,
     pub(super) retry: Duration,
+    /// What the listener serves TLS with, if any.
+    pub(super) tls: Option<crate::transport::tls::ServerTls>,
 }
 
 impl std::fmt::Debug for McpGateway {

@@ -24,7 +24,10 @@ use crate::parse::Parsed;
 use crate::sync::lock_unpoisoned;
 use crate::transport::http::client::{failure_answer, ExchangeFailure};
 use crate::transport::http::connections::Connections;
+use crate::transport::tls::ClientTls;
+use crate::transport::AddressError;
 use crate::transport::{FrameReceiver, FrameSender, Transport, TransportError};
+use rpcwire_http::endpoint::Endpoint;
 
 const LAST_EVENT_ID: &str = "last-event-id";
 
@@ -32,7 +35,7 @@ const LAST_EVENT_ID: &str = "last-event-id";
 /// (what [`McpClient::connect_http`](crate::McpClient) uses).
 ///
 /// ```
-/// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://127.0.0.1:8000/mcp".parse().unwrap());
+/// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://127.0.0.1:8000/mcp".parse().unwrap()).unwrap();
 /// assert!(transport.session_id().is_none(), "no session before initialize");
 /// ```
 #[derive(Clone, Debug)]
@@ -69,16 +72,17 @@ struct Shared {
 }
 
 impl StreamableHttpClient {
-    /// A client of the MCP endpoint at `url` (`http://host:port/path`).
+    /// A client of the MCP endpoint at `url` (`http://host:port/path`, or `https://…`
+    /// trusting the system's roots); refused when the URL is neither.
     ///
     /// ```
-    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap());
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap()).unwrap();
     /// # let _ = transport;
     /// ```
-    pub fn new(url: Uri) -> StreamableHttpClient {
-        StreamableHttpClient {
+    pub fn new(url: Uri) -> Result<StreamableHttpClient, AddressError> {
+        Ok(StreamableHttpClient {
             shared: Arc::new(Shared {
-                connections: Connections::new(&url),
+                connections: Connections::new(Endpoint::http(&url)?),
                 url,
                 session: Mutex::new(None),
                 version: Mutex::new(None),
@@ -93,7 +97,7 @@ impl StreamableHttpClient {
                 headers: HeaderMap::new(),
                 recovering: tokio::sync::Mutex::new(()),
             }),
-        }
+        })
     }
 
     /// Starts an expired session again (the server answered `404` to a request of it):
@@ -103,7 +107,7 @@ impl StreamableHttpClient {
     /// gateway that brings a remote server to a local host does).
     ///
     /// ```
-    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap())
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap()).unwrap()
     ///     .with_session_recovery();
     /// # let _ = transport;
     /// ```
@@ -118,12 +122,28 @@ impl StreamableHttpClient {
     ///
     /// ```
     /// use http::header::{HeaderValue, AUTHORIZATION};
-    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap())
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap()).unwrap()
     ///     .with_header(AUTHORIZATION, HeaderValue::from_static("Bearer s3cret"));
     /// # let _ = transport;
     /// ```
     pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> StreamableHttpClient {
         self.settings().headers.append(name, value);
+        self
+    }
+
+    /// Speaks TLS through `tls` to an `https://` server (what it trusts, the certificate
+    /// it shows); without it, the system's roots are trusted.
+    ///
+    /// ```
+    /// let tls = rpcwire::transport::tls::ClientTls::builder().with_webpki_roots().build().unwrap();
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("https://mcp.example/mcp".parse().unwrap())
+    ///     .unwrap()
+    ///     .with_tls(tls);
+    /// # let _ = transport;
+    /// ```
+    pub fn with_tls(mut self, tls: ClientTls) -> StreamableHttpClient {
+        let connections = self.shared.connections.fresh().with_tls(Some(tls));
+        self.settings().connections = connections;
         self
     }
 
@@ -135,7 +155,7 @@ impl StreamableHttpClient {
             let version = lock_unpoisoned(&old.version).clone();
             self.shared = Arc::new(Shared {
                 url: old.url.clone(),
-                connections: Connections::new(&old.url),
+                connections: old.connections.fresh(),
                 session: Mutex::new(None),
                 version: Mutex::new(version),
                 listening: AtomicBool::new(false),
@@ -156,7 +176,7 @@ impl StreamableHttpClient {
     /// The session id the server gave at `initialize`.
     ///
     /// ```
-    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap());
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap()).unwrap();
     /// assert_eq!(transport.session_id(), None);
     /// ```
     pub fn session_id(&self) -> Option<String> {
@@ -169,7 +189,7 @@ impl StreamableHttpClient {
     /// does once `initialize` agreed on a revision).
     ///
     /// ```
-    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap());
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://localhost:3000/mcp".parse().unwrap()).unwrap();
     /// transport.set_protocol_version(rpcwire::mcp::ProtocolVersion::V2025_11_25);
     /// ```
     pub fn set_protocol_version(&self, version: crate::ProtocolVersion) {
@@ -728,7 +748,7 @@ mod tests {
 
     #[test]
     fn recovery_asked_of_a_shared_client_makes_its_own_keeping_the_settings() {
-        let client = StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap());
+        let client = StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap()).unwrap();
         client.set_protocol_version(crate::ProtocolVersion::V2025_11_25);
         let before = client.clone();
         let recovering = client.with_session_recovery();
@@ -738,6 +758,7 @@ mod tests {
         assert_eq!(version.as_ref().and_then(|v| v.to_str().ok()), Some("2025-11-25"));
         assert!(
             StreamableHttpClient::new("http://127.0.0.1:9/mcp".parse().unwrap())
+                .unwrap()
                 .with_session_recovery()
                 .shared
                 .recover

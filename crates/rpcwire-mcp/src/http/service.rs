@@ -82,6 +82,8 @@ struct Config {
     door: Door,
     retry: Duration,
     client_call_timeout: Duration,
+    /// What the listener serves TLS with, if any.
+    tls: Option<crate::transport::tls::ServerTls>,
 }
 
 impl std::fmt::Debug for StreamableHttpService {
@@ -128,6 +130,7 @@ impl StreamableHttpService {
                 door: Door::new(max_body),
                 retry: Duration::from_secs(1),
                 client_call_timeout: Duration::from_secs(60),
+                tls: None,
             }),
         }
     }
@@ -200,6 +203,22 @@ impl StreamableHttpService {
         self
     }
 
+    /// Serves HTTPS with `tls` (its certificate, read again when its files change; ALPN
+    /// `h2` and `http/1.1`; a handshake deadline) when [`serve`](StreamableHttpService::serve)d
+    /// on a listener; the Host and Origin checks stay as they are.
+    ///
+    /// ```
+    /// # let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    /// # let (cert, key) = (certified.cert.pem(), certified.signing_key.serialize_pem());
+    /// let tls = rpcwire::transport::tls::ServerTls::from_pem(cert.as_bytes(), key.as_bytes()).unwrap();
+    /// let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire::mcp::McpServer::new("demo", "1")).with_tls(tls);
+    /// # let _ = service;
+    /// ```
+    pub fn with_tls(mut self, tls: crate::transport::tls::ServerTls) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).tls = Some(tls);
+        self
+    }
+
     /// Bounds of the stateless revision (when the server enables it): at most `in_flight`
     /// requests under way over all its clients (1,024 by default) and `listeners`
     /// `subscriptions/listen` streams open (256); past them a request is answered -32000 at once.
@@ -250,9 +269,11 @@ impl StreamableHttpService {
     pub async fn serve(self, listener: tokio::net::TcpListener) -> std::io::Result<()> {
         let sessions = Arc::downgrade(&self.sessions);
         let sweep = super::serving::sweep_of(sessions);
+        let tls = self.config.tls.clone();
         super::serving::serve_connections(
             self,
             listener,
+            tls,
             Duration::from_secs(60),
             sweep,
             std::future::pending(),

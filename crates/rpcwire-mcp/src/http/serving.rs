@@ -28,11 +28,12 @@ pub(crate) fn sweep_of<K: Kept + 'static>(
     }
 }
 
-/// Serves `service` on `listener` until it fails (`Err`) or `signal` completes (`Ok`),
+/// Serves `service` on `listener` (over TLS with `tls`) until it fails (`Err`) or `signal` completes (`Ok`),
 /// calling `sweep` every `every` (until it returns `false`: what it sweeps is gone).
 pub(crate) async fn serve_connections<S>(
     service: S,
     listener: tokio::net::TcpListener,
+    tls: Option<crate::transport::tls::ServerTls>,
     every: Duration,
     mut sweep: impl FnMut() -> bool + Send + 'static,
     signal: impl Future<Output = ()>,
@@ -58,7 +59,11 @@ where
     });
     // The one accept loop, with the plain HTTP server's protections (the head deadline, a
     // connection that sends nothing closed, per-connection errors skipped).
-    let served = Acceptor::new().serve(listener, service, signal).await;
+    let acceptor = match tls {
+        Some(tls) => Acceptor::new().with_tls(tls),
+        None => Acceptor::new(),
+    };
+    let served = acceptor.serve(listener, service, signal).await;
     sweeper.abort();
     served
 }

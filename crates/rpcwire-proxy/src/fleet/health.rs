@@ -107,7 +107,7 @@ struct Counters {
 /// use rpcwire::proxy::{Upstream, UpstreamGroup};
 ///
 /// let group = Arc::new(UpstreamGroup::new(vec![
-///     Upstream::address("http://127.0.0.1:8545/").with_breaker(5, Duration::from_secs(10)),
+///     Upstream::address("http://127.0.0.1:8545/").unwrap().with_breaker(5, Duration::from_secs(10)),
 /// ]));
 /// // No Redis listens on port 9: the breakers decide alone, and that is counted.
 /// let config = HealthConfig { every: Duration::from_millis(10), ..HealthConfig::default() };
