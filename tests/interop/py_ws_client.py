@@ -57,6 +57,17 @@ async def main():
             code = closed.rcvd.code if closed.rcvd else None
             check("1009", code == 1009, code)
 
+    # A message of several times the limit, written whole before anything is read: the
+    # server reads and drops the rest after its close, so the 1009 arrives, not a reset.
+    async with websockets.connect(url, max_size=None) as ws:
+        code = None
+        try:
+            await ws.send(json.dumps({"jsonrpc": "2.0", "method": "echo", "params": ["x" * (4 * max_body)], "id": 3}))
+            await asyncio.wait_for(ws.recv(), 10)
+        except websockets.ConnectionClosed as closed:
+            code = closed.rcvd.code if closed.rcvd else None
+        check("1009 after a message written whole", code == 1009, code)
+
     # A binary message: 1003.
     async with websockets.connect(url) as ws:
         await ws.send(b"\x01\x02")

@@ -31,5 +31,6 @@ use rpcwire_core::{codes, dispatch, encode, frame, message, parse, pool, sync, t
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod endpoint;
 pub mod http;
+mod linger;
 pub mod tls;
 pub mod websocket;

@@ -213,6 +213,20 @@ where
     }
 }
 
+/// The read half, shared by the frame reader and the lingering close (one lock more per
+/// read than tokio's split takes anyway).
+struct SharedRead<S>(Arc<std::sync::Mutex<ReadHalf<S>>>);
+
+impl<S: AsyncRead> AsyncRead for SharedRead<S> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        Pin::new(&mut *crate::sync::lock_unpoisoned(&self.0)).poll_read(cx, buf)
+    }
+}
+
 /// The write half, shared with the read half, which answers pings and closes.
 type Writer<S> = Arc<Mutex<WebSocketWrite<BufWriter<WriteHalf<S>>>>>;
 
@@ -225,12 +239,15 @@ where
 
     fn split(self) -> (WebSocketReceiver<S>, WebSocketSender<S>) {
         let (read, write) = tokio::io::split(self.io);
+        let read = SharedRead(Arc::new(std::sync::Mutex::new(read)));
+        let drain = SharedRead(read.0.clone());
         let (mut read, write) = fastwebsockets::after_handshake_split(read, BufWriter::new(write), self.role);
         // One byte more: fastwebsockets refuses a frame of exactly its maximum.
         read.set_max_message_size(self.max_message.saturating_add(1));
         let writer = Arc::new(Mutex::new(write));
         let reading = Reading {
             read,
+            drain,
             writer: writer.clone(),
             max_message: self.max_message,
             fragments: None,
@@ -292,7 +309,9 @@ where
 
 /// The reading side's state, moved into the future that reads a message.
 struct Reading<S> {
-    read: WebSocketRead<ReadHalf<S>>,
+    read: WebSocketRead<SharedRead<S>>,
+    /// The same stream, read past a refused message (the lingering close).
+    drain: SharedRead<S>,
     writer: Writer<S>,
     max_message: usize,
     /// The text of a fragmented message so far.
@@ -364,9 +383,16 @@ where
         }
     }
 
-    /// Closes the connection with `code`, and the error the receiver reports.
+    /// Closes the connection with `code`, and the error the receiver reports. What the
+    /// client still sends is read and dropped a while (a lingering close), so that a client
+    /// writing the rest of a message too big reads the close instead of a reset.
     async fn refuse(&mut self, code: u16, reason: &'static str) -> TransportError {
-        let _ = write_control(&self.writer, Frame::close(code, reason.as_bytes())).await;
+        if write_control(&self.writer, Frame::close(code, reason.as_bytes()))
+            .await
+            .is_ok()
+        {
+            crate::linger::drain(&mut self.drain, crate::linger::LINGER_DECLARED).await;
+        }
         TransportError::Io(io::Error::new(io::ErrorKind::InvalidData, reason))
     }
 }

@@ -21,6 +21,7 @@ use fastwebsockets::WebSocketError;
 use super::body::{read_limited, ReadError};
 use super::parsed_body::ParsedBody;
 use crate::dispatch::{Answer, PendingAnswer, Responder, Router};
+use crate::linger::{LINGER_DECLARED, LINGER_TIME};
 use crate::pool::{BufferPool, PooledBuf};
 use crate::transport::Peer;
 use crate::websocket::WebSocketTransport;
@@ -398,20 +399,9 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for HyperService {
     }
 }
 
-/// How many bytes past the limit are read and dropped after answering 413 for a body whose
-/// length was declared, so that a client still sending it — most send all of it before
-/// they read — reads the answer instead of a reset connection (a "lingering close", as
-/// nginx does); a body declared larger than the limit plus this is refused without reading
-/// any of it.
-const LINGER_DECLARED: usize = 8 << 20;
-
 /// How many bytes past the limit are read and dropped for a body of no declared length
 /// (chunked): such a client is reading while it sends, and an endless one is cut sooner.
 const LINGER: usize = 256 << 10;
-
-/// How long the bytes past the limit are read and dropped at most (nginx's
-/// `lingering_timeout`): a client that stops sending is not waited for longer.
-const LINGER_TIME: Duration = Duration::from_secs(5);
 
 /// Why a body was not read.
 enum BodyProblem {

@@ -189,24 +189,13 @@ impl ServerTls {
     }
 }
 
-/// Tells a plain-HTTP client that this port speaks HTTPS, then closes: the request read
-/// (a little, for a while) so that the close does not reset the answer away.
+/// Tells a plain-HTTP client that this port speaks HTTPS, then closes: what it still sends
+/// read and dropped a while, so that the close does not reset the answer away.
 async fn answer_plain_http(mut stream: TcpStream) {
-    use tokio::io::AsyncReadExt;
     if stream.write_all(PLAIN_HTTP_ANSWER).await.is_err() || stream.shutdown().await.is_err() {
         return;
     }
-    let mut sink = [0u8; 4096];
-    let drain = async {
-        let mut read = 0usize;
-        while read < 64 << 10 {
-            match stream.read(&mut sink).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => read += n,
-            }
-        }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(2), drain).await;
+    crate::linger::drain(&mut stream, crate::linger::LINGER_DECLARED).await;
 }
 
 /// The certificate a server presents: fixed, or from files looked at again for changes.
