@@ -42,6 +42,7 @@
 //! `--cache METHOD=SECONDS` (0: for good) caches its answers for the whole fleet;
 //! `--on-redis-down open|closed` (open: each instance at the rate divided by `--instances N`;
 //! closed: 503) and `--redis-timeout-ms MS` (50) say what happens when Redis does not answer.
+//! A `rediss://` URL speaks TLS to Redis (the system's roots, or `--redis-ca PEM`'s).
 
 use std::io::Write as _;
 use std::process::{ExitCode, Stdio};
@@ -67,7 +68,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
                      [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS] \
-                     [--keys FILE | --keys-from-redis HASH] [--redis URL [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
+                     [--keys FILE | --keys-from-redis HASH] [--redis URL [--redis-ca PEM] [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
                      [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]] \
                      [--tls-cert PEM --tls-key PEM] [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
 

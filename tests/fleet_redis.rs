@@ -3,9 +3,14 @@
 //! instances, each with its own connection. A key's limit holds across them (within 5% of
 //! rate × time, plus a burst of one second's worth); an instance that stops changes nothing;
 //! Redis killed mid-load: every check still answered within its timeout (open: at the local
-//! share of the rate; closed: refused), and shared again once Redis is back.
+//! share of the rate; closed: refused), and shared again once Redis is back. The same over
+//! TLS (`rediss://`, Redis's own TLS port with a certificate the test made): shared with the
+//! authority trusted, with a client certificate when Redis asks for one, and not shared —
+//! every check still answered — when the certificate is not trusted.
 #![cfg(feature = "redis")]
 
+#[path = "support/certs.rs"]
+mod certs;
 #[path = "support/python_peer.rs"]
 mod python_peer;
 #[path = "support/redis_server.rs"]
@@ -1046,4 +1051,117 @@ async fn the_rate_limit_and_the_cache_are_layers_around_any_json_rpc_service() {
         outcomes[2]
     );
     assert_eq!(calls.load(Ordering::SeqCst), before + 2);
+}
+
+/// PEM files of a test authority and a Redis certificate it signed, in a directory of
+/// their own (removed when dropped).
+struct TlsFiles {
+    directory: std::path::PathBuf,
+    authority: certs::Authority,
+}
+
+impl TlsFiles {
+    fn new() -> TlsFiles {
+        let directory = std::env::temp_dir().join(format!("rpcwire-redis-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let authority = certs::Authority::new("rpcwire redis CA");
+        let server = authority.server(certs::LOCAL);
+        std::fs::write(directory.join("ca.pem"), &authority.pem.cert).unwrap();
+        std::fs::write(directory.join("cert.pem"), &server.cert).unwrap();
+        std::fs::write(directory.join("key.pem"), &server.key).unwrap();
+        TlsFiles { directory, authority }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.directory.join(name).to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for TlsFiles {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.directory);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fleet_shares_its_limits_over_tls() {
+    use rpcwire::proxy::fleet::RedisTarget;
+    let files = TlsFiles::new();
+    let (cert, key, ca) = (
+        files.path("cert.pem"),
+        files.path("key.pem"),
+        files.path("ca.pem"),
+    );
+    let Some(server) = RedisServer::start_tls(&cert, &key, &ca, false) else {
+        return;
+    };
+    assert!(server.url().starts_with("rediss://"));
+    let config = LimitConfig {
+        prefix: format!("rpcwire:test:{}:tls:", std::process::id()),
+        timeout: Duration::from_millis(500),
+        ..LimitConfig::default()
+    };
+    let keys = ApiKeys::parse("alpha 1000\nprobe 1000000").unwrap();
+    let trusted = RedisTarget::new(server.url()).with_ca_pem(files.authority.pem.cert.as_bytes());
+    let fleet: Vec<SharedLimiter> = (0..2)
+        .map(|_| SharedLimiter::new(trusted.clone(), config.clone()).unwrap())
+        .collect();
+    until_shared(&fleet, &keys).await;
+    let decisions = load(
+        &fleet,
+        &keys,
+        "alpha",
+        Duration::from_millis(5),
+        Duration::from_millis(300),
+    )
+    .await;
+    assert!(
+        decisions
+            .iter()
+            .all(|(d, _)| matches!(d, Decision::Allowed { shared: true })),
+        "every check was Redis's, over TLS"
+    );
+    assert_eq!(fleet[0].stats().redis_errors, 0, "{:?}", fleet[0].stats());
+
+    // Trusting another authority: the handshake fails, every check is still answered (here,
+    // open: locally), none is shared.
+    let stranger = certs::Authority::new("someone else's CA");
+    let untrusted = RedisTarget::new(server.url()).with_ca_pem(stranger.pem.cert.as_bytes());
+    let alone = [SharedLimiter::new(untrusted, config.clone()).unwrap()];
+    let decisions = load(
+        &alone,
+        &keys,
+        "alpha",
+        Duration::from_millis(20),
+        Duration::from_millis(600),
+    )
+    .await;
+    assert!(!decisions.is_empty());
+    assert!(
+        decisions
+            .iter()
+            .all(|(d, waited)| !matches!(d, Decision::Allowed { shared: true })
+                && *waited < Duration::from_secs(2)),
+        "{:?}",
+        &decisions[..decisions.len().min(3)]
+    );
+
+    // A Redis that asks for a client certificate: shared with one the authority issued.
+    let Some(strict) = RedisServer::start_tls(&cert, &key, &ca, true) else {
+        return;
+    };
+    let client = files.authority.client("gateway");
+    let shown = RedisTarget::new(strict.url())
+        .with_ca_pem(files.authority.pem.cert.as_bytes())
+        .with_client_certificate_pem(client.cert.as_bytes(), client.key.as_bytes());
+    let fleet = [SharedLimiter::new(shown.clone(), config.clone()).unwrap()];
+    until_shared(&fleet, &keys).await;
+    // Keys read from a hash there, over the same TLS; refused without the certificate.
+    let hash = format!("rpcwire:test:{}:tls-keys", std::process::id());
+    let read = ApiKeys::load(shown, &hash, Duration::from_secs(2)).await;
+    assert!(read.is_ok_and(|keys| keys.is_empty()), "an empty hash read");
+    let without = RedisTarget::new(strict.url()).with_ca_pem(files.authority.pem.cert.as_bytes());
+    assert!(ApiKeys::load(without, &hash, Duration::from_secs(2))
+        .await
+        .is_err());
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rpcwire::proxy::fleet::{
-    ApiKeys, FleetLayer, HealthConfig, LimitConfig, OnRedisDown, SharedHealth, SharedLimiter,
+    ApiKeys, FleetLayer, HealthConfig, LimitConfig, OnRedisDown, RedisTarget, SharedHealth, SharedLimiter,
 };
 use rpcwire::proxy::UpstreamGroup;
 
@@ -15,6 +15,7 @@ pub struct FleetOptions {
     pub keys: Option<String>,
     pub keys_from_redis: Option<String>,
     pub redis: Option<String>,
+    pub redis_ca: Option<String>,
     pub on_redis_down: Option<String>,
     pub instances: Option<u32>,
     pub redis_timeout_ms: Option<u64>,
@@ -33,6 +34,7 @@ impl FleetOptions {
             "--keys" => self.keys = Some(value(arg)?),
             "--keys-from-redis" => self.keys_from_redis = Some(value(arg)?),
             "--redis" => self.redis = Some(value(arg)?),
+            "--redis-ca" => self.redis_ca = Some(value(arg)?),
             "--on-redis-down" => self.on_redis_down = Some(value(arg)?),
             "--instances" => {
                 let text = value(arg)?;
@@ -61,19 +63,36 @@ impl FleetOptions {
             || !self.weights.is_empty()
     }
 
+    /// The Redis `--redis` names, trusted through `--redis-ca` when given (a `rediss://`
+    /// URL); `None` without `--redis`.
+    fn redis(&self) -> Result<Option<RedisTarget>, String> {
+        let Some(url) = &self.redis else {
+            return Ok(None);
+        };
+        let target = RedisTarget::new(url.as_str());
+        Ok(Some(match &self.redis_ca {
+            Some(path) => {
+                let pem = std::fs::read(path).map_err(|e| format!("--redis-ca {path}: {e}"))?;
+                target.with_ca_pem(&pem)
+            }
+            None => target,
+        }))
+    }
+
     /// The layer they describe (the keys read from their file, or from Redis).
     pub async fn layer(&self, max_body: usize) -> Result<FleetLayer, String> {
-        let mut layer = match (&self.keys, &self.keys_from_redis, &self.redis) {
+        let redis = self.redis()?;
+        let mut layer = match (&self.keys, &self.keys_from_redis, &redis) {
             (Some(path), None, _) => {
                 let keys = ApiKeys::from_file(path).map_err(|e| format!("--keys {path}: {e}"))?;
                 FleetLayer::new(keys)
             }
-            (None, Some(hash), Some(url)) => {
-                let keys = ApiKeys::load(url, hash, Duration::from_secs(5))
+            (None, Some(hash), Some(redis)) => {
+                let keys = ApiKeys::load(redis.clone(), hash, Duration::from_secs(5))
                     .await
                     .map_err(|e| format!("--keys-from-redis {hash}: {e}"))?;
                 FleetLayer::new(keys).with_keys_refreshed_from(
-                    url.clone(),
+                    redis.clone(),
                     hash.clone(),
                     Duration::from_secs(10),
                 )
@@ -91,7 +110,7 @@ impl FleetOptions {
             let cost = cost.parse().map_err(|e| format!("--weight {pair}: {e}"))?;
             layer = layer.with_weight(method, cost);
         }
-        let Some(url) = &self.redis else {
+        let Some(redis) = redis else {
             if !self.cache.is_empty() {
                 return Err("--cache needs --redis".to_owned());
             }
@@ -109,7 +128,8 @@ impl FleetOptions {
             on_down,
             ..LimitConfig::default()
         };
-        let limiter = SharedLimiter::new(url, config).map_err(|e| format!("--redis {url}: {e}"))?;
+        let url = redis.url().to_owned();
+        let limiter = SharedLimiter::new(redis, config).map_err(|e| format!("--redis {url}: {e}"))?;
         layer = layer.with_limiter(limiter);
         for pair in &self.cache {
             let (method, seconds) = pair
@@ -124,10 +144,11 @@ impl FleetOptions {
 
     /// With `--redis`: `pool`'s breakers shared with the fleet, for as long as the value lives.
     pub fn health(&self, pool: &Arc<UpstreamGroup>) -> Result<Option<SharedHealth>, String> {
-        let Some(url) = &self.redis else {
+        let Some(redis) = self.redis()? else {
             return Ok(None);
         };
-        SharedHealth::start(url, pool, HealthConfig::default())
+        let url = redis.url().to_owned();
+        SharedHealth::start(redis, pool, HealthConfig::default())
             .map(Some)
             .map_err(|e| format!("--redis {url}: {e}"))
     }

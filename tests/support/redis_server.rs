@@ -40,6 +40,8 @@ fn setup() -> Result<PathBuf, String> {
 pub struct RedisServer {
     child: Option<Child>,
     pub port: u16,
+    /// Serving TLS only (`rediss://`).
+    tls: bool,
 }
 
 impl RedisServer {
@@ -83,6 +85,7 @@ impl RedisServer {
         let server = RedisServer {
             child: Some(child),
             port,
+            tls: false,
         };
         let deadline = Instant::now() + Duration::from_secs(10);
         while !server.answers() {
@@ -95,8 +98,67 @@ impl RedisServer {
         Some(server)
     }
 
-    /// `redis://127.0.0.1:PORT/`.
+    /// Starts one serving TLS only on a free port, with the certificate, key and CA in the
+    /// PEM files given; client certificates (issued by the CA) are asked for when
+    /// `clients_must_show` is set. `None` when Redis could not be installed.
+    pub fn start_tls(cert: &str, key: &str, ca: &str, clients_must_show: bool) -> Option<RedisServer> {
+        let path = redis_server_path()?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new(path)
+            .args([
+                "--port",
+                "0",
+                "--tls-port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+            ])
+            .args([
+                "--tls-cert-file",
+                cert,
+                "--tls-key-file",
+                key,
+                "--tls-ca-cert-file",
+                ca,
+            ])
+            .args(["--tls-auth-clients", if clients_must_show { "yes" } else { "no" }])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--loglevel",
+                "warning",
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start redis-server with TLS");
+        let server = RedisServer {
+            child: Some(child),
+            port,
+            tls: true,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "redis-server listens on port {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    /// `redis://127.0.0.1:PORT/`, or `rediss://localhost:PORT/` when it serves TLS.
     pub fn url(&self) -> String {
+        if self.tls {
+            return format!("rediss://localhost:{}/", self.port);
+        }
         format!("redis://127.0.0.1:{}/", self.port)
     }
 

@@ -14,7 +14,7 @@ use crate::sync::read_unpoisoned;
 pub(super) struct Config {
     pub(super) keys: RwLock<Arc<ApiKeys>>,
     /// Where the keys are read again from, and how often: a Redis URL and hash.
-    pub(super) refresh: Option<(String, String, Duration)>,
+    pub(super) refresh: Option<(super::RedisTarget, String, Duration)>,
     pub(super) refreshing: AtomicBool,
     pub(super) limiter: Option<SharedLimiter>,
     pub(super) weights: super::ConfigMap<String, u64>,

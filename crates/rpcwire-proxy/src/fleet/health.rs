@@ -140,7 +140,7 @@ impl Drop for SharedHealth {
 }
 
 impl SharedHealth {
-    /// Starts sharing `group`'s breakers on the Redis at `url` (`redis://HOST:PORT/`), on a
+    /// Starts sharing `group`'s breakers on `redis` (a [`RedisTarget`](super::RedisTarget): `redis://HOST:PORT/`, `rediss://…`), on a
     /// task of the current tokio runtime; an error only for a URL that is not one (Redis is
     /// connected to in the background, again whenever needed).
     ///
@@ -153,11 +153,11 @@ impl SharedHealth {
     /// # });
     /// ```
     pub fn start(
-        url: &str,
+        redis: impl Into<super::RedisTarget>,
         group: &Arc<UpstreamGroup>,
         config: HealthConfig,
     ) -> Result<SharedHealth, redis::RedisError> {
-        let client = redis::Client::open(url)?;
+        let client = redis.into().client()?;
         let counters = Arc::new(Counters::default());
         let task = tokio::spawn(run(client, Arc::downgrade(group), config, counters.clone()));
         Ok(SharedHealth { task, counters })

@@ -169,7 +169,7 @@ impl ApiKeys {
         Ok(keys)
     }
 
-    /// The keys kept in the Redis hash `hash` at `url` (fields: the keys' SHA-256 in hex;
+    /// The keys kept in the Redis hash `hash` on `redis` (a [`RedisTarget`](super::RedisTarget); fields: the keys' SHA-256 in hex;
     /// values: `RATE [LABEL]`, see [`from_digests`](ApiKeys::from_digests)), read within
     /// `timeout`. A key is added with `redis-cli HSET rpcwire:keys $(printf %s KEY | sha256sum |
     /// cut -d' ' -f1) "100 team-a"`.
@@ -182,9 +182,14 @@ impl ApiKeys {
     /// # let _ = keys;
     /// # }
     /// ```
-    pub async fn load(url: &str, hash: &str, timeout: std::time::Duration) -> Result<ApiKeys, String> {
+    pub async fn load(
+        redis: impl Into<super::RedisTarget>,
+        hash: &str,
+        timeout: std::time::Duration,
+    ) -> Result<ApiKeys, String> {
+        let redis = redis.into();
         let read = async {
-            let client = redis::Client::open(url).map_err(|error| error.to_string())?;
+            let client = redis.client().map_err(|error| error.to_string())?;
             let mut connection = client
                 .get_multiplexed_async_connection()
                 .await

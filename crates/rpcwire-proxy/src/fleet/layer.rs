@@ -178,7 +178,7 @@ impl FleetLayer {
         self
     }
 
-    /// Reads the keys again from the Redis hash `hash` at `url` every `every` (see
+    /// Reads the keys again from the Redis hash `hash` on `redis` every `every` (see
     /// [`ApiKeys::load`]): keys added, changed or removed there take effect without a restart
     /// (the keys it has are kept when Redis cannot be read).
     ///
@@ -191,11 +191,11 @@ impl FleetLayer {
     /// ```
     pub fn with_keys_refreshed_from(
         mut self,
-        url: impl Into<String>,
+        redis: impl Into<super::RedisTarget>,
         hash: impl Into<String>,
         every: Duration,
     ) -> FleetLayer {
-        self.config_mut().refresh = Some((url.into(), hash.into(), every));
+        self.config_mut().refresh = Some((redis.into(), hash.into(), every));
         self
     }
 
@@ -321,11 +321,11 @@ where
 /// Reads the keys again every while, until the layer is gone.
 async fn refresh_keys(config: std::sync::Weak<Config>) {
     loop {
-        let Some((url, hash, every)) = config.upgrade().and_then(|config| config.refresh.clone()) else {
+        let Some((redis, hash, every)) = config.upgrade().and_then(|config| config.refresh.clone()) else {
             return;
         };
         tokio::time::sleep(every).await;
-        if let Ok(keys) = ApiKeys::load(&url, &hash, every.min(Duration::from_secs(5))).await {
+        if let Ok(keys) = ApiKeys::load(redis, &hash, every.min(Duration::from_secs(5))).await {
             let Some(config) = config.upgrade() else { return };
             *write_unpoisoned(&config.keys) = Arc::new(keys);
         }

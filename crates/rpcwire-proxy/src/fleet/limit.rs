@@ -187,7 +187,7 @@ impl std::fmt::Debug for SharedLimiter {
 }
 
 impl SharedLimiter {
-    /// A limiter on the Redis at `url` (`redis://HOST:PORT/`); an error only for a URL that
+    /// A limiter on `redis` (a [`RedisTarget`](super::RedisTarget): `redis://HOST:PORT/`, `rediss://…`); an error only for a URL that
     /// is not one (Redis is connected to on the first check, and again whenever needed).
     ///
     /// ```
@@ -195,10 +195,13 @@ impl SharedLimiter {
     /// assert!(SharedLimiter::new("redis://127.0.0.1:6379/", LimitConfig::default()).is_ok());
     /// assert!(SharedLimiter::new("not a url", LimitConfig::default()).is_err());
     /// ```
-    pub fn new(url: &str, config: LimitConfig) -> Result<SharedLimiter, redis::RedisError> {
+    pub fn new(
+        redis: impl Into<super::RedisTarget>,
+        config: LimitConfig,
+    ) -> Result<SharedLimiter, redis::RedisError> {
         Ok(SharedLimiter {
             inner: Arc::new(Inner {
-                client: redis::Client::open(url)?,
+                client: redis.into().client()?,
                 script: redis::Script::new(GCRA_SCRIPT),
                 config,
                 manager: Mutex::new(None),

@@ -43,6 +43,7 @@ mod limit;
 mod metrics;
 mod rate;
 mod scripts;
+mod target;
 
 /// A map whose keys only configuration inserts (methods, API keys' digests), looked up per
 /// request: hashed with foldhash, a fraction of SipHash's cost on short keys. Safe without a
@@ -56,3 +57,4 @@ pub use keys::{key_in, ApiKey, ApiKeys, KeysError};
 pub use layer::{FleetLayer, FleetService, LIMITER_UNAVAILABLE, LIMIT_EXCEEDED, UNAUTHORIZED};
 pub use limit::{Decision, LimitConfig, LimitStats, OnRedisDown, SharedLimiter};
 pub use rate::{RateLimitLayer, RateLimited, Refused};
+pub use target::RedisTarget;
