@@ -80,7 +80,7 @@ fn instances(
                     .with_retry(RetryPolicy::new().with_max_attempts(1))
                     .with_timeout(Duration::from_secs(1)),
             );
-            let health = SharedHealth::start(&server.url(), &group, config.clone()).unwrap();
+            let health = SharedHealth::start(server.url(), &group, config.clone()).unwrap();
             (group, health)
         })
         .collect()

@@ -30,7 +30,7 @@ fn limiters(server: &RedisServer, count: usize, on_down: OnRedisDown) -> Vec<Sha
         ..LimitConfig::default()
     };
     (0..count)
-        .map(|_| SharedLimiter::new(&server.url(), config.clone()).unwrap())
+        .map(|_| SharedLimiter::new(server.url(), config.clone()).unwrap())
         .collect()
 }
 

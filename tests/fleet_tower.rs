@@ -54,7 +54,7 @@ async fn fleet_layer_composes_with_axum_and_tower_http() {
         timeout: Duration::from_millis(200),
         ..LimitConfig::default()
     };
-    let limiter = SharedLimiter::new(&server.url(), config).unwrap();
+    let limiter = SharedLimiter::new(server.url(), config).unwrap();
     // Connected before the first request (it connects in the background on its first check).
     let warm = ApiKeys::parse("warm-up 1000000").unwrap();
     let started = std::time::Instant::now();
@@ -215,7 +215,7 @@ async fn the_layer_hands_its_parse_of_the_body_to_the_service_behind() {
         timeout: Duration::from_secs(2),
         ..LimitConfig::default()
     };
-    let limiter = SharedLimiter::new(&server.url(), config).unwrap();
+    let limiter = SharedLimiter::new(server.url(), config).unwrap();
     let mut router = rpcwire::dispatch::Router::new();
     router.method("ping", |_: rpcwire::dispatch::NoParams| Ok("pong"));
     let seen = Seen {
