@@ -153,6 +153,33 @@ async fn rpcwire_clients_and_the_gateway_through_nginx() {
             "through the gateway over {scheme}"
         );
     }
+    // The gateway serving TLS itself, in front of nginx.
+    let gateway = start_listening(
+        &example_binary("gateway"),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &nginx.url("https", "/"),
+            "--ca",
+            &files.path("ca.pem"),
+            "--tls-cert",
+            &files.path("cert.pem"),
+            "--tls-key",
+            &files.path("key.pem"),
+        ],
+    );
+    let port = gateway.address.rsplit_once(':').unwrap().1;
+    let front = HttpClientTransport::new(format!("https://localhost:{port}/").parse().unwrap())
+        .unwrap()
+        .with_tls(files.client_tls());
+    let peer = Peer::new(front.clone(), Router::new());
+    assert_eq!(
+        subtract(&peer, 10, 4).await,
+        6,
+        "https to the gateway, https behind it"
+    );
+    assert_eq!(front.stats().http2, 1, "the gateway offers HTTP/2 in ALPN");
     // A gateway given an upstream it cannot use stops at start-up with the reason.
     let refused = run(
         Command::new(example_binary("gateway")).args(["--upstream", "ftp://localhost/"]),
@@ -296,6 +323,29 @@ fn mcp_sdk_clients_against_rpcwire_tls_servers() {
             .arg(mcp_peers::mcp_dir().join("ts_client.cjs"))
             .args(["http", &url]);
         assert_report(&mut command, "ts_client.cjs over https", 16);
+        // The MCP gateway serving TLS (--listen with --tls-cert), mcp_server behind it.
+        let server = example_binary("mcp_server");
+        let gateway = start_listening(
+            &example_binary("mcp_gateway"),
+            &[
+                "--stdio",
+                &format!("exec '{}'", server.display()),
+                "--listen",
+                "127.0.0.1:0",
+                "--tls-cert",
+                &files.path("cert.pem"),
+                "--tls-key",
+                &files.path("key.pem"),
+            ],
+        );
+        assert!(gateway.address.starts_with("https://"), "{}", gateway.address);
+        let mut command = Command::new(mcp_peers::node(&modules));
+        command
+            .env("NODE_PATH", &modules)
+            .env("NODE_EXTRA_CA_CERTS", files.path("ca.pem"))
+            .arg(mcp_peers::mcp_dir().join("ts_client.cjs"))
+            .args(["http", &gateway.address.replace("127.0.0.1", "localhost")]);
+        assert_report(&mut command, "ts_client.cjs over https to mcp_gateway", 16);
     }
 }
 

@@ -387,3 +387,25 @@ async fn a_gateway_forwards_to_https_and_wss_upstreams() {
     let refused = Upstream::dial("ftps://localhost/", &dial).unwrap_err();
     assert!(refused.to_string().contains("expected stdio"), "{refused}");
 }
+
+#[tokio::test]
+async fn h2c_when_told_over_plain_tcp() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(HttpServer::new(router()).serve(listener));
+    let transport = HttpClientTransport::new(format!("http://{address}/").parse().unwrap())
+        .unwrap()
+        .with_http_version(HttpVersion::Http2)
+        .with_max_streams(4);
+    let peer = Peer::new(transport.clone(), Router::new());
+    let calls: Vec<_> = (0..20).map(|i| peer.call::<_, i64>("subtract", (i, 1))).collect();
+    for (i, answer) in futures::future::join_all(calls).await.into_iter().enumerate() {
+        assert_eq!(answer.unwrap(), i as i64 - 1);
+    }
+    let stats = transport.stats();
+    assert_eq!(
+        (stats.connections, stats.http2, stats.tls_handshakes),
+        (1, 1, 0),
+        "{stats:?}"
+    );
+}
