@@ -39,6 +39,7 @@ mod render_text;
 mod soak;
 mod structural;
 mod targets;
+mod tls;
 mod transports;
 
 use crate::common::instructions::Instructions;
@@ -58,7 +59,7 @@ static GLOBAL: common::alloc::Counting = common::alloc::COUNTING;
 // Main
 
 pub(crate) const USAGE: &str =
-    "usage: cargo bench --bench report --features http,mcp,redis [-- [--quick] [--only W1,W2,...,stages,transports,gateway,overload,mcp] \
+    "usage: cargo bench --bench report --features http,mcp,redis [-- [--quick] [--only W1,W2,...,stages,transports,gateway,tls,overload,mcp] \
                      | --instructions WORKLOAD PARSER N]";
 
 pub(crate) fn instructions_mode(args: &[String]) {
@@ -102,6 +103,10 @@ pub(crate) fn main() {
     #[cfg(feature = "http")]
     if let [flag, kind, rest @ ..] = &args[..] {
         if flag == "--transport-server" {
+            if let Some(kind) = kind.strip_prefix("tls-") {
+                tls::servers::serve(kind, rest);
+                return;
+            }
             match kind.strip_prefix("gateway-") {
                 Some(kind) => gateway::servers::serve(kind, rest),
                 None => transports::server::serve(kind),
@@ -146,7 +151,7 @@ pub(crate) fn main() {
     let workload_list: Vec<Workload> = match &only {
         Some(names) => names
             .iter()
-            .filter(|n| !["stages", "transports", "gateway", "overload", "mcp"].contains(&n.as_str()))
+            .filter(|n| !["stages", "transports", "gateway", "tls", "overload", "mcp"].contains(&n.as_str()))
             .filter_map(|n| workloads::build(n))
             .collect(),
         None => workloads::all(),
@@ -307,6 +312,14 @@ pub(crate) fn main() {
     } else {
         Vec::new()
     };
+    let run_tls = only
+        .as_ref()
+        .map_or(true, |names| names.iter().any(|n| n == "tls"));
+    let tls_runs = if run_tls {
+        tls::measure_tls(&config)
+    } else {
+        Vec::new()
+    };
     let run_mcp = only
         .as_ref()
         .map_or(true, |names| names.iter().any(|n| n == "mcp"));
@@ -329,6 +342,7 @@ pub(crate) fn main() {
     target_list.extend(stage_targets(&stage_results));
     target_list.extend(transports::transport_targets(&transport_runs));
     target_list.extend(gateway::gateway_targets(&gateway_runs));
+    target_list.extend(tls::tls_targets(&tls_runs));
     target_list.extend(mcp::mcp_targets(&mcp_runs));
     target_list.extend(mcp::gateway_targets(&mcp_runs, &mcp_memory));
     target_list.extend(overload::overload_targets(&overload_runs));
@@ -365,6 +379,7 @@ pub(crate) fn main() {
         peer: &peer_runs,
         transports: &transport_runs,
         gateway: &gateway_runs,
+        tls: &tls_runs,
         mcp: &mcp_runs,
         mcp_memory: &mcp_memory,
         overload: &overload_runs,

@@ -91,6 +91,8 @@ pub(crate) struct JsonReport {
     pub(crate) mcp_idle_sessions: Vec<crate::mcp::SessionMemory>,
     /// Forwarding through gateways (rpcwire's, the usual way, the floor) under one load generator.
     pub(crate) gateway: Vec<crate::gateway::GatewayRun>,
+    /// TLS: rpcwire's HTTPS server beside its floor, gateways to an https upstream beside theirs.
+    pub(crate) tls: Vec<crate::tls::TlsRun>,
     /// A flood of concurrent requests against `spec_server --peer --max-concurrent 8`.
     pub(crate) overload: Vec<crate::overload::OverloadRun>,
     /// Stage 1 of a whole-value structural pass timed alone (issue 16's experiment).

@@ -19,6 +19,7 @@ pub(crate) struct Report<'a> {
     pub(crate) peer: &'a [PeerRun],
     pub(crate) transports: &'a [TransportRun],
     pub(crate) gateway: &'a [crate::gateway::GatewayRun],
+    pub(crate) tls: &'a [crate::tls::TlsRun],
     pub(crate) mcp: &'a [crate::mcp::McpRun],
     pub(crate) mcp_memory: &'a [crate::mcp::SessionMemory],
     pub(crate) overload: &'a [crate::overload::OverloadRun],
@@ -326,6 +327,16 @@ impl Report<'_> {
             s.push_str(&gateway_table(self.gateway));
             let _ = writeln!(s);
         }
+        if !self.tls.is_empty() {
+            let _ = writeln!(s, "## TLS\n");
+            let _ = writeln!(
+                s,
+                "Certificates made at the start of the run (a fresh authority, rustls with ring                  everywhere). Server side: the transports section's request over HTTP/1.1 on TLS                  connections kept open (handshakes before the window), to rpcwire's `HttpServer`                  with `with_tls` and to the floor (hyper's HTTP/1 connection after tokio-rustls's                  acceptor, the same certificate, the body read and a fixed answer), CPU per                  request the server process's. Gateway side: W1 over plain HTTP to a gateway whose                  upstream is rpcwire's TLS server answering it: rpcwire's gateway over HTTP/1.1                  and over HTTP/2 (ALPN), the floors (hyper's pooled client with hyper-rustls,                  forwarding the bodies as they are, HTTP/1.1 and HTTP/2 only), and rpcwire's                  gateway to the same upstream over plain HTTP; CPU per request the gateway                  process's. `opened per 10k` counts the TCP connections the machine opened during                  the window per 10,000 requests (each a TLS handshake; 0 when every connection is                  reused); `upstream conns` the gateway's connections to its upstream at the end.                  The median of {} interleaved rounds.\n",
+                self.tls[0].rounds.len()
+            );
+            s.push_str(&tls_table(self.tls));
+            let _ = writeln!(s);
+        }
         if !self.overload.is_empty() {
             let r = &self.overload[0];
             let _ = writeln!(s, "## Overload\n");
@@ -630,6 +641,7 @@ impl Report<'_> {
             peer_round_trip: self.peer.to_vec(),
             transports: self.transports.to_vec(),
             gateway: self.gateway.to_vec(),
+            tls: self.tls.to_vec(),
             mcp: self.mcp.to_vec(),
             mcp_idle_sessions: self.mcp_memory.to_vec(),
             overload: self.overload.to_vec(),
@@ -692,6 +704,36 @@ fn transports_table(runs: &[TransportRun]) -> String {
             r.p999_us,
             r.server_cpu_us_per_req,
             r.implementation,
+            r.rounds
+                .iter()
+                .map(|cpu| format!("{cpu:.2}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        );
+    }
+    s
+}
+
+/// The TLS table: one row per side × subject × connections or requests in flight.
+fn tls_table(runs: &[crate::tls::TlsRun]) -> String {
+    let mut s = String::from(
+        "| side | subject | conns / in flight | req/s | p50 µs | p99 µs | CPU µs/req | opened per 10k | upstream conns | what | CPU µs/req of each round |\n\
+         | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n",
+    );
+    for r in runs {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.2} | {:.2} | {} | {} | {} |",
+            r.side,
+            r.subject,
+            r.in_flight,
+            r.req_per_s,
+            r.p50_us,
+            r.p99_us,
+            r.cpu_us_per_req,
+            r.opened_per_10k,
+            r.upstream_connections.map_or("–".to_owned(), |n| n.to_string()),
+            r.what,
             r.rounds
                 .iter()
                 .map(|cpu| format!("{cpu:.2}"))

@@ -43,7 +43,7 @@ pub(crate) fn serve(kind: &str, args: &[String]) {
     let upstream = args.first().cloned().unwrap_or_default();
     run_child_server(async move {
         match kind {
-            "upstream" => self::upstream().await,
+            "upstream" => self::upstream(None).await,
             "rpcwire" => rpcwire(&upstream).await,
             "value" => forwarder(&upstream, true).await,
             "floor" => forwarder(&upstream, false).await,
@@ -55,8 +55,8 @@ pub(crate) fn serve(kind: &str, args: &[String]) {
 }
 
 /// The upstream: rpcwire's `HttpServer` answering W1 and every corpus request with the
-/// corpus's answer for the same method and params.
-async fn upstream() {
+/// corpus's answer for the same method and params; over TLS with `tls`.
+pub(crate) async fn upstream(tls: Option<rpcwire::transport::tls::ServerTls>) {
     type Answer = Result<rpcwire::JsonBytes, rpcwire::ErrorObject<'static>>;
     let mut answers: HashMap<(String, Vec<u8>), Answer> = HashMap::new();
     let w1 = crate::common::workloads::W1.as_bytes().to_vec();
@@ -99,11 +99,11 @@ async fn upstream() {
     });
     let listener = bind().await;
     announce(listener.local_addr().expect("local address"));
-    rpcwire::transport::http::HttpServer::new(router)
-        .with_max_body(64 << 20)
-        .serve(listener)
-        .await
-        .expect("the upstream serves");
+    let mut server = rpcwire::transport::http::HttpServer::new(router).with_max_body(64 << 20);
+    if let Some(tls) = tls {
+        server = server.with_tls(tls);
+    }
+    server.serve(listener).await.expect("the upstream serves");
 }
 
 /// rpcwire's gateway as a user builds it: `proxy::Gateway` behind `HttpServer`.
@@ -173,6 +173,14 @@ async fn fleet(upstream: &str, redis: &str, cached: &[String]) {
 /// id put back, serialized).
 async fn forwarder(upstream: &str, decode: bool) {
     let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build_http();
+    forward_with(client, upstream, decode).await;
+}
+
+/// [`forwarder`] through `client` (plain, or hyper-rustls's connector for the TLS floors).
+pub(crate) async fn forward_with<C>(client: Client<C, Full<Bytes>>, upstream: &str, decode: bool)
+where
+    C: hyper_util::client::legacy::connect::Connect + Clone + Send + Sync + 'static,
+{
     let upstream: hyper::Uri = upstream.parse().expect("an upstream URL");
     let listener = bind().await;
     announce(listener.local_addr().expect("local address"));

@@ -60,6 +60,11 @@ impl ServerProcess {
         ServerProcess { child, address }
     }
 
+    /// The process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The CPU time (user + system) all of the process's threads have used so far.
     pub(crate) fn cpu(&self) -> Duration {
         cpu_time(self.child.id())

@@ -1,5 +1,6 @@
 //! The load generator: one thread, N connections, each sending the request and waiting for
-//! its answer before the next (no pipelining), over HTTP/1.1 (keep-alive) or WebSocket. The
+//! its answer before the next (no pipelining), over HTTP/1.1 (keep-alive, plain or over TLS:
+//! rustls, trusting the authority given to [`trust`]) or WebSocket. The
 //! clients are minimal hand-written ones, the same for every server, so that the load side
 //! costs the same whatever it talks to; each answer is checked.
 
@@ -9,8 +10,30 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+/// The TLS client configuration of `Protocol::Https` connections (HTTP/1.1 in ALPN).
+static TLS: std::sync::OnceLock<Arc<rustls::ClientConfig>> = std::sync::OnceLock::new();
+
+/// Trusts the authority in `ca_pem` for `Protocol::Https` connections (once per process).
+pub(crate) fn trust(ca_pem: &str) {
+    TLS.get_or_init(|| {
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+            roots.add(cert.expect("a CA certificate")).expect("a root");
+        }
+        let mut config =
+            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+                .with_safe_default_protocol_versions()
+                .expect("TLS versions")
+                .with_root_certificates(roots)
+                .with_no_client_auth();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Arc::new(config)
+    });
+}
 
 /// One request a client sends, ready on the wire, and what its answer must contain.
 #[derive(Clone, Debug)]
@@ -29,7 +52,7 @@ impl Exchange {
     /// `X-Api-Key: KEY`; none when empty). A WebSocket frame has no head: `header` is not sent.
     pub(crate) fn with_header(protocol: Protocol, body: &[u8], expect: &[u8], header: &str) -> Exchange {
         let wire = match protocol {
-            Protocol::Http => {
+            Protocol::Http | Protocol::Https => {
                 let header = if header.is_empty() {
                     String::new()
                 } else {
@@ -56,6 +79,8 @@ impl Exchange {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Protocol {
     Http,
+    /// HTTP/1.1 over TLS (to `localhost`, trusting the authority given to [`trust`]).
+    Https,
     WebSocket,
 }
 
@@ -93,13 +118,18 @@ pub(crate) fn run(
         for client in 0..connections {
             let socket = connect(protocol, address).await;
             let start = client * 7 % exchanges.len().max(1);
-            clients.push(tokio::spawn(drive(
-                protocol,
-                socket,
-                exchanges.clone(),
-                start,
-                phase.clone(),
-            )));
+            let (exchanges, phase) = (exchanges.clone(), phase.clone());
+            clients.push(if protocol == Protocol::Https {
+                let config = TLS.get().expect("load::trust was called").clone();
+                let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+                let socket = tokio_rustls::TlsConnector::from(config)
+                    .connect(name, socket)
+                    .await
+                    .expect("a TLS handshake");
+                tokio::spawn(drive(protocol, socket, exchanges, start, phase))
+            } else {
+                tokio::spawn(drive(protocol, socket, exchanges, start, phase))
+            });
         }
         tokio::time::sleep(warmup).await;
         mark();
@@ -152,9 +182,9 @@ async fn connect(protocol: Protocol, address: SocketAddr) -> TcpStream {
 
 /// Sends the requests in turn and reads their answers until told to stop; the count and
 /// latencies of the exchanges that ended while measuring.
-async fn drive(
+async fn drive<S: AsyncRead + AsyncWrite + Unpin>(
     protocol: Protocol,
-    mut socket: TcpStream,
+    mut socket: S,
     exchanges: Arc<Vec<Exchange>>,
     mut next: usize,
     phase: Arc<AtomicU8>,
@@ -172,7 +202,7 @@ async fn drive(
         let began = Instant::now();
         socket.write_all(&exchange.wire).await.expect("send a request");
         let body = match protocol {
-            Protocol::Http => read_http_answer(&mut socket, &mut buffer).await,
+            Protocol::Http | Protocol::Https => read_http_answer(&mut socket, &mut buffer).await,
             Protocol::WebSocket => read_ws_answer(&mut socket, &mut buffer).await,
         };
         assert!(
@@ -201,7 +231,7 @@ fn masked_text_frame(payload: &[u8]) -> Vec<u8> {
 }
 
 /// Reads more bytes into `buffer`; panics at the end of the stream.
-async fn fill(socket: &mut TcpStream, buffer: &mut Vec<u8>) {
+async fn fill<S: AsyncRead + Unpin>(socket: &mut S, buffer: &mut Vec<u8>) {
     let len = buffer.len();
     buffer.resize(len + 4096, 0);
     let n = socket.read(&mut buffer[len..]).await.expect("read an answer");
@@ -210,7 +240,7 @@ async fn fill(socket: &mut TcpStream, buffer: &mut Vec<u8>) {
 }
 
 /// One HTTP/1.1 answer (status 200 with a Content-Length); its body.
-async fn read_http_answer<'b>(socket: &mut TcpStream, buffer: &'b mut Vec<u8>) -> &'b [u8] {
+async fn read_http_answer<'b, S: AsyncRead + Unpin>(socket: &mut S, buffer: &'b mut Vec<u8>) -> &'b [u8] {
     buffer.clear();
     let head_end = loop {
         if let Some(at) = memchr::memmem::find(buffer, b"\r\n\r\n") {
@@ -236,7 +266,7 @@ async fn read_http_answer<'b>(socket: &mut TcpStream, buffer: &'b mut Vec<u8>) -
 }
 
 /// One unmasked text frame from the server (FIN set); its payload.
-async fn read_ws_answer<'b>(socket: &mut TcpStream, buffer: &'b mut Vec<u8>) -> &'b [u8] {
+async fn read_ws_answer<'b, S: AsyncRead + Unpin>(socket: &mut S, buffer: &'b mut Vec<u8>) -> &'b [u8] {
     buffer.clear();
     while buffer.len() < 2 {
         fill(socket, buffer).await;
