@@ -11,7 +11,9 @@
 //! `spec_server` in both framings (NDJSON, Content-Length) with the blocking `serve` loop and
 //! with `--peer` (tokio `Peer`), each driven over its stdin and stdout, and `http_server`,
 //! driven by 4 HTTP/1.1 keep-alive connections (pipelined POSTs) and 2 WebSocket
-//! connections. Every connection sends, until the time is up, a seeded mix of requests (all
+//! connections, and `http_server` serving HTTPS (`--tls-cert`, a certificate the soak
+//! makes) to 4 HTTP/1.1 connections that the soak closes and opens again every 500
+//! messages (a TLS handshake each time). Every connection sends, until the time is up, a seeded mix of requests (all
 //! the example methods; `echo` with params from a few bytes to 60 KB, escapes and non-ASCII
 //! text included; unknown methods; bad params), notifications, batches (with the odd invalid
 //! element), invalid JSON, JSON that is not a request, truncated messages and messages over
@@ -55,6 +57,8 @@ mod report;
 mod servers;
 #[path = "soak/stdio_client.rs"]
 mod stdio_client;
+#[path = "soak/tls.rs"]
+mod tls;
 #[path = "soak/traffic.rs"]
 mod traffic;
 #[path = "common/trend.rs"]

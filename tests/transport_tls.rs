@@ -1,7 +1,7 @@
 //! TLS end to end on 127.0.0.1, with certificates made by the test (rcgen): rpcwire's HTTPS
 //! and WSS server and its clients — HTTP/2 chosen in ALPN and one connection carrying every
 //! call, HTTP/1.1 when asked, sessions resumed, mutual TLS, the certificate read again when
-//! its files change — and every refusal said in words, within its timeout: an unknown
+//! its files change, the server name sent (SNI) — and every refusal said in words, within its timeout: an unknown
 //! issuer, an expired certificate, a wrong name, plain HTTP to the TLS port, TLS to a plain
 //! port, a client without the certificate the server requires, a handshake that never comes.
 #![cfg(feature = "http")]
@@ -126,7 +126,7 @@ async fn http1_when_asked_and_sessions_resumed_on_new_connections() {
 }
 
 #[tokio::test]
-async fn an_http2_only_client_is_refused_by_a_server_without_http2() {
+async fn an_http2_only_client_is_refused_by_a_server_without_http2_and_names_go_in_sni() {
     // A bare rustls server offering only HTTP/1.1 in ALPN.
     let authority = Authority::new("rpcwire test CA");
     let pem = authority.server(LOCAL);
@@ -144,11 +144,14 @@ async fn an_http2_only_client_is_refused_by_a_server_without_http2() {
     let acceptor = tokio_rustls_acceptor(config);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
+    // The names clients sent (SNI), as the server saw them.
+    let (named, mut names) = tokio::sync::mpsc::unbounded_channel();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
+            let (acceptor, named) = (acceptor.clone(), named.clone());
             tokio::spawn(async move {
                 if let Ok(mut tls) = acceptor.accept(stream).await {
+                    let _ = named.send(tls.get_ref().1.server_name().map(str::to_owned));
                     let _ = tls.read(&mut [0u8; 1024]).await;
                 }
             });
@@ -163,6 +166,26 @@ async fn an_http2_only_client_is_refused_by_a_server_without_http2() {
     assert!(
         message.contains("speaks none of the protocols asked for in ALPN"),
         "{message}"
+    );
+    // HTTP/1.1 is agreed; the name went in SNI.
+    let (peer, _) = client(
+        &format!("https://localhost:{port}/"),
+        trusting(&authority),
+        HttpVersion::Auto,
+    );
+    let _ = tokio::time::timeout(
+        Duration::from_millis(500),
+        peer.call::<_, i64>("subtract", (1, 2)),
+    )
+    .await;
+    let name = tokio::time::timeout(Duration::from_secs(5), names.recv())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        name.as_deref(),
+        Some("localhost"),
+        "the server name is sent (SNI)"
     );
 }
 

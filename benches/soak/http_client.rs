@@ -4,15 +4,16 @@
 //! of answers due. Responses come in order, so each is checked against the status its
 //! message must get: 200 with the answers, 204 for notifications only, 413 for a body over
 //! the limit. After a 413 the writer waits for it before sending more; if the server closes
-//! the connection (`Connection: close`) the soak opens another and counts a reconnect.
+//! the connection (`Connection: close`) the soak opens another and counts a reconnect. Over
+//! TLS (`https`), the connection is also closed by the soak after every
+//! [`Reconnect::every`] messages and opened again, a new handshake each time.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -46,10 +47,24 @@ impl Pipeline {
     }
 }
 
+/// TLS, and how often the soak closes the connection to open another (a new handshake).
+#[derive(Clone)]
+pub struct Reconnect {
+    pub tls: Arc<rustls::ClientConfig>,
+    /// Messages per connection.
+    pub every: u64,
+}
+
+/// A connection, plain or TLS.
+trait Connection: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Connection for T {}
+
 /// How a connection's writing ended.
 enum Ending {
     /// The run is over.
     Stopped,
+    /// The soak's own turn to open a new connection (over TLS).
+    Turn,
     /// The server said it closes the connection.
     Closed,
     /// The connection broke.
@@ -68,15 +83,16 @@ struct Response {
 /// opening another when the server closes one; then waits for the answers due and closes.
 pub async fn drive(
     address: SocketAddr,
+    reconnect: Option<Reconnect>,
     ledger: Arc<Ledger>,
     mut traffic: Traffic,
     mut stop: watch::Receiver<bool>,
 ) {
     while !*stop.borrow() {
-        let Some(socket) = connect(address, &ledger).await else {
+        let Some(socket) = connect(address, reconnect.as_ref(), &ledger).await else {
             return;
         };
-        let (read_half, mut write_half) = socket.into_split();
+        let (read_half, mut write_half) = tokio::io::split(socket);
         let pipeline = Arc::new(Pipeline::default());
         let mut reader = tokio::spawn(read_responses(read_half, ledger.clone(), pipeline.clone()));
         let ending = send_until_stopped(
@@ -86,9 +102,16 @@ pub async fn drive(
             &ledger,
             &mut traffic,
             &mut stop,
+            reconnect.as_ref().map(|reconnect| reconnect.every),
         )
         .await;
         match ending {
+            Ending::Turn => {
+                drain(&ledger, "before closing for a new handshake").await;
+                let _ = tokio::time::timeout(WRITE_LIMIT, write_half.shutdown()).await;
+                close_reader(&mut reader, &ledger).await;
+                ledger.reconnected();
+            }
             Ending::Stopped => {
                 drain(&ledger, "after the last message").await;
                 let _ = tokio::time::timeout(WRITE_LIMIT, write_half.shutdown()).await;
@@ -111,31 +134,55 @@ pub async fn drive(
     }
 }
 
-/// Opens a connection to `address`; `None` (noted, and counted as a lost connection) if it
-/// cannot be opened in time.
-async fn connect(address: SocketAddr, ledger: &Ledger) -> Option<TcpStream> {
-    let problem = match tokio::time::timeout(CONNECT_LIMIT, TcpStream::connect(address)).await {
-        Ok(Ok(socket)) => {
-            let _ = socket.set_nodelay(true);
-            return Some(socket);
-        }
-        Ok(Err(error)) => format!("cannot connect to {address}: {error}"),
+/// Opens a connection to `address` (TLS with `reconnect`'s); `None` (noted, and counted as a
+/// lost connection) if it cannot be opened in time.
+async fn connect(
+    address: SocketAddr,
+    reconnect: Option<&Reconnect>,
+    ledger: &Ledger,
+) -> Option<Box<dyn Connection>> {
+    let opening = async {
+        let socket = TcpStream::connect(address)
+            .await
+            .map_err(|error| format!("cannot connect to {address}: {error}"))?;
+        let _ = socket.set_nodelay(true);
+        let Some(reconnect) = reconnect else {
+            return Ok(Box::new(socket) as Box<dyn Connection>);
+        };
+        let name = rustls::pki_types::ServerName::try_from("localhost").expect("a name");
+        let socket = tokio_rustls::TlsConnector::from(reconnect.tls.clone())
+            .connect(name, socket)
+            .await
+            .map_err(|error| format!("TLS handshake with {address}: {error}"))?;
+        Ok(Box::new(socket) as Box<dyn Connection>)
+    };
+    let problem = match tokio::time::timeout(CONNECT_LIMIT, opening).await {
+        Ok(Ok(socket)) => return Some(socket),
+        Ok(Err(problem)) => problem,
         Err(_) => format!("no connection to {address} within {} s", CONNECT_LIMIT.as_secs()),
     };
     ledger.connection_lost(&problem);
     None
 }
 
-/// Writes messages until the run stops or the connection closes or breaks.
+/// Writes messages until the run stops or the connection closes or breaks, or (with
+/// `every`) that many have gone on it.
 async fn send_until_stopped(
-    writer: &mut OwnedWriteHalf,
+    writer: &mut (impl AsyncWrite + Unpin),
     reader: &JoinHandle<()>,
     pipeline: &Pipeline,
     ledger: &Ledger,
     traffic: &mut Traffic,
     stop: &mut watch::Receiver<bool>,
+    every: Option<u64>,
 ) -> Ending {
+    let mut written = 0u64;
     while let Some(message) = next_to_send(traffic, ledger, stop).await {
+        if every.is_some_and(|every| written >= every) {
+            ledger.not_sent(&message);
+            return Ending::Turn;
+        }
+        written += 1;
         if pipeline.closing.load(Ordering::Acquire) {
             ledger.not_sent(&message);
             return Ending::Closed;
@@ -172,7 +219,7 @@ fn expected_status(message: &Outgoing) -> u16 {
 }
 
 /// Writes one POST with `body`.
-async fn write_request(writer: &mut OwnedWriteHalf, body: &str) -> Result<(), String> {
+async fn write_request(writer: &mut (impl AsyncWrite + Unpin), body: &str) -> Result<(), String> {
     let mut wire = format!(
         "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         body.len()
@@ -188,7 +235,7 @@ async fn write_request(writer: &mut OwnedWriteHalf, body: &str) -> Result<(), St
 
 /// Reads responses in order, checking each status and settling the answers, until the
 /// connection ends or a response says `Connection: close`.
-async fn read_responses(read_half: OwnedReadHalf, ledger: Arc<Ledger>, pipeline: Arc<Pipeline>) {
+async fn read_responses(read_half: impl AsyncRead + Unpin, ledger: Arc<Ledger>, pipeline: Arc<Pipeline>) {
     let mut input = BufReader::new(read_half);
     loop {
         let response = match read_response(&mut input).await {

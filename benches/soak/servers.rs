@@ -24,6 +24,10 @@ pub const HTTP_CONNECTIONS: usize = 4;
 /// WebSocket connections to `http_server`.
 pub const WEBSOCKET_CONNECTIONS: usize = 2;
 
+/// Messages per HTTPS connection before the soak closes it and opens another (a new TLS
+/// handshake, resumed or not).
+pub const TLS_RECONNECT_EVERY: u64 = 500;
+
 /// The longest a stdio server may take to exit once its stdin is closed.
 const EXIT_LIMIT: Duration = Duration::from_secs(5);
 
@@ -34,6 +38,9 @@ pub enum Transport {
     Stdio(StdioFraming),
     /// Over TCP: [`HTTP_CONNECTIONS`] HTTP/1.1 and [`WEBSOCKET_CONNECTIONS`] WebSocket.
     Network,
+    /// Over TLS: [`HTTP_CONNECTIONS`] HTTP/1.1 connections, each closed and opened again
+    /// every [`TLS_RECONNECT_EVERY`] messages.
+    Tls,
 }
 
 /// A server to run: which example, with which arguments, spoken to how.
@@ -49,8 +56,9 @@ pub struct ServerPlan {
     pub transport: Transport,
 }
 
-/// The five servers: `spec_server`'s blocking `serve` loop and its `Peer`, each in both
-/// framings, and `http_server` over HTTP and WebSocket; all with a 64 KiB limit.
+/// The six servers: `spec_server`'s blocking `serve` loop and its `Peer`, each in both
+/// framings, `http_server` over HTTP and WebSocket, and `http_server` serving HTTPS to
+/// clients that reconnect; all with a 64 KiB limit.
 pub fn plan() -> Vec<ServerPlan> {
     let limit = MAX_MESSAGE.to_string();
     let mut plans = Vec::new();
@@ -77,6 +85,22 @@ pub fn plan() -> Vec<ServerPlan> {
             .map(str::to_owned)
             .to_vec(),
         transport: Transport::Network,
+    });
+    let certificates = crate::tls::certificates();
+    plans.push(ServerPlan {
+        name: "http_server (HTTPS, reconnecting)".to_owned(),
+        example: "http_server",
+        args: vec![
+            "--listen".to_owned(),
+            "127.0.0.1:0".to_owned(),
+            "--max-body".to_owned(),
+            limit.clone(),
+            "--tls-cert".to_owned(),
+            certificates.cert.display().to_string(),
+            "--tls-key".to_owned(),
+            certificates.key.display().to_string(),
+        ],
+        transport: Transport::Tls,
     });
     plans
 }
@@ -152,7 +176,8 @@ impl Running {
         let command = command_line(binary, &plan.args);
         let (process, drivers) = match plan.transport {
             Transport::Stdio(framing) => start_stdio(index, binary, &plan, framing, stop),
-            Transport::Network => start_network(index, binary, &plan, stop),
+            Transport::Network => start_network(index, binary, &plan, false, stop),
+            Transport::Tls => start_network(index, binary, &plan, true, stop),
         };
         let pid = match &process {
             Process::Stdio(child) => child.id(),
@@ -316,11 +341,12 @@ fn start_stdio(
 }
 
 /// Starts a listening server (waiting for its `listening on` line) and its HTTP and
-/// WebSocket connections.
+/// WebSocket connections, or (`tls`) its HTTPS connections, which reconnect.
 fn start_network(
     index: usize,
     binary: &Path,
     plan: &ServerPlan,
+    tls: bool,
     stop: &watch::Receiver<bool>,
 ) -> (Process, Vec<Driver>) {
     let args: Vec<&str> = plan.args.iter().map(String::as_str).collect();
@@ -330,15 +356,30 @@ fn start_network(
         .parse()
         .unwrap_or_else(|error| panic!("{}: listening on {:?}: {error}", plan.name, listening.address));
     let mut drivers = Vec::new();
-    for connection in 0..HTTP_CONNECTIONS + WEBSOCKET_CONNECTIONS {
+    let reconnect = tls.then(|| http_client::Reconnect {
+        tls: crate::tls::certificates().client.clone(),
+        every: TLS_RECONNECT_EVERY,
+    });
+    let websockets = if tls { 0 } else { WEBSOCKET_CONNECTIONS };
+    for connection in 0..HTTP_CONNECTIONS + websockets {
         let websocket = connection >= HTTP_CONNECTIONS;
-        let protocol = if websocket { "websocket" } else { "http" };
+        let protocol = match (websocket, tls) {
+            (true, _) => "websocket",
+            (false, true) => "https",
+            (false, false) => "http",
+        };
         let ledger = Arc::new(Ledger::new(&format!("{} {protocol} #{connection}", plan.name)));
         let traffic = Traffic::new(&format!("s{index}c{connection}"), seed(index, connection));
         let task = if websocket {
             tokio::spawn(ws_client::drive(address, ledger.clone(), traffic, stop.clone()))
         } else {
-            tokio::spawn(http_client::drive(address, ledger.clone(), traffic, stop.clone()))
+            tokio::spawn(http_client::drive(
+                address,
+                reconnect.clone(),
+                ledger.clone(),
+                traffic,
+                stop.clone(),
+            ))
         };
         drivers.push(Driver {
             protocol,
