@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("middleware", 5),
     ("transport", 6),
     ("endpoint", 7),
+    ("linger", 7),
     ("tls", 7),
     ("websocket", 8),
     ("http", 9),

@@ -8,7 +8,8 @@
 //! - rpcwire's own TLS servers (`--tls-cert`/`--tls-key`) called by Python's `requests` and
 //!   `websockets` (the interop scripts, unchanged) and by the official MCP SDK clients
 //!   (Python over httpx, TypeScript over Node's fetch), each trusting the test's authority
-//!   the way its users do (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`).
+//!   the way its users do (`SSL_CERT_FILE`, `NODE_EXTRA_CA_CERTS`); the MCP server's Host check
+//!   (DNS rebinding) the same over TLS.
 #![cfg(all(unix, feature = "mcp", feature = "http"))]
 
 #[path = "support/certs.rs"]
@@ -307,6 +308,12 @@ fn mcp_sdk_clients_against_rpcwire_tls_servers() {
     );
     assert!(server.address.starts_with("https://"), "{}", server.address);
     let url = server.address.replace("127.0.0.1", "localhost");
+    // The DNS-rebinding check is the same over TLS: a foreign Host is refused.
+    let port = host_port(&server.address).rsplit_once(':').unwrap().1.to_owned();
+    for (host, status) in [("localhost", "HTTP/1.1 200"), ("evil.example", "HTTP/1.1 403")] {
+        let answer = raw_https_post(&files, &port, host);
+        assert!(answer.starts_with(status), "Host {host}: {answer}");
+    }
     if let Some(python) = mcp_peers::python() {
         let mut command = Command::new(&python);
         command
@@ -347,6 +354,41 @@ fn mcp_sdk_clients_against_rpcwire_tls_servers() {
             .args(["http", &gateway.address.replace("127.0.0.1", "localhost")]);
         assert_report(&mut command, "ts_client.cjs over https to mcp_gateway", 16);
     }
+}
+
+/// One `initialize` POSTed over TLS to `/mcp` on `port` with `Host: host`, by hand (no
+/// client library sets a foreign Host); the answer's head and body.
+fn raw_https_post(files: &Files, port: &str, host: &str) -> String {
+    use std::io::{Read, Write};
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates({
+        let mut roots = rustls::RootCertStore::empty();
+        use rustls::pki_types::pem::PemObject;
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(files.authority.pem.cert.as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        roots
+    })
+    .with_no_client_auth();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let connection = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let socket = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut tls = rustls::StreamOwned::new(connection, socket);
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    tls.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
 }
 
 /// Runs an SDK client script and checks its report: every check passed, and there were
