@@ -30,11 +30,11 @@ const LAYERS: &[(&str, u32)] = &[
     ("transport", 6),
     ("endpoint", 7),
     ("linger", 7),
-    ("tls", 7),
-    ("websocket", 8),
-    ("http", 9),
-    ("proxy", 10),
-    ("mcp", 10),
+    ("tls", 8),
+    ("websocket", 9),
+    ("http", 10),
+    ("proxy", 11),
+    ("mcp", 11),
 ];
 
 fn layer(module: &str) -> Option<u32> {
