@@ -225,3 +225,28 @@ mod tests {
         }
     }
 }
+
+#[cfg(all(test, feature = "http"))]
+mod http_tests {
+    use super::*;
+
+    #[test]
+    fn a_dial_carries_its_settings_to_the_http_client() {
+        let dial = Dial::default()
+            .with_max_response(1 << 10)
+            .with_http_version(rpcwire_http::http::HttpVersion::Http1)
+            .with_tls(
+                rpcwire_http::tls::ClientTls::builder()
+                    .without_system_roots()
+                    .build()
+                    .unwrap(),
+            );
+        assert_eq!(dial.max_response(), 1 << 10);
+        assert_eq!(dial.http_version(), rpcwire_http::http::HttpVersion::Http1);
+        assert_eq!(dial.tls().map(|tls| tls.root_count()), Some(0));
+        let client = dial.http_client("https://node.example/v3/key").unwrap();
+        assert_eq!(client.max_response(), 1 << 10);
+        assert!(dial.http_client("not a url at all").is_err());
+        assert!(dial.http_client("ws://node.example/").is_err());
+    }
+}

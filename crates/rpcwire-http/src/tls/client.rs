@@ -325,3 +325,77 @@ impl ClientTlsBuilder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pem_files(name: &str) -> (std::path::PathBuf, std::path::PathBuf, String) {
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let directory =
+            std::env::temp_dir().join(format!("rpcwire-client-tls-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let (cert, key) = (directory.join("cert.pem"), directory.join("key.pem"));
+        std::fs::write(&cert, certified.cert.pem()).unwrap();
+        std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+        (cert, key, certified.cert.pem())
+    }
+
+    #[test]
+    fn roots_authorities_and_a_client_certificate_from_files() {
+        let (cert, key, pem) = pem_files("files");
+        let tls = ClientTls::builder()
+            .without_system_roots()
+            .with_webpki_roots()
+            .add_ca_file(&cert)
+            .unwrap()
+            .with_client_certificate_files(&cert, &key)
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(tls.root_count(), webpki_roots::TLS_SERVER_ROOTS.len() + 1);
+        let shown = format!("{tls:?}");
+        assert!(shown.contains("client_certificate: true"), "{shown}");
+        let builder = ClientTls::builder().add_ca_pem(pem.as_bytes()).unwrap();
+        assert!(format!("{builder:?}").contains("authorities: 1"));
+        // Each offer has its own ALPN list, one session cache between them.
+        assert_eq!(tls.config(Offer::Any).alpn_protocols.len(), 2);
+        assert_eq!(
+            tls.config(Offer::Http1).alpn_protocols,
+            vec![b"http/1.1".to_vec()]
+        );
+        assert_eq!(tls.config(Offer::Http2).alpn_protocols, vec![b"h2".to_vec()]);
+        std::fs::remove_dir_all(cert.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_refused_with_the_reason() {
+        let (cert, _key, pem) = pem_files("refused");
+        let no_key = ClientTls::builder()
+            .with_client_certificate_pem(pem.as_bytes(), b"")
+            .unwrap_err();
+        assert!(no_key.to_string().contains("no private key"), "{no_key}");
+        let missing = ClientTls::builder()
+            .with_client_certificate_files(&cert, "/nonexistent/key.pem")
+            .unwrap_err();
+        assert!(missing.to_string().contains("/nonexistent/key.pem"), "{missing}");
+        let garbage = ClientTls::builder()
+            .add_ca_pem(b"-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n")
+            .unwrap_err();
+        assert!(garbage.to_string().contains("unreadable PEM"), "{garbage}");
+        assert!(ClientTls::builder().add_ca_pem(b"").is_err());
+        std::fs::remove_dir_all(cert.parent().unwrap()).unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_host_tls_cannot_name_is_refused_before_the_handshake() {
+        let (a, _b) = tokio::io::duplex(64);
+        let error = ClientTls::default()
+            .connect("not a host name!", a, Offer::Any)
+            .await
+            .err()
+            .unwrap();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(error.to_string().contains("not a name or address"), "{error}");
+    }
+}

@@ -312,3 +312,57 @@ fn certified(
     let key = private_key(key_pem, key_what)?;
     Ok(CertifiedKey::from_der(chain, key, &provider())?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn certificates_and_keys_that_do_not_fit_are_refused() {
+        let one = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let other = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let (cert, key) = (one.cert.pem(), one.signing_key.serialize_pem());
+        let tls = ServerTls::from_pem(cert.as_bytes(), key.as_bytes()).unwrap();
+        assert!(format!("{tls:?}").contains("handshake_timeout"));
+        assert_eq!(tls.handshake_timeout(), DEFAULT_HANDSHAKE_TIMEOUT);
+        let mismatched =
+            ServerTls::from_pem(cert.as_bytes(), other.signing_key.serialize_pem().as_bytes()).unwrap_err();
+        assert!(
+            mismatched.to_string().starts_with("TLS configuration refused"),
+            "{mismatched}"
+        );
+        let no_key = ServerTls::from_pem(cert.as_bytes(), b"").unwrap_err();
+        assert!(no_key.to_string().contains("no private key"), "{no_key}");
+        let no_ca = tls.clone().with_client_ca_pem(b"").unwrap_err();
+        assert!(no_ca.to_string().contains("no certificate"), "{no_ca}");
+        // Mutual TLS keeps the handshake deadline set before.
+        let strict = tls
+            .with_handshake_timeout(Duration::from_secs(3))
+            .with_client_ca_pem(cert.as_bytes())
+            .unwrap();
+        assert_eq!(strict.handshake_timeout(), Duration::from_secs(3));
+    }
+
+    #[test]
+    fn files_are_looked_at_again_at_most_once_a_second() {
+        let one = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let directory = std::env::temp_dir().join(format!("rpcwire-server-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        let paths = (directory.join("cert.pem"), directory.join("key.pem"));
+        std::fs::write(&paths.0, one.cert.pem()).unwrap();
+        std::fs::write(&paths.1, one.signing_key.serialize_pem()).unwrap();
+        let tls = ServerTls::from_pem_files(&paths.0, &paths.1).unwrap();
+        assert!(format!("{:?}", tls.certificate).contains("cert.pem"));
+        let files = tls.certificate.files.as_ref().unwrap();
+        tls.certificate.refresh();
+        assert_eq!(
+            files.looked.load(Ordering::Relaxed),
+            0,
+            "not looked at again so soon"
+        );
+        // A missing key file: unreadable, the certificate kept.
+        std::fs::remove_file(&paths.1).unwrap();
+        assert!(load(&paths).is_err());
+        std::fs::remove_dir_all(&directory).unwrap();
+    }
+}
