@@ -388,10 +388,20 @@ async fn wss_clients_call_over_tls() {
         error.to_string().contains("not issued by an authority"),
         "{error}"
     );
-    let refused = WebSocketTransport::connect("https://localhost/")
+    for address in ["https://localhost/", "not a URL", "wss://user@localhost/"] {
+        let refused = WebSocketTransport::connect(address).await.unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput, "{refused}");
+    }
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let refused = WebSocketTransport::connect(&format!("ws://127.0.0.1:{port}/"))
         .await
         .unwrap_err();
-    assert_eq!(refused.kind(), std::io::ErrorKind::InvalidInput, "{refused}");
+    assert!(
+        refused.to_string().contains("cannot connect to 127.0.0.1"),
+        "{refused}"
+    );
 }
 
 #[tokio::test]
