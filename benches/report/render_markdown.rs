@@ -100,6 +100,17 @@ impl Report<'_> {
             );
             s.push_str(&gateway_table(self.gateway));
         }
+        if !self.tls.is_empty() {
+            let _ = writeln!(
+                s,
+                "\n\nTLS, same run: rpcwire's HTTPS server beside hyper + tokio-rustls, and gateways to an \
+                 https upstream beside hyper + hyper-rustls (CPU per request the server's or the \
+                 gateway's process, the median of {} interleaved rounds; `opened per 10k`: TCP \
+                 connections opened while measuring, each a handshake):\n",
+                self.tls[0].rounds.len()
+            );
+            s.push_str(&tls_table(self.tls));
+        }
         if !self.overload.is_empty() {
             let _ = writeln!(
                 s,
