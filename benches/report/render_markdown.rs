@@ -342,7 +342,20 @@ impl Report<'_> {
             let _ = writeln!(s, "## TLS\n");
             let _ = writeln!(
                 s,
-                "Certificates made at the start of the run (a fresh authority, rustls with ring                  everywhere). Server side: the transports section's request over HTTP/1.1 on TLS                  connections kept open (handshakes before the window), to rpcwire's `HttpServer`                  with `with_tls` and to the floor (hyper's HTTP/1 connection after tokio-rustls's                  acceptor, the same certificate, the body read and a fixed answer), CPU per                  request the server process's. Gateway side: W1 over plain HTTP to a gateway whose                  upstream is rpcwire's TLS server answering it: rpcwire's gateway over HTTP/1.1                  and over HTTP/2 (ALPN), the floors (hyper's pooled client with hyper-rustls,                  forwarding the bodies as they are, HTTP/1.1 and HTTP/2 only), and rpcwire's                  gateway to the same upstream over plain HTTP; CPU per request the gateway                  process's. `opened per 10k` counts the TCP connections the machine opened during                  the window per 10,000 requests (each a TLS handshake; 0 when every connection is                  reused); `upstream conns` the gateway's connections to its upstream at the end.                  The median of {} interleaved rounds.\n",
+                "Certificates made at the start of the run (a fresh authority, rustls with ring \
+                 everywhere). Server side: the transports section's request over HTTP/1.1 on TLS \
+                 connections kept open (handshakes before the window), to rpcwire's `HttpServer` \
+                 with `with_tls` and to the floor (hyper's HTTP/1 connection after tokio-rustls's \
+                 acceptor, the same certificate, the body read and a fixed answer), CPU per \
+                 request the server process's. Gateway side: W1 over plain HTTP to a gateway whose \
+                 upstream is rpcwire's TLS server answering it: rpcwire's gateway over HTTP/1.1 \
+                 and over HTTP/2 (ALPN), the floors (hyper's pooled client with hyper-rustls, \
+                 forwarding the bodies as they are, HTTP/1.1 and HTTP/2 only), and rpcwire's \
+                 gateway to the same upstream over plain HTTP; CPU per request the gateway \
+                 process's. `opened per 10k` counts the TCP connections the machine opened during \
+                 the window per 10,000 requests (each a TLS handshake; 0 when every connection is \
+                 reused); `upstream conns` the gateway's connections to its upstream at the end. \
+                 The median of {} interleaved rounds.\n",
                 self.tls[0].rounds.len()
             );
             s.push_str(&tls_table(self.tls));
