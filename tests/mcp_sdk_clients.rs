@@ -27,24 +27,7 @@ use std::process::Command;
 
 use example_binary::example_binary;
 use listening_child::start_listening;
-use python_peer::{run, CHILD_TIMEOUT};
-use serde_json::Value;
-
-/// Runs a client script and checks its report: every check passed, and there were `expected`.
-fn assert_report(command: &mut Command, what: &str, expected: usize) {
-    let finished = run(command, CHILD_TIMEOUT).expect("run the SDK client");
-    assert!(finished.success(), "{}", finished.describe(what));
-    let line = finished.stdout.lines().last().unwrap_or_default();
-    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{what} report {line:?}: {e}"));
-    let checks = report["checks"].as_array().expect("checks");
-    let failed: Vec<&Value> = checks.iter().filter(|check| check[1] != true).collect();
-    assert!(
-        failed.is_empty(),
-        "{what} failed {failed:?}\n{}",
-        finished.describe(what)
-    );
-    assert_eq!(checks.len(), expected, "{what}: {report}");
-}
+use mcp_peers::assert_report;
 
 fn python_client(python: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(python);

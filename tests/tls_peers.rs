@@ -32,6 +32,7 @@ use std::time::Duration;
 use certs::{Authority, LOCAL};
 use example_binary::example_binary;
 use listening_child::start_listening;
+use mcp_peers::assert_report;
 use nginx_server::Nginx;
 use python_peer::{run, CHILD_TIMEOUT};
 use rpcwire::dispatch::Router;
@@ -39,7 +40,6 @@ use rpcwire::transport::http::{HttpClientTransport, HttpVersion};
 use rpcwire::transport::tls::ClientTls;
 use rpcwire::transport::websocket::WebSocketTransport;
 use rpcwire::transport::Peer;
-use serde_json::Value;
 
 /// A directory of this test's with the authority's certificate (`ca.pem`) and a server
 /// certificate and key it signed (`cert.pem`, `key.pem`), removed when dropped.
@@ -389,21 +389,4 @@ fn raw_https_post(files: &Files, port: &str, host: &str) -> String {
     let mut answer = Vec::new();
     let _ = tls.read_to_end(&mut answer);
     String::from_utf8_lossy(&answer).into_owned()
-}
-
-/// Runs an SDK client script and checks its report: every check passed, and there were
-/// `expected`.
-fn assert_report(command: &mut Command, what: &str, expected: usize) {
-    let finished = run(command, CHILD_TIMEOUT).expect("run the SDK client");
-    assert!(finished.success(), "{}", finished.describe(what));
-    let line = finished.stdout.lines().last().unwrap_or_default();
-    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{what} report {line:?}: {e}"));
-    let checks = report["checks"].as_array().expect("checks");
-    let failed: Vec<&Value> = checks.iter().filter(|check| check[1] != true).collect();
-    assert!(
-        failed.is_empty(),
-        "{what} failed {failed:?}\n{}",
-        finished.describe(what)
-    );
-    assert_eq!(checks.len(), expected, "{what}: {report}");
 }

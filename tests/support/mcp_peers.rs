@@ -7,6 +7,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use serde_json::Value;
 use std::sync::{Once, OnceLock};
 
 use super::python_peer::{installed, run, SETUP_TIMEOUT};
@@ -71,4 +73,20 @@ fn setup_python() -> Result<PathBuf, String> {
         return Err(finished.describe("setup-python.sh's last line is not the venv's python"));
     }
     Ok(python)
+}
+
+/// Runs a client script and checks its report: every check passed, and there were `expected`.
+pub fn assert_report(command: &mut Command, what: &str, expected: usize) {
+    let finished = run(command, super::python_peer::CHILD_TIMEOUT).expect("run the SDK client");
+    assert!(finished.success(), "{}", finished.describe(what));
+    let line = finished.stdout.lines().last().unwrap_or_default();
+    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{what} report {line:?}: {e}"));
+    let checks = report["checks"].as_array().expect("checks");
+    let failed: Vec<&Value> = checks.iter().filter(|check| check[1] != true).collect();
+    assert!(
+        failed.is_empty(),
+        "{what} failed {failed:?}\n{}",
+        finished.describe(what)
+    );
+    assert_eq!(checks.len(), expected, "{what}: {report}");
 }

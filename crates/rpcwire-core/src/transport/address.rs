@@ -3,7 +3,9 @@
 /// An address (a URL, `tcp://HOST:PORT`, …) that a client or an upstream cannot serve:
 /// an unknown scheme, no host, a scheme whose transport is not built in. Clients check
 /// their address when they are made, so a mistake is reported once, at start-up, not as a
-/// failure of every request.
+/// failure of every request. Its text names the address without credentials, path or query
+/// (providers put API keys there): `https://node.example/…`; [`address`](AddressError::address)
+/// gives it whole.
 ///
 /// ```
 /// use rpcwire_core::transport::AddressError;
@@ -13,11 +15,15 @@
 ///     error.to_string(),
 ///     r#"cannot use address "ftp://node": expected http://, https://, ws:// or wss://"#
 /// );
+/// // What providers put in a URL is not shown.
+/// let secret = AddressError::new("ftp://user:pw@node.example/v3/KEY?k=1", "unknown scheme");
+/// assert_eq!(secret.to_string(), r#"cannot use address "ftp://node.example/…": unknown scheme"#);
+/// assert!(!format!("{secret:?}").contains("KEY"));
 /// let io: std::io::Error = error.into();
 /// assert_eq!(io.kind(), std::io::ErrorKind::InvalidInput);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("cannot use address {address:?}: {reason}")]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot use address {:?}: {reason}", shown(address))]
 pub struct AddressError {
     address: String,
     reason: String,
@@ -54,6 +60,32 @@ impl AddressError {
     pub fn reason(&self) -> &str {
         &self.reason
     }
+}
+
+impl std::fmt::Debug for AddressError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AddressError")
+            .field("address", &shown(&self.address))
+            .field("reason", &self.reason)
+            .finish()
+    }
+}
+
+/// `address` as it may be shown: a URL's scheme and host, without credentials, and `/…` in
+/// place of a path or query; anything else as it is.
+fn shown(address: &str) -> String {
+    let Some((scheme, rest)) = address.split_once("://") else {
+        return address.to_owned();
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..end];
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let elided = match &rest[end..] {
+        "" => "",
+        "/" => "/",
+        _ => "/…",
+    };
+    format!("{scheme}://{host}{elided}")
 }
 
 impl From<AddressError> for std::io::Error {

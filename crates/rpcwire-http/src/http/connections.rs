@@ -367,8 +367,12 @@ impl Connections {
         }
     }
 
-    /// The open HTTP/2 connection, if any (a closed one is forgotten).
+    /// The open HTTP/2 connection, if any (a closed one is forgotten). Without a lock when
+    /// no connection has agreed on HTTP/2 (every HTTP/1.1 request).
     fn multiplexed_sender(&self) -> Option<Sender2> {
+        if self.agreed.load(Ordering::Relaxed) != AGREED_HTTP2 {
+            return None;
+        }
         let mut multiplexed = lock_unpoisoned(&self.multiplexed);
         if multiplexed.as_ref().is_some_and(Sender2::is_closed) {
             *multiplexed = None;
