@@ -35,6 +35,9 @@
 //! 127.0.0.1 only; every wait has a time limit; the servers are killed if the soak ends
 //! early.
 
+// The tests' certificate authority (rcgen), for the HTTPS server.
+#[path = "../tests/support/certs.rs"]
+mod certs;
 #[path = "soak/connection.rs"]
 mod connection;
 // The report's: the machine, the git head (saying when src/ has uncommitted changes), the date.

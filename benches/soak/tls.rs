@@ -17,24 +17,16 @@ pub fn certificates() -> &'static Certificates {
     MADE.get_or_init(|| {
         let directory = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/soak-tls");
         std::fs::create_dir_all(&directory).expect("target/soak-tls");
-        let key = rcgen::KeyPair::generate().expect("a key");
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("parameters");
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "rpcwire soak CA");
-        let ca = params.self_signed(&key).expect("the authority");
-        let issuer = rcgen::Issuer::new(params, key);
-        let server_key = rcgen::KeyPair::generate().expect("a key");
-        let server = rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .expect("parameters")
-            .signed_by(&server_key, &issuer)
-            .expect("the server's certificate");
+        let authority = crate::certs::Authority::new("rpcwire soak CA");
+        let server = authority.server(crate::certs::LOCAL);
         let (cert, key) = (directory.join("cert.pem"), directory.join("key.pem"));
-        std::fs::write(&cert, server.pem()).expect("cert.pem");
-        std::fs::write(&key, server_key.serialize_pem()).expect("key.pem");
+        std::fs::write(&cert, &server.cert).expect("cert.pem");
+        std::fs::write(&key, &server.key).expect("key.pem");
         let mut roots = rustls::RootCertStore::empty();
-        roots.add(ca.der().clone()).expect("the authority as a root");
+        use rustls::pki_types::pem::PemObject;
+        let ca = rustls::pki_types::CertificateDer::from_pem_slice(authority.pem.cert.as_bytes())
+            .expect("the authority");
+        roots.add(ca).expect("the authority as a root");
         let client =
             rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
                 .with_safe_default_protocol_versions()

@@ -12,6 +12,10 @@
 //!   handshake; 0 when connections are reused) and the connections held to the upstream at
 //!   its end.
 
+// The tests' certificate authority (rcgen), made anew for the run.
+#[cfg(feature = "http")]
+#[path = "../../../tests/support/certs.rs"]
+mod certs;
 #[cfg(feature = "http")]
 mod run;
 #[cfg(feature = "http")]

@@ -73,25 +73,14 @@ impl Certificates {
     fn make() -> Certificates {
         let directory = std::env::temp_dir().join(format!("rpcwire-report-tls-{}", std::process::id()));
         std::fs::create_dir_all(&directory).expect("a directory for the certificates");
-        let key = rcgen::KeyPair::generate().expect("a key");
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("parameters");
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "rpcwire report CA");
-        let ca = params.self_signed(&key).expect("the authority");
-        let issuer = rcgen::Issuer::new(params, key);
-        let server_key = rcgen::KeyPair::generate().expect("a key");
-        let server = rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .expect("parameters")
-            .signed_by(&server_key, &issuer)
-            .expect("the server's certificate");
-        std::fs::write(directory.join("ca.pem"), ca.pem()).expect("ca.pem");
-        std::fs::write(directory.join("cert.pem"), server.pem()).expect("cert.pem");
-        std::fs::write(directory.join("key.pem"), server_key.serialize_pem()).expect("key.pem");
+        let authority = super::certs::Authority::new("rpcwire report CA");
+        let server = authority.server(super::certs::LOCAL);
+        std::fs::write(directory.join("ca.pem"), &authority.pem.cert).expect("ca.pem");
+        std::fs::write(directory.join("cert.pem"), &server.cert).expect("cert.pem");
+        std::fs::write(directory.join("key.pem"), &server.key).expect("key.pem");
         Certificates {
             directory,
-            ca: ca.pem(),
+            ca: authority.pem.cert.clone(),
         }
     }
 
