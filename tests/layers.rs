@@ -30,6 +30,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("transport", 6),
     ("endpoint", 7),
     ("linger", 7),
+    ("halves", 7),
     ("tls", 8),
     ("websocket", 9),
     ("http", 10),

@@ -30,6 +30,7 @@ use rpcwire_core::{codes, dispatch, encode, frame, message, parse, pool, sync, t
 
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod endpoint;
+mod halves;
 pub mod http;
 mod linger;
 pub mod tls;

@@ -14,11 +14,12 @@ use bytes::{Bytes, BytesMut};
 use fastwebsockets::{Frame, OpCode, Payload, Role, WebSocketError, WebSocketRead, WebSocketWrite};
 use hyper::upgrade::Upgraded;
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, BufWriter, ReadHalf, WriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, BufWriter};
 use tokio::sync::Mutex;
 
 use crate::endpoint::Endpoint;
 use crate::frame::DEFAULT_MAX_FRAME;
+use crate::halves::Half;
 use crate::tls::{ClientTls, Offer};
 use crate::transport::{AddressError, FrameReceiver, FrameSender, Transport, TransportError};
 
@@ -213,22 +214,8 @@ where
     }
 }
 
-/// The read half, shared by the frame reader and the lingering close (one lock more per
-/// read than tokio's split takes anyway).
-struct SharedRead<S>(Arc<std::sync::Mutex<ReadHalf<S>>>);
-
-impl<S: AsyncRead> AsyncRead for SharedRead<S> {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<io::Result<()>> {
-        Pin::new(&mut *crate::sync::lock_unpoisoned(&self.0)).poll_read(cx, buf)
-    }
-}
-
 /// The write half, shared with the read half, which answers pings and closes.
-type Writer<S> = Arc<Mutex<WebSocketWrite<BufWriter<WriteHalf<S>>>>>;
+type Writer<S> = Arc<Mutex<WebSocketWrite<BufWriter<Half<S>>>>>;
 
 impl<S> Transport for WebSocketTransport<S>
 where
@@ -238,9 +225,9 @@ where
     type Sender = WebSocketSender<S>;
 
     fn split(self) -> (WebSocketReceiver<S>, WebSocketSender<S>) {
-        let (read, write) = tokio::io::split(self.io);
-        let read = SharedRead(Arc::new(std::sync::Mutex::new(read)));
-        let drain = SharedRead(read.0.clone());
+        // One handle reads frames, one writes them, one reads past a refused message.
+        let read = Half::new(self.io);
+        let (drain, write) = (read.another(), read.another());
         let (mut read, write) = fastwebsockets::after_handshake_split(read, BufWriter::new(write), self.role);
         // One byte more: fastwebsockets refuses a frame of exactly its maximum.
         read.set_max_message_size(self.max_message.saturating_add(1));
@@ -309,9 +296,9 @@ where
 
 /// The reading side's state, moved into the future that reads a message.
 struct Reading<S> {
-    read: WebSocketRead<SharedRead<S>>,
+    read: WebSocketRead<Half<S>>,
     /// The same stream, read past a refused message (the lingering close).
-    drain: SharedRead<S>,
+    drain: Half<S>,
     writer: Writer<S>,
     max_message: usize,
     /// The text of a fragmented message so far.
