@@ -633,3 +633,114 @@ async fn any_transport_opens_tcp_and_refuses_unknown_addresses() {
         .await
         .is_err());
 }
+
+/// An answer body that sends `chunks` pieces `every` apart.
+struct Trickle {
+    chunks: usize,
+    every: Duration,
+    next: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl http_body::Body for Trickle {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        if self.chunks == 0 {
+            return std::task::Poll::Ready(None);
+        }
+        std::task::ready!(std::future::Future::poll(self.next.as_mut(), cx));
+        self.chunks -= 1;
+        let every = self.every;
+        self.next.as_mut().reset(tokio::time::Instant::now() + every);
+        std::task::Poll::Ready(Some(Ok(http_body::Frame::data(Bytes::from_static(b"piece\n")))))
+    }
+}
+
+/// A service whose answer comes after `delay` and whose body trickles in 6 pieces.
+#[derive(Clone)]
+struct SlowService {
+    delay: Duration,
+    every: Duration,
+}
+
+impl tower_service::Service<http::Request<hyper::body::Incoming>> for SlowService {
+    type Response = http::Response<Trickle>;
+    type Error = std::convert::Infallible;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _request: http::Request<hyper::body::Incoming>) -> Self::Future {
+        let (delay, every) = (self.delay, self.every);
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            Ok(http::Response::new(Trickle {
+                chunks: 6,
+                every,
+                next: Box::pin(tokio::time::sleep(every)),
+            }))
+        })
+    }
+}
+
+#[tokio::test]
+async fn the_head_deadline_spares_a_slow_answer_and_a_long_body_but_not_an_idle_connection() {
+    // Header timeout 300 ms; the answer comes after 700 ms, and its body over 6 × 200 ms:
+    // both far past the deadline, and the connection is busy all along.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let service = SlowService {
+        delay: Duration::from_millis(700),
+        every: Duration::from_millis(200),
+    };
+    let acceptor = rpcwire::transport::http::Acceptor::new().with_header_timeout(Duration::from_millis(300));
+    let served = tokio::spawn(async move { acceptor.serve(listener, service, std::future::pending()).await });
+    let mut socket = TcpStream::connect(address).await.unwrap();
+    socket
+        .write_all(b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !answer.ends_with(b"0\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut buffer))
+            .await
+            .expect("the answer goes on in time")
+            .unwrap();
+        assert!(
+            n > 0,
+            "closed during the answer: {}",
+            String::from_utf8_lossy(&answer)
+        );
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(answer.matches("piece").count(), 6, "{answer}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(1_900),
+        "{:?}",
+        started.elapsed()
+    );
+    // Idle after it, the connection is closed within two deadlines (with some slack).
+    let idle = std::time::Instant::now();
+    let n = tokio::time::timeout(Duration::from_secs(10), socket.read(&mut buffer))
+        .await
+        .expect("closed in time")
+        .unwrap();
+    assert_eq!(n, 0, "nothing more is sent");
+    assert!(
+        idle.elapsed() < Duration::from_millis(1_500),
+        "{:?}",
+        idle.elapsed()
+    );
+    served.abort();
+}

@@ -24,8 +24,10 @@ impl ServerProcess {
         // For profiling: `TRANSPORT_SERVER_WRAPPER="perf record -g -o /tmp/server.data --"`
         // starts each server under that command. The CPU figures are then the wrapper's, not
         // the server's: read the profile, not the table.
-        // `TRANSPORT_SERVER_WRAPPER_ONLY=gateway-rpcwire` wraps that server only.
-        let wrapped = std::env::var("TRANSPORT_SERVER_WRAPPER_ONLY").map_or(true, |only| only == kind);
+        // `TRANSPORT_SERVER_WRAPPER_ONLY=gateway-rpcwire` wraps that server only (a comma
+        // between names wraps each of them).
+        let wrapped = std::env::var("TRANSPORT_SERVER_WRAPPER_ONLY")
+            .map_or(true, |only| only.split(',').any(|name| name == kind));
         let wrapper = match std::env::var("TRANSPORT_SERVER_WRAPPER") {
             Ok(wrapper) if wrapped => wrapper,
             _ => String::new(),

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
@@ -14,7 +15,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
-use super::connection_clock::ConnectionClock;
+use super::idle::{serve_watched, Activity, Watched};
 use crate::tls::ServerTls;
 
 /// How long the request head may take to arrive by default (slow-header protection).
@@ -27,8 +28,9 @@ const MAX_READ_BUFFER: usize = 64 << 10;
 /// (prior knowledge), told apart by its first bytes, or TLS ([`with_tls`](Acceptor::with_tls))
 /// with HTTP/2 or HTTP/1.1 chosen in ALPN — on a task of its own, with:
 ///
-/// - a deadline on the request head (the header timeout), kept on the connection's own
-///   clock, and on the first bytes, so that a connection that sends nothing is closed too;
+/// - a deadline on the request head (the header timeout): an HTTP/1.1 connection on which
+///   no head completes and nothing is under way for that long is closed, and so is one
+///   that does not show its protocol in its first bytes within it;
 /// - a read buffer bounded at 64 KiB per HTTP/1 connection;
 /// - a deadline on the TLS handshake, when serving TLS;
 /// - a connection that fails (reset, timed-out head, bad HTTP) ending alone, and accept
@@ -208,7 +210,7 @@ impl Acceptor {
                         return;
                     };
                     let protocol = if http2 { Protocol::Http2 } else { Protocol::Http1 };
-                    serve_connection(TokioIo::new(stream), protocol, http1, service).await;
+                    serve_connection(TokioIo::new(stream), protocol, http1, service, header_timeout).await;
                 });
                 continue;
             }
@@ -221,18 +223,17 @@ impl Acceptor {
                 else {
                     return;
                 };
-                serve_connection(TokioIo::new(stream), protocol, http1, service).await;
+                serve_connection(TokioIo::new(stream), protocol, http1, service, header_timeout).await;
             });
         }
     }
 
-    /// hyper's HTTP/1.1 builder for one connection: keep-alive, the request head deadline
-    /// kept on the connection's own clock (one timer per connection, not one per request).
+    /// hyper's HTTP/1.1 builder for one connection: keep-alive; no timer, so none of hyper's
+    /// deadlines (the request head's is kept by [`serve_watched`], at less cost).
     fn http1_builder(&self) -> hyper::server::conn::http1::Builder {
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
-            .timer(ConnectionClock::new())
-            .header_read_timeout(self.header_timeout)
+            .header_read_timeout(None)
             // hyper's read buffer grows up to ~400 KiB by default and is made anew per
             // connection; bodies past this are read in pieces anyway.
             .max_buf_size(MAX_READ_BUFFER)
@@ -244,13 +245,14 @@ impl Acceptor {
     }
 }
 
-/// Serves one connection in `protocol`; a connection that fails (reset, timed-out head,
-/// bad HTTP) ends alone.
+/// Serves one connection in `protocol` (HTTP/1.1 closed when idle for `header_timeout`); a
+/// connection that fails (reset, timed-out head, bad HTTP) ends alone.
 async fn serve_connection<I, S, B>(
     io: TokioIo<I>,
     protocol: Protocol,
     http1: hyper::server::conn::http1::Builder,
     service: S,
+    header_timeout: Duration,
 ) where
     I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
@@ -261,14 +263,22 @@ async fn serve_connection<I, S, B>(
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let _ = match protocol {
-        Protocol::Http1 => http1.serve_connection(io, service).with_upgrades().await,
-        Protocol::Http2 => {
-            hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                .serve_connection(io, service)
-                .await
+    match protocol {
+        Protocol::Http1 => {
+            let activity = Arc::new(Activity::default());
+            let service = Watched::new(service, activity.clone());
+            let connection = http1.serve_connection(io, service).with_upgrades();
+            serve_watched(connection, &activity, header_timeout, |connection| {
+                connection.graceful_shutdown()
+            })
+            .await;
         }
-    };
+        Protocol::Http2 => {
+            let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .serve_connection(io, service)
+                .await;
+        }
+    }
 }
 
 /// What an HTTP/2 client with prior knowledge sends first (RFC 9113, section 3.4).

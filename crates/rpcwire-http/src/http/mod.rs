@@ -46,9 +46,9 @@ mod acceptor;
 pub mod body;
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod client;
-mod connection_clock;
 #[doc(hidden)] // for rpcwire's own crates; not covered by semver
 pub mod connections;
+mod idle;
 mod parsed_body;
 mod server;
 mod service;
