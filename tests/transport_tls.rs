@@ -3,7 +3,8 @@
 //! call, HTTP/1.1 when asked, sessions resumed, mutual TLS, the certificate read again when
 //! its files change, the server name sent (SNI) — and every refusal said in words, within its timeout: an unknown
 //! issuer, an expired certificate, a wrong name, plain HTTP to the TLS port, TLS to a plain
-//! port, a client without the certificate the server requires, a handshake that never comes.
+//! port, a client without the certificate the server requires, a handshake that never comes;
+//! and a WebSocket message far over the limit, written whole over wss, still reads its 1009.
 #![cfg(feature = "http")]
 
 #[path = "support/certs.rs"]
@@ -441,4 +442,61 @@ async fn h2c_when_told_over_plain_tcp() {
         (1, 1, 0),
         "{stats:?}"
     );
+}
+
+#[tokio::test]
+async fn a_message_far_over_the_limit_written_whole_over_wss_still_reads_its_1009() {
+    // As tests/transport_websocket.rs does over plain TCP: a raw client writes all 6 MiB of
+    // its message (the limit is 1 MiB) before it reads; the server closes with 1009 and reads
+    // and drops the rest, through TLS, so that the client reads the close, not a reset.
+    use rustls::pki_types::pem::PemObject;
+    let authority = Authority::new("rpcwire test CA");
+    let address = serve(server_tls(&authority.server(LOCAL))).await;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_slice(authority.pem.cert.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let socket = tokio::net::TcpStream::connect(address).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut socket = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+        .connect(name, socket)
+        .await
+        .unwrap();
+    socket
+        .write_all(
+            b"GET / HTTP/1.1\r\nhost: localhost\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
+              sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n",
+        )
+        .await
+        .unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        head.push(socket.read_u8().await.unwrap());
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    let length: u64 = 6 << 20;
+    let mut frame = vec![0x81, 0x80 | 127];
+    frame.extend_from_slice(&length.to_be_bytes());
+    frame.extend_from_slice(&[0, 0, 0, 0]); // a zero mask leaves the payload as it is
+    frame.resize(frame.len() + length as usize, b' ');
+    let (mut read, mut write) = tokio::io::split(socket);
+    let writing = tokio::spawn(async move { write.write_all(&frame).await.map(|()| write) });
+    let mut close = [0u8; 4];
+    tokio::time::timeout(Duration::from_secs(10), read.read_exact(&mut close))
+        .await
+        .expect("the close comes in time")
+        .expect("the close is read, not a reset");
+    assert_eq!(close, [0x88, close[1], 0x03, 0xF1], "a close frame with 1009");
+    assert!(writing.await.unwrap().is_ok(), "the whole message was written");
 }
