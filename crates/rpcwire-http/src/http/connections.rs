@@ -281,9 +281,12 @@ impl Connections {
                     Sent::Unsent(unsent) => request = unsent,
                 }
             }
-            self.connect().await?
+            Box::pin(self.connect()).await?
         } else {
-            self.connect().await?
+            // Boxed: opening a connection (TCP, TLS, the HTTP/2 handshake) is a future of
+            // ~7.5 KB, which would otherwise make every request's future — the gateway's
+            // whole forwarding chain, boxed and moved per request — that much larger.
+            Box::pin(self.connect()).await?
         };
         match link {
             Link::Http1(sender) => match self.send_http1(sender, request).await {
