@@ -7,6 +7,8 @@
 
 #[path = "support/http_server.rs"]
 mod http_server;
+#[path = "support/websocket_overflow.rs"]
+mod websocket_overflow;
 
 use http_server::{spec_router, start};
 use std::sync::{Arc, Mutex};
@@ -176,44 +178,9 @@ async fn a_message_over_the_limit_closes_with_1009() {
 
 #[tokio::test]
 async fn a_message_far_over_the_limit_written_whole_still_reads_its_1009() {
-    // A raw client that writes all 6 MiB of its message (the limit is 1 MiB) before it
-    // reads anything (as
-    // Python's websockets does). The server refuses after the frame's header; it then reads
-    // and drops the rest, so that the client's write ends and it reads the close — a
-    // server that closed at once would reset the connection with the message unread.
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let server = start(HttpServer::from_service(HttpService::new(spec_router()))).await;
-    let mut socket = tokio::net::TcpStream::connect(server.address).await.unwrap();
-    socket
-        .write_all(
-            b"GET / HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
-              sec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-version: 13\r\n\r\n",
-        )
-        .await
-        .unwrap();
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        head.push(socket.read_u8().await.unwrap());
-    }
-    assert!(
-        head.starts_with(b"HTTP/1.1 101"),
-        "{}",
-        String::from_utf8_lossy(&head)
-    );
-    let length: u64 = 6 << 20;
-    let mut frame = vec![0x81, 0x80 | 127];
-    frame.extend_from_slice(&length.to_be_bytes());
-    frame.extend_from_slice(&[0, 0, 0, 0]); // a zero mask leaves the payload as it is
-    frame.resize(frame.len() + length as usize, b' ');
-    let (mut read, mut write) = socket.into_split();
-    let writing = tokio::spawn(async move { write.write_all(&frame).await.map(|()| write) });
-    let mut close = [0u8; 4];
-    tokio::time::timeout(LIMIT, read.read_exact(&mut close))
-        .await
-        .expect("the close comes in time")
-        .expect("the close is read, not a reset");
-    assert_eq!(close, [0x88, close[1], 0x03, 0xF1], "a close frame with 1009");
-    assert!(writing.await.unwrap().is_ok(), "the whole message was written");
+    let socket = tokio::net::TcpStream::connect(server.address).await.unwrap();
+    websocket_overflow::a_message_far_over_the_limit_reads_its_1009(socket, "x").await;
 }
 
 /// `parts` sent as one text message in fragments (a text frame, then continuations).
