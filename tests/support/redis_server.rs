@@ -57,36 +57,11 @@ impl RedisServer {
 
     /// Starts one on `port` (again, after [`stop`](RedisServer::stop)).
     pub fn start_on(port: u16) -> Option<RedisServer> {
-        let path = redis_server_path()?;
-        let child = Command::new(path)
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .args([
-                "--protected-mode",
-                "yes",
-                "--daemonize",
-                "no",
-                "--loglevel",
-                "warning",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start redis-server");
-        let server = RedisServer {
-            child: Some(child),
+        let server = RedisServer::spawn(
             port,
-            tls: false,
-        };
+            false,
+            &["--port", &port.to_string(), "--protected-mode", "yes"],
+        )?;
         let deadline = Instant::now() + Duration::from_secs(10);
         while !server.answers() {
             assert!(
@@ -102,56 +77,55 @@ impl RedisServer {
     /// PEM files given; client certificates (issued by the CA) are asked for when
     /// `clients_must_show` is set. `None` when Redis could not be installed.
     pub fn start_tls(cert: &str, key: &str, ca: &str, clients_must_show: bool) -> Option<RedisServer> {
-        let path = redis_server_path()?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(path)
-            .args([
+        let tls_port = port.to_string();
+        let server = RedisServer::spawn(
+            port,
+            true,
+            &[
                 "--port",
                 "0",
                 "--tls-port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-            ])
-            .args([
+                &tls_port,
                 "--tls-cert-file",
                 cert,
                 "--tls-key-file",
                 key,
                 "--tls-ca-cert-file",
                 ca,
-            ])
-            .args(["--tls-auth-clients", if clients_must_show { "yes" } else { "no" }])
-            .args([
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--daemonize",
-                "no",
-                "--loglevel",
-                "warning",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start redis-server with TLS");
-        let server = RedisServer {
-            child: Some(child),
-            port,
-            tls: true,
-        };
+                "--tls-auth-clients",
+                if clients_must_show { "yes" } else { "no" },
+            ],
+        )?;
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "redis-server listens on port {port}");
             std::thread::sleep(Duration::from_millis(20));
         }
         Some(server)
+    }
+
+    /// `redis-server` with `listening` (its ports, and TLS's files), on 127.0.0.1, without
+    /// persistence, in the foreground; `None` when Redis could not be installed.
+    fn spawn(port: u16, tls: bool, listening: &[&str]) -> Option<RedisServer> {
+        let child = Command::new(redis_server_path()?)
+            .args(listening)
+            .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .args(["--daemonize", "no", "--loglevel", "warning"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(if tls { Stdio::inherit() } else { Stdio::null() })
+            .spawn()
+            .expect("start redis-server");
+        Some(RedisServer {
+            child: Some(child),
+            port,
+            tls,
+        })
     }
 
     /// `redis://127.0.0.1:PORT/`, or `rediss://localhost:PORT/` when it serves TLS.
