@@ -728,14 +728,18 @@ fn transports_table(runs: &[TransportRun]) -> String {
             r.p999_us,
             r.server_cpu_us_per_req,
             r.implementation,
-            r.rounds
-                .iter()
-                .map(|cpu| format!("{cpu:.2}"))
-                .collect::<Vec<_>>()
-                .join(" · ")
+            rounds(&r.rounds)
         );
     }
     s
+}
+
+/// Every round's CPU µs per request, in the order given, for a table's last column.
+fn rounds(cpu: &[f64]) -> String {
+    cpu.iter()
+        .map(|cpu| format!("{cpu:.2}"))
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// The TLS table: one row per side × subject × connections or requests in flight.
@@ -758,11 +762,7 @@ fn tls_table(runs: &[crate::tls::TlsRun]) -> String {
             r.opened_per_10k,
             r.upstream_connections.map_or("–".to_owned(), |n| n.to_string()),
             r.what,
-            r.rounds
-                .iter()
-                .map(|cpu| format!("{cpu:.2}"))
-                .collect::<Vec<_>>()
-                .join(" · ")
+            rounds(&r.rounds)
         );
     }
     s
@@ -786,11 +786,7 @@ fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
             r.added_p99_us,
             r.cpu_us_per_req,
             r.what,
-            r.rounds
-                .iter()
-                .map(|cpu| format!("{cpu:.2}"))
-                .collect::<Vec<_>>()
-                .join(" · ")
+            rounds(&r.rounds)
         );
     }
     s.push_str(&fleet_table(runs));

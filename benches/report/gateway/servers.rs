@@ -108,9 +108,13 @@ pub(crate) async fn upstream(tls: Option<rpcwire::transport::tls::ServerTls>) {
 
 /// rpcwire's gateway as a user builds it: `proxy::Gateway` behind `HttpServer`.
 async fn rpcwire(upstream: &str) {
-    use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
-    let pool = UpstreamGroup::new(vec![Upstream::address_limited(upstream, 64 << 20).unwrap()]);
-    let router = Gateway::new(pool).into_router();
+    serve_gateway(rpcwire::proxy::Upstream::address_limited(upstream, 64 << 20).unwrap()).await;
+}
+
+/// `proxy::Gateway` to `upstream` behind `HttpServer` (bodies up to 64 MiB), announced.
+pub(crate) async fn serve_gateway(upstream: rpcwire::proxy::Upstream) {
+    use rpcwire::proxy::{Gateway, UpstreamGroup};
+    let router = Gateway::new(UpstreamGroup::new(vec![upstream])).into_router();
     let listener = bind().await;
     announce(listener.local_addr().expect("local address"));
     rpcwire::transport::http::HttpServer::new(router)

@@ -119,7 +119,7 @@ async fn server_floor(cert: &str, key: &str) {
 /// upstream at `url`, trusting the authority in the PEM file `ca` for `https://`, in HTTP
 /// `version`.
 async fn gateway(url: &str, ca: Option<&str>, version: rpcwire::transport::http::HttpVersion) {
-    use rpcwire::proxy::{Dial, Gateway, Upstream, UpstreamGroup};
+    use rpcwire::proxy::{Dial, Upstream};
     let mut dial = Dial::new().with_max_response(64 << 20).with_http_version(version);
     if let Some(ca) = ca {
         let tls = rpcwire::transport::tls::ClientTls::builder()
@@ -130,15 +130,7 @@ async fn gateway(url: &str, ca: Option<&str>, version: rpcwire::transport::http:
             .expect("a client configuration");
         dial = dial.with_tls(tls);
     }
-    let pool = UpstreamGroup::new(vec![Upstream::dial(url, &dial).expect("an upstream address")]);
-    let router = Gateway::new(pool).into_router();
-    let listener = bind().await;
-    announce(listener.local_addr().expect("local address"));
-    rpcwire::transport::http::HttpServer::new(router)
-        .with_max_body(64 << 20)
-        .serve(listener)
-        .await
-        .expect("the gateway serves");
+    crate::gateway::servers::serve_gateway(Upstream::dial(url, &dial).expect("an upstream address")).await;
 }
 
 /// The floor of a gateway to an https upstream: hyper's pooled client with hyper-rustls
