@@ -9,9 +9,10 @@
 //! connections). Here the connection counts its own activity instead — one atomic addition
 //! when a request head is read (hyper calls the service) and one when its answer's body is
 //! dropped (written whole, or abandoned) — and one timer per connection looks at the count
-//! once per header timeout. So a head that does not complete is cut after one period, and a
-//! connection idle after its last answer between one and two periods after it; a request
-//! under way (a slow handler, a long answer stream) keeps its connection.
+//! once per header timeout. So a head that does not complete is cut after one period (and a
+//! grace of at most a second), and a connection idle after its last answer between one and
+//! two periods after it; a request under way (a slow handler, a long answer stream) keeps its
+//! connection.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -42,6 +43,9 @@ impl Activity {
     }
 }
 
+/// How long a connection asked to close may take to (an idle one closes at once).
+const GRACE: Duration = Duration::from_secs(1);
+
 /// Counts one request under way until dropped.
 #[derive(Debug)]
 struct UnderWay(Arc<Activity>);
@@ -61,8 +65,9 @@ impl Drop for UnderWay {
 
 /// Serves `connection` until it ends, or until a whole `period` passes with no event and
 /// nothing under way on `activity`: then `shut_down` asks it to close (hyper's graceful
-/// shutdown: an idle connection is shut down in good order, with TLS's `close_notify`), and
-/// one more period later it is dropped if it has not.
+/// shutdown: a keep-alive connection idle after its answers is shut down in good order, with
+/// TLS's `close_notify`), and [`GRACE`] (or the period, if shorter) later it is dropped if it
+/// has not — as one in the middle of a head, which hyper does not close, is.
 pub(super) async fn serve_watched<C: Future>(
     connection: C,
     activity: &Activity,
@@ -82,7 +87,7 @@ pub(super) async fn serve_watched<C: Future>(
         let now = activity.now();
         if now == seen && now as u32 == 0 {
             shut_down(connection.as_mut());
-            let _ = tokio::time::timeout(period, connection).await;
+            let _ = tokio::time::timeout(period.min(GRACE), connection).await;
             return;
         }
         seen = now;
@@ -205,9 +210,14 @@ mod tests {
             |_| asked = Some(tokio::time::Instant::now()),
         )
         .await;
-        // Asked to shut down after one period; dropped one period later, as it did not.
+        // Asked to shut down after one period; dropped a grace later, as it did not.
         assert_eq!(asked.map(|at| at - started), Some(Duration::from_secs(1)));
-        assert_eq!(started.elapsed(), Duration::from_secs(2));
+        assert_eq!(started.elapsed(), Duration::from_secs(1) + GRACE);
+        // With a period shorter than the grace, the period.
+        let started = tokio::time::Instant::now();
+        let short = Duration::from_millis(300);
+        serve_watched(std::future::pending::<()>(), &activity, short, |_| {}).await;
+        assert_eq!(started.elapsed(), short * 2);
     }
 
     #[tokio::test(start_paused = true)]
