@@ -13,13 +13,18 @@
 //!
 //! Upstreams: `http://…`, `https://…` (HTTP/2 when the upstream offers it), `ws://…`,
 //! `wss://…`, `tcp://HOST:PORT` (NDJSON), or `stdio:` followed by a
-//! command whose stdin and stdout speak NDJSON (started again if it exits). Requests go to
+//! command whose stdin and stdout speak NDJSON (started again if it exits); `LABEL=URL`
+//! names one (by default its host and port: the URL itself, where providers put API keys,
+//! appears in no answer, metric or log line), and `${NAME}` in a URL is the environment
+//! variable `NAME` (`--upstream 'https://eth.example/v3/${PROVIDER_KEY}'`), so that keys stay
+//! out of command lines. Requests go to
 //! the upstreams in turn; one that never reached its upstream is sent to the next, one that
 //! may have reached it only for the methods given with `--safe`. `--deny METHOD` refuses a
 //! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
 //! `--timeout-ms` bounds each attempt; `--max-body` bounds requests, `--max-response` each
-//! upstream answer (16 MiB by default). The gateway answers
-//! `gateway_upstreams` itself: each upstream's counters. `--metrics ADDRESS` serves the
+//! upstream answer (16 MiB by default). With `--admin` the gateway answers
+//! `gateway_upstreams` itself: each upstream's name and counters (off by default: any client
+//! could call it). `--metrics ADDRESS` serves the
 //! `rpcwire::proxy` metrics (per upstream and method: attempts by outcome, latency, in
 //! flight; retries, coalesced and refused calls) as Prometheus text at `GET /metrics` there,
 //! and prints `metrics on ADDRESS`. Prints `listening on ADDRESS` once it accepts
@@ -48,6 +53,8 @@ use std::io::Write as _;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
+#[path = "common/env.rs"]
+mod env;
 #[cfg(feature = "redis")]
 #[path = "common/fleet.rs"]
 mod fleet;
@@ -66,8 +73,8 @@ use rpcwire::transport::{AnyTransport, Peer};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream URL [--upstream URL …] [--safe METHOD …] \
-                     [--deny METHOD …] [--coalesce] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS] \
+const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream [LABEL=]URL [--upstream [LABEL=]URL …] [--safe METHOD …] \
+                     [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS] \
                      [--keys FILE | --keys-from-redis HASH] [--redis URL [--redis-ca PEM] [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
                      [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]] \
                      [--tls-cert PEM --tls-key PEM] [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
@@ -78,6 +85,7 @@ struct Arguments {
     safe: Vec<String>,
     deny: Vec<String>,
     coalesce: bool,
+    admin: bool,
     timeout: Duration,
     max_body: usize,
     max_response: usize,
@@ -94,6 +102,7 @@ fn arguments() -> Result<Arguments, String> {
         safe: Vec::new(),
         deny: Vec::new(),
         coalesce: false,
+        admin: false,
         timeout: rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT,
         max_body: DEFAULT_MAX_BODY,
         max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
@@ -118,6 +127,7 @@ fn arguments() -> Result<Arguments, String> {
             "--safe" => parsed.safe.push(value("--safe")?),
             "--deny" => parsed.deny.push(value("--deny")?),
             "--coalesce" => parsed.coalesce = true,
+            "--admin" => parsed.admin = true,
             "--metrics" => parsed.metrics = Some(value("--metrics")?),
             "--timeout-ms" => {
                 let ms = value("--timeout-ms")?;
@@ -144,39 +154,58 @@ fn arguments() -> Result<Arguments, String> {
     Ok(parsed)
 }
 
-/// An upstream from its address; `stdio:COMMAND` runs the command (again whenever the last
-/// one has exited) and speaks NDJSON over its stdin and stdout.
-fn upstream(address: &str, dial: &Dial) -> Result<Upstream, String> {
+/// An upstream from `[LABEL=]ADDRESS`, its `${NAME}`s replaced by the environment's;
+/// `stdio:COMMAND` runs the command (again whenever the last one has exited) and speaks
+/// NDJSON over its stdin and stdout.
+fn upstream(given: &str, dial: &Dial) -> Result<Upstream, String> {
+    // A label is a word before `=` with no `:` or `/` (a URL's query may hold `=`).
+    let (label, address) = match given.split_once('=') {
+        Some((label, address)) if !label.is_empty() && !label.contains([':', '/']) => (Some(label), address),
+        _ => (None, given),
+    };
+    let address = env::expand(address).map_err(|problem| format!("--upstream: {problem}"))?;
+    let upstream = stdio_or_dial(&address, dial)?;
+    Ok(match label {
+        Some(label) => upstream.with_name(label),
+        None => upstream,
+    })
+}
+
+/// The upstream at `address` (see [`upstream`]).
+fn stdio_or_dial(address: &str, dial: &Dial) -> Result<Upstream, String> {
     let max_response = dial.max_response();
     let Some(command) = address.strip_prefix("stdio:") else {
         return Upstream::dial(address, dial).map_err(|error| format!("--upstream: {error}"));
     };
     let words: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
-    Ok(Upstream::new(address, move || {
-        let words = words.clone();
-        Peer::builder().connect(
-            async move {
-                let (program, arguments) = words.split_first().ok_or_else(|| {
-                    std::io::Error::new(std::io::ErrorKind::InvalidInput, "stdio: needs a command")
-                })?;
-                let mut child = tokio::process::Command::new(program)
-                    .args(arguments)
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::inherit())
-                    .kill_on_drop(true)
-                    .spawn()?;
-                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-                    return Err(std::io::Error::other("the child's pipes are missing"));
-                };
-                // The child lives as long as it runs; it ends when its stdin closes.
-                tokio::spawn(async move { child.wait().await });
-                Ok(AnyTransport::stream(stdout, stdin, Framing::Ndjson).with_max_frame(max_response))
-            },
-            // Answers are parsed up to the response limit, like the transport's frames.
-            Router::with_limits(rpcwire::Limits::default().with_max_size(max_response)),
-        )
-    }))
+    Ok(Upstream::new(
+        &rpcwire::proxy::upstream_label(address),
+        move || {
+            let words = words.clone();
+            Peer::builder().connect(
+                async move {
+                    let (program, arguments) = words.split_first().ok_or_else(|| {
+                        std::io::Error::new(std::io::ErrorKind::InvalidInput, "stdio: needs a command")
+                    })?;
+                    let mut child = tokio::process::Command::new(program)
+                        .args(arguments)
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::inherit())
+                        .kill_on_drop(true)
+                        .spawn()?;
+                    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                        return Err(std::io::Error::other("the child's pipes are missing"));
+                    };
+                    // The child lives as long as it runs; it ends when its stdin closes.
+                    tokio::spawn(async move { child.wait().await });
+                    Ok(AnyTransport::stream(stdout, stdin, Framing::Ndjson).with_max_frame(max_response))
+                },
+                // Answers are parsed up to the response limit, like the transport's frames.
+                Router::with_limits(rpcwire::Limits::default().with_max_size(max_response)),
+            )
+        },
+    ))
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -244,22 +273,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    router.method("gateway_upstreams", move |_: NoParams| {
-        let stats: Vec<_> = pool
-            .upstreams()
-            .iter()
-            .map(|u| {
-                let s = u.stats();
-                serde_json::json!({
-                    "name": u.name(), "requests": s.requests, "answered": s.answered,
-                    "upstream_errors": s.upstream_errors, "not_reached": s.not_reached,
-                    "no_answer": s.no_answer, "connects": s.connects, "in_flight": s.in_flight,
-                    "benched": s.benched,
-                })
-            })
-            .collect();
-        Ok(stats)
-    });
+    if arguments.admin {
+        admin(&mut router, pool);
+    }
     if let Ok(address) = listener.local_addr() {
         println!("listening on {address}");
         let _ = std::io::stdout().flush();
@@ -292,4 +308,24 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `gateway_upstreams`: each upstream's name (never its URL) and counters (`--admin`).
+fn admin(router: &mut Router, pool: std::sync::Arc<UpstreamGroup>) {
+    router.method("gateway_upstreams", move |_: NoParams| {
+        let stats: Vec<_> = pool
+            .upstreams()
+            .iter()
+            .map(|u| {
+                let s = u.stats();
+                serde_json::json!({
+                    "name": u.name(), "requests": s.requests, "answered": s.answered,
+                    "upstream_errors": s.upstream_errors, "not_reached": s.not_reached,
+                    "no_answer": s.no_answer, "connects": s.connects, "in_flight": s.in_flight,
+                    "benched": s.benched,
+                })
+            })
+            .collect();
+        Ok(stats)
+    });
 }

@@ -47,6 +47,7 @@ fn instance(upstream: &str, redis: &RedisServer, keys: &std::path::Path) -> List
         "100",
         "--cache",
         "get_data=0",
+        "--admin",
     ];
     start_listening(&example_binary("gateway"), &args)
 }

@@ -38,6 +38,25 @@ fn gateway(upstreams: &[String], extra: &[&str]) -> Listening {
     start_listening(&example_binary("gateway"), &args)
 }
 
+/// The Prometheus page of a gateway started with `--metrics` (the status line included).
+fn metrics_page(front: &Listening) -> String {
+    let metrics = front
+        .before
+        .iter()
+        .find_map(|line| line.strip_prefix("metrics on "))
+        .expect("metrics on");
+    let mut socket = TcpStream::connect(metrics).unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        socket,
+        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut page = String::new();
+    socket.read_to_string(&mut page).unwrap();
+    page
+}
+
 /// A TCP upstream speaking NDJSON, played by `behave` on each connection (a thread each);
 /// its `tcp://` address.
 fn fake_upstream(behave: fn(BufReader<TcpStream>, TcpStream)) -> String {
@@ -66,8 +85,18 @@ fn the_gateway_forwards_to_real_upstreams_and_survives_losing_one() {
     ];
     let front = gateway(
         &upstreams,
-        &["--safe", "subtract", "--safe", "sum", "--metrics", "127.0.0.1:0"],
+        &[
+            "--safe",
+            "subtract",
+            "--safe",
+            "sum",
+            "--metrics",
+            "127.0.0.1:0",
+            "--admin",
+        ],
     );
+    // The HTTP upstream goes by its host and port.
+    let label = http.address.clone();
     let (status, answer) = post(
         &front.address,
         r#"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1.50}"#,
@@ -132,24 +161,10 @@ fn the_gateway_forwards_to_real_upstreams_and_survives_losing_one() {
     );
 
     // The same, as Prometheus text.
-    let metrics = front
-        .before
-        .iter()
-        .find_map(|line| line.strip_prefix("metrics on "))
-        .expect("metrics on");
-    let mut socket = TcpStream::connect(metrics).unwrap();
-    socket.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    write!(
-        socket,
-        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut page = String::new();
-    socket.read_to_string(&mut page).unwrap();
+    let page = metrics_page(&front);
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     let series = format!(
-        r#"rpcwire_upstream_requests_total{{upstream="{}",method="subtract",outcome="not_reached"}}"#,
-        upstreams[0]
+        r#"rpcwire_upstream_requests_total{{upstream="{label}",method="subtract",outcome="not_reached"}}"#
     );
     assert!(page.contains(&series), "{series} in {page}");
 }
@@ -222,7 +237,7 @@ fn foreign_ids_garbage_slowness_and_drops_become_error_answers() {
         ("slow", slow),
         ("drops", drops),
     ] {
-        let front = gateway(&[upstream], &[]);
+        let front = gateway(&[upstream], &["--admin"]);
         for id in 0..2 {
             let (status, answer) = post(
                 &front.address,
@@ -240,4 +255,65 @@ fn foreign_ids_garbage_slowness_and_drops_become_error_answers() {
         assert_eq!(stats["id"], "s", "{name}");
         assert_eq!(stats["result"][0]["no_answer"], 2, "{name}: {stats}");
     }
+}
+
+#[test]
+fn a_key_in_an_upstream_url_reaches_no_client_and_no_metric() {
+    // The key comes from the environment (`${NAME}` in the URL), in the path and the query;
+    // nothing listens at the upstream, so every call fails and says which upstream failed.
+    std::env::set_var("RPCWIRE_TEST_PROVIDER_KEY", "SECRET-KEY-4711");
+    let closed = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let url = format!(
+        "http://127.0.0.1:{port}/v3/${{RPCWIRE_TEST_PROVIDER_KEY}}?apikey=${{RPCWIRE_TEST_PROVIDER_KEY}}"
+    );
+    let call = r#"{"jsonrpc":"2.0","method":"subtract","params":[1,1],"id":1}"#;
+    let admin = r#"{"jsonrpc":"2.0","method":"gateway_upstreams","id":2}"#;
+    let front = gateway(std::slice::from_ref(&url), &["--metrics", "127.0.0.1:0"]);
+    let (_, failed) = post(&front.address, call);
+    assert_eq!(failed["error"]["code"], -32010, "{failed}");
+    let shown = failed.to_string();
+    assert!(
+        shown.contains(&format!("127.0.0.1:{port}")),
+        "named by host and port: {shown}"
+    );
+    // Off without --admin: the method is forwarded like any other, and fails the same way.
+    let (_, refused) = post(&front.address, admin);
+    assert!(refused["result"].is_null(), "{refused}");
+    let page = metrics_page(&front);
+    assert!(page.contains(&format!("upstream=\"127.0.0.1:{port}\"")), "{page}");
+    // With --admin and a label: the label, never the URL.
+    let labelled = gateway(&[format!("primary={url}")], &["--admin"]);
+    let (_, stats) = post(&labelled.address, admin);
+    assert_eq!(stats["result"][0]["name"], "primary", "{stats}");
+    let (_, failed_again) = post(&labelled.address, call);
+    for text in [
+        shown,
+        refused.to_string(),
+        page,
+        stats.to_string(),
+        failed_again.to_string(),
+    ] {
+        assert!(
+            !text.contains("SECRET-KEY-4711") && !text.contains("/v3/"),
+            "{text}"
+        );
+    }
+    // A variable that is not set stops it at start-up, saying which.
+    let stopped = std::process::Command::new(example_binary("gateway"))
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            "https://eth.example/${RPCWIRE_TEST_UNSET_VARIABLE}",
+        ])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("${RPCWIRE_TEST_UNSET_VARIABLE} is not set"),
+        "{said}"
+    );
 }

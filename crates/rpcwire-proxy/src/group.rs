@@ -195,8 +195,22 @@ impl UpstreamGroup {
     /// ```
     pub fn new(upstreams: Vec<Upstream>) -> UpstreamGroup {
         let retry = RetryPolicy::new();
+        // One name each (two keys of one provider share a host): the second is `NAME#2`.
+        let names = crate::label::unique(upstreams.iter().map(|upstream| upstream.name().to_owned()));
+        let upstreams = upstreams
+            .into_iter()
+            .zip(names)
+            .map(|(upstream, name)| {
+                let upstream = if upstream.name() == name {
+                    upstream
+                } else {
+                    upstream.with_name(&name)
+                };
+                Arc::new(upstream)
+            })
+            .collect();
         UpstreamGroup {
-            upstreams: upstreams.into_iter().map(Arc::new).collect(),
+            upstreams,
             budget: retry.budget(),
             retry,
             timeout: DEFAULT_ATTEMPT_TIMEOUT,
@@ -260,8 +274,13 @@ impl UpstreamGroup {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![rpcwire::proxy::Upstream::address("tcp://a:1").unwrap()]);
-    /// assert_eq!(group.upstreams()[0].name(), "tcp://a:1");
+    /// use rpcwire::proxy::{Upstream, UpstreamGroup};
+    /// let group = UpstreamGroup::new(vec![
+    ///     Upstream::address("tcp://a:1").unwrap(),
+    ///     Upstream::address("ws://a:1/another-key").unwrap(),
+    /// ]);
+    /// assert_eq!(group.upstreams()[0].name(), "a:1");
+    /// assert_eq!(group.upstreams()[1].name(), "a:1#2");
     /// # });
     /// ```
     pub fn upstreams(&self) -> &[Arc<Upstream>] {

@@ -24,7 +24,9 @@ pub const DEFAULT_MAX_RESPONSE: usize = 16 << 20;
 /// How many requests may be under way on one upstream by default.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 
-/// One upstream server of an [`UpstreamGroup`](super::UpstreamGroup): a name, a way to
+/// One upstream server of an [`UpstreamGroup`](super::UpstreamGroup): a name (for one made
+/// from an address, its [label](crate::upstream_label): never the whole address, where
+/// providers put their API keys), a way to
 /// connect (called again whenever the connection has closed: dropped WebSocket, TCP and
 /// stdio upstreams reconnect), a limit on requests under way, and a breaker that benches it
 /// after failures in a row and lets one probe through after a cool-down.
@@ -37,7 +39,7 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// let upstream = Upstream::address("tcp://127.0.0.1:8545").unwrap()
 ///     .with_max_in_flight(64)
 ///     .with_breaker(5, Duration::from_secs(10));
-/// assert_eq!(upstream.name(), "tcp://127.0.0.1:8545");
+/// assert_eq!(upstream.name(), "127.0.0.1:8545");
 /// assert_eq!(upstream.stats().requests, 0);
 /// # });
 /// ```
@@ -162,7 +164,7 @@ impl Upstream {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let upstream = rpcwire::proxy::Upstream::address("tcp://127.0.0.1:9").unwrap();
-    /// assert_eq!(upstream.name(), "tcp://127.0.0.1:9");
+    /// assert_eq!(upstream.name(), "127.0.0.1:9");
     /// let refused = rpcwire::proxy::Upstream::address("tcp://127.0.0.1").unwrap_err();
     /// assert!(refused.to_string().contains("HOST:PORT"), "{refused}");
     /// # });
@@ -178,7 +180,7 @@ impl Upstream {
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// let upstream = rpcwire::proxy::Upstream::address_limited("tcp://127.0.0.1:9", 64 << 20).unwrap();
-    /// assert_eq!(upstream.name(), "tcp://127.0.0.1:9");
+    /// assert_eq!(upstream.name(), "127.0.0.1:9");
     /// # });
     /// ```
     pub fn address_limited(address: &str, max_response: usize) -> Result<Upstream, AddressError> {
@@ -187,29 +189,32 @@ impl Upstream {
 
     /// An upstream at `address`, reached as `dial` says: its largest answer, and its own
     /// TLS (the authority it is trusted by, the client certificate it is shown) for
-    /// `https://` and `wss://`.
+    /// `https://` and `wss://`. Its name is the address's [label](crate::upstream_label)
+    /// (the host and port): the address itself, path and query included, appears in no
+    /// answer, metric or log ([`with_name`](Upstream::with_name) gives it another).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
     /// use rpcwire::proxy::{Dial, Upstream};
     /// let tls = rpcwire::transport::tls::ClientTls::builder().with_webpki_roots().build().unwrap();
-    /// let upstream = Upstream::dial("https://node.example/v3/key", &Dial::new().with_tls(tls)).unwrap();
-    /// # let _ = upstream;
+    /// let upstream = Upstream::dial("https://node.example/v3/KEY", &Dial::new().with_tls(tls)).unwrap();
+    /// assert_eq!(upstream.name(), "node.example");
     /// # });
     /// ```
     pub fn dial(address: &str, dial: &Dial) -> Result<Upstream, AddressError> {
         crate::check_address(address)?;
+        let label = crate::upstream_label(address);
         #[cfg(feature = "http")]
         if address.split_once("://").is_some_and(|(scheme, _)| {
             scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
         }) {
             let client = dial.http_client(address)?;
-            return Ok(Upstream::linked(address, Link::Http(Box::new(HttpLink(client)))));
+            return Ok(Upstream::linked(&label, Link::Http(Box::new(HttpLink(client)))));
         }
         let owned: Arc<str> = address.into();
         let dial = dial.clone();
         let max_response = dial.max_response();
-        Ok(Upstream::new(address, move || {
+        Ok(Upstream::new(&label, move || {
             let (address, dial) = (owned.clone(), dial.clone());
             Peer::builder().connect(
                 async move { AnyTransport::dial(&address, Framing::Ndjson, &dial).await },
@@ -258,15 +263,30 @@ impl Upstream {
         self
     }
 
-    /// The upstream's name (its address, for [`address`](Upstream::address)).
+    /// The upstream's name, in error answers, metrics, logs and the fleet's keys (the
+    /// address's [label](crate::upstream_label), for [`address`](Upstream::address)).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// assert_eq!(rpcwire::proxy::Upstream::address("ws://node:8546").unwrap().name(), "ws://node:8546");
+    /// assert_eq!(rpcwire::proxy::Upstream::address("ws://node:8546/KEY").unwrap().name(), "node:8546");
     /// # });
     /// ```
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Goes by `name` (an [`UpstreamGroup`](super::UpstreamGroup) numbers a name given
+    /// twice: `NAME#2`).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let upstream = rpcwire::proxy::Upstream::address("https://eth.example/v3/KEY").unwrap().with_name("primary");
+    /// assert_eq!(upstream.name(), "primary");
+    /// # });
+    /// ```
+    pub fn with_name(mut self, name: &str) -> Upstream {
+        self.name = name.into();
+        self
     }
 
     /// The most requests under way at once.
