@@ -47,7 +47,8 @@
 //! `--cache METHOD=SECONDS` (0: for good) caches its answers for the whole fleet;
 //! `--on-redis-down open|closed` (open: each instance at the rate divided by `--instances N`;
 //! closed: 503) and `--redis-timeout-ms MS` (50) say what happens when Redis does not answer.
-//! A `rediss://` URL speaks TLS to Redis (the system's roots, or `--redis-ca PEM`'s).
+//! A `rediss://` URL speaks TLS to Redis (the system's roots, or `--redis-ca PEM`'s); `${NAME}`
+//! in it is read from the environment, as in upstream URLs.
 
 use std::io::Write as _;
 use std::process::{ExitCode, Stdio};

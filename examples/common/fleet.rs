@@ -33,7 +33,12 @@ impl FleetOptions {
         match arg {
             "--keys" => self.keys = Some(value(arg)?),
             "--keys-from-redis" => self.keys_from_redis = Some(value(arg)?),
-            "--redis" => self.redis = Some(value(arg)?),
+            // `${NAME}` read from the environment, as in upstream URLs (a password stays out
+            // of the command line).
+            "--redis" => {
+                let url = value(arg)?;
+                self.redis = Some(super::env::expand(&url).map_err(|problem| format!("--redis: {problem}"))?);
+            }
             "--redis-ca" => self.redis_ca = Some(value(arg)?),
             "--on-redis-down" => self.on_redis_down = Some(value(arg)?),
             "--instances" => {
