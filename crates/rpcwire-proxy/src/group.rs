@@ -200,14 +200,7 @@ impl UpstreamGroup {
         let upstreams = upstreams
             .into_iter()
             .zip(names)
-            .map(|(upstream, name)| {
-                let upstream = if upstream.name() == name {
-                    upstream
-                } else {
-                    upstream.with_name(&name)
-                };
-                Arc::new(upstream)
-            })
+            .map(|(upstream, name)| Arc::new(upstream.with_name(&name)))
             .collect();
         UpstreamGroup {
             upstreams,

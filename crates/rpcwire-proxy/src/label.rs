@@ -19,15 +19,9 @@ pub fn upstream_label(address: &str) -> String {
         let name = program.rsplit('/').next().unwrap_or_default();
         return format!("stdio:{name}");
     }
-    let Some((_, rest)) = address.split_once("://") else {
-        return "upstream".to_owned();
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    if host.is_empty() {
-        "upstream".to_owned()
-    } else {
-        host.to_owned()
+    match crate::transport::url_parts(address) {
+        Some((_, host, _)) if !host.is_empty() => host.to_owned(),
+        _ => "upstream".to_owned(),
     }
 }
 

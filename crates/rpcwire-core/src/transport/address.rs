@@ -71,16 +71,34 @@ impl std::fmt::Debug for AddressError {
     }
 }
 
-/// `address` as it may be shown: a URL's scheme and host, without credentials, and `/…` in
-/// place of a path or query; anything else as it is.
-fn shown(address: &str) -> String {
-    let Some((scheme, rest)) = address.split_once("://") else {
-        return address.to_owned();
-    };
+/// The scheme of the URL `address`, its host (with the port, when one is written) without
+/// credentials, and what follows the host (path, query, fragment); `None` when it is not a
+/// URL. What may be shown of an address where providers put API keys: the host.
+///
+/// ```
+/// use rpcwire_core::transport::url_parts;
+/// assert_eq!(
+///     url_parts("wss://user:KEY@node.example:8546/v3/KEY?k=1"),
+///     Some(("wss", "node.example:8546", "/v3/KEY?k=1"))
+/// );
+/// assert_eq!(url_parts("stdio:server"), None);
+/// ```
+#[doc(hidden)] // for rpcwire's own crates; not covered by semver
+pub fn url_parts(address: &str) -> Option<(&str, &str, &str)> {
+    let (scheme, rest) = address.split_once("://")?;
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let authority = &rest[..end];
     let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    let elided = match &rest[end..] {
+    Some((scheme, host, &rest[end..]))
+}
+
+/// `address` as it may be shown: a URL's scheme and host, without credentials, and `/…` in
+/// place of a path or query; anything else as it is.
+fn shown(address: &str) -> String {
+    let Some((scheme, host, rest)) = url_parts(address) else {
+        return address.to_owned();
+    };
+    let elided = match rest {
         "" => "",
         "/" => "/",
         _ => "/…",

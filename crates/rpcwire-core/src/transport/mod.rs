@@ -43,7 +43,7 @@ mod peer;
 mod stdio;
 mod stream;
 
-pub use address::AddressError;
+pub use address::{url_parts, AddressError};
 pub use error::TransportError;
 pub use peer::{
     BatchEntry, CancelProtocol, CloseReason, ConnectionState, Peer, PeerBuilder, PeerError, PeerErrorKind,

@@ -3,6 +3,8 @@
 //! request at once, over TCP or TLS — instead of a pool keyed by host that hashes the key,
 //! and spawns a task to wait for the connection, at every request.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -281,12 +283,9 @@ impl Connections {
                     Sent::Unsent(unsent) => request = unsent,
                 }
             }
-            Box::pin(self.connect()).await?
+            self.connect().await?
         } else {
-            // Boxed: opening a connection (TCP, TLS, the HTTP/2 handshake) is a future of
-            // ~7.5 KB, which would otherwise make every request's future — the gateway's
-            // whole forwarding chain, boxed and moved per request — that much larger.
-            Box::pin(self.connect()).await?
+            self.connect().await?
         };
         match link {
             Link::Http1(sender) => match self.send_http1(sender, request).await {
@@ -416,7 +415,16 @@ impl Connections {
 
     /// A new connection — TCP, TLS for `https://`, then HTTP/1.1 or HTTP/2 as agreed — its
     /// driving task spawned on the current runtime.
-    async fn connect(&self) -> Result<Link, SendFailure> {
+    ///
+    /// Boxed: opening (TCP, TLS, the HTTP/2 handshake) is a future of ~7.5 KB, which inline
+    /// would make every request's future — the gateway's whole forwarding chain, boxed and
+    /// moved per request — that much larger, for a step taken once per connection.
+    fn connect(&self) -> Pin<Box<dyn Future<Output = Result<Link, SendFailure>> + Send + '_>> {
+        Box::pin(self.open())
+    }
+
+    /// See [`connect`](Connections::connect).
+    async fn open(&self) -> Result<Link, SendFailure> {
         let not_reached = |reason: String| SendFailure {
             reason: format!("HTTP request failed: {reason}"),
             reached: false,

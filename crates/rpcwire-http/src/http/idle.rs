@@ -186,6 +186,15 @@ impl<B: Body> Body for WatchedBody<B> {
 mod tests {
     use super::*;
 
+    /// Watches `connection` with `period`: how long after the start it was asked to shut
+    /// down, if it was.
+    async fn asked_after(connection: impl Future, activity: &Activity, period: Duration) -> Option<Duration> {
+        let started = tokio::time::Instant::now();
+        let mut asked = None;
+        serve_watched(connection, activity, period, |_| asked = Some(started.elapsed())).await;
+        asked
+    }
+
     #[test]
     fn events_and_requests_under_way_share_one_word() {
         let activity = Arc::new(Activity::default());
@@ -202,16 +211,9 @@ mod tests {
     async fn a_connection_with_no_event_for_a_period_is_dropped() {
         let activity = Activity::default();
         let started = tokio::time::Instant::now();
-        let mut asked = None;
-        serve_watched(
-            std::future::pending::<()>(),
-            &activity,
-            Duration::from_secs(1),
-            |_| asked = Some(tokio::time::Instant::now()),
-        )
-        .await;
+        let asked = asked_after(std::future::pending::<()>(), &activity, Duration::from_secs(1)).await;
         // Asked to shut down after one period; dropped a grace later, as it did not.
-        assert_eq!(asked.map(|at| at - started), Some(Duration::from_secs(1)));
+        assert_eq!(asked, Some(Duration::from_secs(1)));
         assert_eq!(started.elapsed(), Duration::from_secs(1) + GRACE);
         // With a period shorter than the grace, the period.
         let started = tokio::time::Instant::now();
@@ -224,20 +226,17 @@ mod tests {
     async fn a_request_under_way_keeps_its_connection_and_its_end_starts_the_count() {
         let activity = Arc::new(Activity::default());
         let under_way = UnderWay::start(&activity);
-        let started = tokio::time::Instant::now();
         let ended = async {
             // Under way for 5 periods, then done.
             tokio::time::sleep(Duration::from_millis(5_500)).await;
             drop(under_way);
             std::future::pending::<()>().await
         };
-        let mut asked = None;
-        serve_watched(ended, &activity, Duration::from_secs(1), |_| {
-            asked = Some(tokio::time::Instant::now())
-        })
-        .await;
         // The end at 5.5 s is an event seen at 6 s; nothing happens until 7 s.
-        assert_eq!(asked.map(|at| at - started), Some(Duration::from_secs(7)));
+        assert_eq!(
+            asked_after(ended, &activity, Duration::from_secs(1)).await,
+            Some(Duration::from_secs(7))
+        );
     }
 
     #[tokio::test(start_paused = true)]
@@ -245,9 +244,8 @@ mod tests {
         let activity = Activity::default();
         let started = tokio::time::Instant::now();
         let (ask, asked) = tokio::sync::oneshot::channel::<()>();
-        let mut ask = Some(ask);
         serve_watched(asked, &activity, Duration::from_secs(1), |_| {
-            let _ = ask.take().map(|ask| ask.send(()));
+            let _ = ask.send(());
         })
         .await;
         assert_eq!(started.elapsed(), Duration::from_secs(1));
@@ -257,15 +255,8 @@ mod tests {
     async fn a_connection_that_ends_ends_the_watch() {
         let activity = Activity::default();
         let started = tokio::time::Instant::now();
-        let mut asked = false;
-        serve_watched(
-            tokio::time::sleep(Duration::from_millis(300)),
-            &activity,
-            Duration::from_secs(1),
-            |_| asked = true,
-        )
-        .await;
+        let ends = tokio::time::sleep(Duration::from_millis(300));
+        assert_eq!(asked_after(ends, &activity, Duration::from_secs(1)).await, None);
         assert_eq!(started.elapsed(), Duration::from_millis(300));
-        assert!(!asked);
     }
 }
