@@ -19,7 +19,11 @@
 //! variable `NAME` (`--upstream 'https://eth.example/v3/${PROVIDER_KEY}'`), so that keys stay
 //! out of command lines. Requests go to
 //! the upstreams in turn; one that never reached its upstream is sent to the next, one that
-//! may have reached it only for the methods given with `--safe`. `--deny METHOD` refuses a
+//! may have reached it only for the methods given with `--safe`. An upstream over its rate
+//! limit (HTTP 429, or -32005 in an answer) is left alone for its `Retry-After` (1 s when it
+//! does not say, 60 s at most) and the request goes to the next one; when every upstream is
+//! over its limit the client gets -32005 with the upstream's message and data, a request alone
+//! in its body as HTTP 429 with `Retry-After`. `--deny METHOD` refuses a
 //! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
 //! `--timeout-ms` bounds each attempt; `--max-body` bounds requests, `--max-response` each
 //! upstream answer (16 MiB by default). With `--admin` the gateway answers
@@ -322,8 +326,9 @@ fn admin(router: &mut Router, pool: std::sync::Arc<UpstreamGroup>) {
                 serde_json::json!({
                     "name": u.name(), "requests": s.requests, "answered": s.answered,
                     "upstream_errors": s.upstream_errors, "not_reached": s.not_reached,
-                    "no_answer": s.no_answer, "connects": s.connects, "in_flight": s.in_flight,
-                    "benched": s.benched,
+                    "no_answer": s.no_answer, "limited": s.limited, "connects": s.connects,
+                    "in_flight": s.in_flight, "benched": s.benched,
+                    "paused_ms": s.paused_for.map(|wait| wait.as_millis() as u64),
                 })
             })
             .collect();

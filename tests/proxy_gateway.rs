@@ -54,7 +54,7 @@ async fn local_methods_stay_local_the_rest_is_forwarded_under_the_policy() {
             {"jsonrpc": "2.0", "id": "two", "result": "main"},
             {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "Method not found", "data": "subtract"}},
             {"jsonrpc": "2.0", "id": 4, "result": "side"},
-            {"jsonrpc": "2.0", "id": 5, "error": {"code": -32005, "message": "limit exceeded"}},
+            {"jsonrpc": "2.0", "id": 5, "error": {"code": -32000, "message": "server busy"}},
             {"jsonrpc": "2.0", "id": 6, "error": {"code": -32600, "message": "Invalid Request", "data": batch[5]["error"]["data"]}},
         ])
     );

@@ -18,7 +18,8 @@ use tokio::io::{DuplexStream, ReadHalf, WriteHalf};
 type Duplex = StreamTransport<ReadHalf<DuplexStream>, WriteHalf<DuplexStream>>;
 
 /// A healthy upstream: `whoami` answers its name, `subtract` subtracts, `slow` answers after
-/// 200 ms, `busy` answers -32005.
+/// 200 ms, `busy` answers -32000 "server busy" (a code a policy may retry; -32005 would be a
+/// rate limit, which pauses the upstream).
 pub fn healthy(name: &'static str) -> Upstream {
     Upstream::new(name, move || {
         let (ours, theirs) = tokio::io::duplex(1 << 16);
@@ -26,7 +27,7 @@ pub fn healthy(name: &'static str) -> Upstream {
         router.method("whoami", move |_: NoParams| Ok(name));
         router.method("subtract", |(a, b): (i64, i64)| Ok(a - b));
         router.method("busy", |_: NoParams| -> Result<(), _> {
-            Err(ErrorObject::new(-32005, "limit exceeded"))
+            Err(ErrorObject::new(-32000, "server busy"))
         });
         router.method_async("slow", move |_: NoParams| async move {
             tokio::time::sleep(Duration::from_millis(200)).await;

@@ -29,6 +29,18 @@ pub enum ForwardError {
     /// The params could not be sent (they are not an array or an object).
     #[error("params cannot be sent: {0}")]
     Params(String),
+    /// Every upstream that could take it refused it for a limit it reached (an HTTP 429, a
+    /// -32005 answer), or is paused for one: `error` is the last limit's (code -32005, the
+    /// upstream's message and data), `retry_after` the time until the first upstream paused
+    /// comes back. Over HTTP a gateway answers a request alone in its body `429 Too Many
+    /// Requests` with `Retry-After`.
+    #[error("every upstream is over its limit: {}", error.message())]
+    Limited {
+        /// The error object the client gets.
+        error: ErrorObject<'static>,
+        /// How long the client should wait before asking again.
+        retry_after: std::time::Duration,
+    },
     /// The upstream answered in breach of JSON-RPC 2.0 (`"result":null` beside an
     /// `"error"`, both `null`, …): what it sent, and why it was refused.
     #[error("the upstream's answer breaks JSON-RPC 2.0: {reason}")]
@@ -52,7 +64,7 @@ impl ForwardError {
     pub const NON_CONFORMING_CODE: i64 = crate::codes::UPSTREAM_NON_CONFORMING;
 
     /// The error object the client is answered with: the upstream's own for
-    /// [`Remote`](ForwardError::Remote); [`UNAVAILABLE_CODE`](ForwardError::UNAVAILABLE_CODE)
+    /// [`Remote`](ForwardError::Remote), the limit's for [`Limited`](ForwardError::Limited); [`UNAVAILABLE_CODE`](ForwardError::UNAVAILABLE_CODE)
     /// (-32010, "upstream unavailable") or [`NO_ANSWER_CODE`](ForwardError::NO_ANSWER_CODE)
     /// (-32011, "no answer from upstream") with the reason in `data`; invalid params (-32602)
     /// for params that could not be sent;
@@ -76,7 +88,7 @@ impl ForwardError {
                 let data = serde_json::json!({ "reason": reason, "error": error });
                 return object.clone().with_data(&data).unwrap_or(object);
             }
-            ForwardError::Remote(error) => return error.clone(),
+            ForwardError::Remote(error) | ForwardError::Limited { error, .. } => return error.clone(),
             ForwardError::Unavailable(reason) => (
                 ErrorCode::from(ForwardError::UNAVAILABLE_CODE),
                 "upstream unavailable",

@@ -341,7 +341,20 @@ impl Gateway {
                     }
                 }
             }
-            Err(error) => FallbackAnswer::Error(self.failed(&error)),
+            Err(error) => self.failure(&error),
+        }
+    }
+
+    /// What a client is answered when its request got no result: the error object, and for
+    /// a limit the time to wait before asking again (over HTTP, 429 with `Retry-After`).
+    fn failure(&self, error: &ForwardError) -> FallbackAnswer {
+        let object = self.failed(error);
+        match error {
+            ForwardError::Limited { retry_after, .. } => FallbackAnswer::Limited {
+                error: object,
+                retry_after: *retry_after,
+            },
+            _ => FallbackAnswer::Error(object),
         }
     }
 
@@ -471,7 +484,7 @@ impl Fallback for Forwarding {
                 let method = text(&method);
                 match gateway.coalesced(method, params).await {
                     Ok(result) => FallbackAnswer::Result(result),
-                    Err(error) => FallbackAnswer::Error(gateway.failed(&error)),
+                    Err(error) => gateway.failure(&error),
                 }
             });
         }

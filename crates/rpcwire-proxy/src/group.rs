@@ -3,12 +3,15 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
 use super::breaker::Breaking;
 use super::forward_error::ForwardError;
+use super::limit::{
+    error_of, is_limit, limit_of, Limit, Pausing, DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE,
+};
 use super::link::{LinkAnswer, LinkError, LinkErrorKind};
 use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy, Retrying};
@@ -53,6 +56,8 @@ pub struct UpstreamGroup {
     retry: RetryPolicy,
     budget: RetryBudget,
     timeout: Duration,
+    limit_pause: Duration,
+    max_limit_pause: Duration,
     next: AtomicUsize,
 }
 
@@ -74,6 +79,9 @@ enum Attempt {
     Refused(String),
     /// The params cannot be sent anywhere.
     BadParams(String),
+    /// The upstream refused it for a limit it reached (an HTTP 429, a -32005 answer): it did
+    /// not run there, and the upstream is paused.
+    Limited(Limit),
 }
 
 /// The attempts of one call: each on the next upstream from `first` on that would take it
@@ -94,10 +102,17 @@ enum Missed {
 
 impl Missed {
     /// What the call ends with when this was its last attempt: the upstream's own error
-    /// answer when it gave one, as it came; why there is none otherwise.
-    fn into_outcome(self) -> Result<LinkAnswer, ForwardError> {
+    /// answer when it gave one, as it came; why there is none otherwise. When no upstream
+    /// would take it and one is paused for a limit, the limit's error, with the time until
+    /// the first comes back.
+    fn into_outcome(self, group: &UpstreamGroup) -> Result<LinkAnswer, ForwardError> {
         let (upstream, attempt) = match self {
-            Missed::Benched => return Err(ForwardError::Unavailable("every upstream is benched".to_owned())),
+            Missed::Benched => {
+                return Err(match group.first_back(Instant::now()) {
+                    Some((error, retry_after)) => ForwardError::Limited { error, retry_after },
+                    None => ForwardError::Unavailable("every upstream is benched".to_owned()),
+                })
+            }
             Missed::On(upstream, attempt) => (upstream, attempt),
         };
         let name = upstream.name();
@@ -111,6 +126,17 @@ impl Missed {
                 Err(ForwardError::NoAnswer(format!("{name}: {reason}")))
             }
             Attempt::NotReached(reason) => Err(ForwardError::Unavailable(format!("{name}: {reason}"))),
+            Attempt::Limited(limit) => {
+                let now = Instant::now();
+                let retry_after = match group.first_back(now) {
+                    Some((_, first_back)) => first_back,
+                    None => upstream.pause.remaining(now).unwrap_or_default(),
+                };
+                Err(ForwardError::Limited {
+                    error: limit.error,
+                    retry_after,
+                })
+            }
         }
     }
 }
@@ -154,22 +180,13 @@ impl RpcService for Attempts<'_> {
 }
 
 /// Whether a call whose attempt ended so is worth another attempt: one that never reached
-/// its upstream always; one that may have reached it (no answer, a busy answer) only for a
-/// method the policy marks safe to repeat.
+/// its upstream or was refused for a limit (it did not run) always; one that may have
+/// reached it (no answer, a busy answer) only for a method the policy marks safe to repeat.
 fn retries(policy: &RetryPolicy, call: &RpcCall<'_>, outcome: &Result<LinkAnswer, Missed>) -> bool {
     match outcome {
-        Err(Missed::On(_, Attempt::NotReached(_))) => true,
+        Err(Missed::On(_, Attempt::NotReached(_) | Attempt::Limited(_))) => true,
         Err(Missed::On(_, Attempt::NoAnswer { .. })) => policy.is_safe(call.method()),
         _ => false,
-    }
-}
-
-/// The upstream's error object in `answer`, if it is an error answer.
-fn error_of(answer: &LinkAnswer) -> Option<&ErrorObject<'static>> {
-    match answer {
-        LinkAnswer::Frame { error, .. } => error.as_ref(),
-        LinkAnswer::Remote(answer) => answer.error(),
-        LinkAnswer::NonConforming { .. } => None,
     }
 }
 
@@ -207,6 +224,8 @@ impl UpstreamGroup {
             budget: retry.budget(),
             retry,
             timeout: DEFAULT_ATTEMPT_TIMEOUT,
+            limit_pause: DEFAULT_LIMIT_PAUSE,
+            max_limit_pause: DEFAULT_MAX_LIMIT_PAUSE,
             next: AtomicUsize::new(0),
         }
     }
@@ -239,6 +258,37 @@ impl UpstreamGroup {
     pub fn with_timeout(mut self, timeout: Duration) -> UpstreamGroup {
         self.timeout = timeout;
         self
+    }
+
+    /// How long an upstream that refused a request for a limit (an HTTP 429, a -32005
+    /// answer) is left alone: its `Retry-After` when it gave one, else `default`; never
+    /// longer than `max` (then one request goes to it, and its answer pauses it again or
+    /// not). By default [`DEFAULT_LIMIT_PAUSE`] and [`DEFAULT_MAX_LIMIT_PAUSE`].
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// let group = rpcwire::proxy::UpstreamGroup::new(vec![])
+    ///     .with_limit_pause(Duration::from_millis(500), Duration::from_secs(30));
+    /// assert_eq!(group.limit_pause(), (Duration::from_millis(500), Duration::from_secs(30)));
+    /// # });
+    /// ```
+    pub fn with_limit_pause(mut self, default: Duration, max: Duration) -> UpstreamGroup {
+        self.limit_pause = default;
+        self.max_limit_pause = max.max(default);
+        self
+    }
+
+    /// How long an upstream over its limit is left alone when it does not say, and at most.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{UpstreamGroup, DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};
+    /// assert_eq!(UpstreamGroup::new(vec![]).limit_pause(), (DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE));
+    /// # });
+    /// ```
+    pub fn limit_pause(&self) -> (Duration, Duration) {
+        (self.limit_pause, self.max_limit_pause)
     }
 
     /// How long one attempt may take.
@@ -352,7 +402,7 @@ impl UpstreamGroup {
         );
         match retrying.call(call).await {
             Ok(answer) => Ok(answer),
-            Err(missed) => missed.into_outcome(),
+            Err(missed) => missed.into_outcome(self),
         }
     }
 
@@ -386,7 +436,7 @@ impl UpstreamGroup {
             }
         }
         match failure {
-            Some(missed) => missed.into_outcome().map(drop),
+            Some(missed) => missed.into_outcome(self).map(drop),
             None => Err(ForwardError::Unavailable("no upstream is configured".to_owned())),
         }
     }
@@ -413,19 +463,31 @@ impl UpstreamGroup {
         waiting
     }
 
-    /// What an attempt on `upstream` goes through, outermost first: its breaker (told what
-    /// [`trips`] it), the group's timeout per attempt, the upstream's in-flight limit (waiting
-    /// for a slot is within the timeout), its link.
+    /// What an attempt on `upstream` goes through, outermost first: its pause for a limit
+    /// (started by an answer that says one was reached), its breaker (told what [`trips`]
+    /// it), the group's timeout per attempt, the upstream's in-flight limit (waiting for a
+    /// slot is within the timeout), its link.
     fn stack<'u>(
         &'u self,
         upstream: &'u Upstream,
     ) -> impl RpcService<Answer = LinkAnswer, Error = LinkError> + 'u {
         let retry = &self.retry;
-        Breaking::new(
+        let breaking = Breaking::new(
             &upstream.breaker,
             TimeoutLayer::new(self.timeout).layer(upstream.service()),
             move |outcome: &Result<LinkAnswer, LinkError>| trips(outcome, retry),
-        )
+        );
+        Pausing::new(&upstream.pause, breaking, self.limit_pause, self.max_limit_pause)
+    }
+
+    /// The error of the limit of the upstream paused that comes back first, and how long
+    /// until it does; `None` when none is paused.
+    fn first_back(&self, now: Instant) -> Option<(ErrorObject<'static>, Duration)> {
+        self.upstreams
+            .iter()
+            .filter_map(|upstream| Some((upstream.pause.remaining(now)?, upstream)))
+            .min_by_key(|(remaining, _)| *remaining)
+            .and_then(|(remaining, upstream)| Some((upstream.pause.error()?, remaining)))
     }
 
     /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
@@ -454,6 +516,10 @@ impl UpstreamGroup {
                 bump(&counters.no_answer);
                 "no_answer"
             }
+            Attempt::Limited(_) => {
+                bump(&counters.limited);
+                "limited"
+            }
         };
         metrics::attempt_ended(upstream.name(), method, kind, stopwatch);
         outcome
@@ -469,6 +535,8 @@ enum Read {
     Answered,
     /// An answer with an error code the policy retries.
     Retried,
+    /// Refused for a limit the upstream reached (a 429, a -32005 answer): not run there.
+    Limited,
     /// Never reached the upstream.
     NotReached,
     /// May have reached it; no answer (a reset, no answer in time, a busy HTTP status).
@@ -482,6 +550,7 @@ enum Read {
 fn read(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Read {
     match outcome {
         Ok(answer) => match error_of(answer) {
+            Some(error) if is_limit(error) => Read::Limited,
             Some(error) if policy.retries_code(error.code().code()) => Read::Retried,
             _ => Read::Answered,
         },
@@ -489,6 +558,7 @@ fn read(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Read {
             LinkErrorKind::NotReached => Read::NotReached,
             LinkErrorKind::Params => Read::BadParams,
             LinkErrorKind::TimedOut { .. } => Read::NoAnswer,
+            LinkErrorKind::Limited { .. } | LinkErrorKind::NoAnswer { status: Some(429) } => Read::Limited,
             LinkErrorKind::NoAnswer { status } if busy(status) => Read::NoAnswer,
             LinkErrorKind::NoAnswer { .. } => Read::Refused,
         },
@@ -507,6 +577,11 @@ fn trips(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> bool 
 /// What an attempt's outcome means for retrying it (see [`read`]).
 fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Attempt {
     let read = read(&outcome, policy);
+    if read == Read::Limited {
+        if let Some(limit) = limit_of(&outcome) {
+            return Attempt::Limited(limit);
+        }
+    }
     match outcome {
         Ok(answer) if read == Read::Retried => Attempt::NoAnswer {
             reason: error_of(&answer)
@@ -528,7 +603,8 @@ fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Att
 }
 
 /// Whether an exchange without an answer may have met a busy or passing fault (no status: a
-/// reset or no answer in time; 429, 502, 503, 504) rather than a refusal.
+/// reset or no answer in time; 502, 503, 504) rather than a refusal. (A 429 is a limit:
+/// [`LinkErrorKind::Limited`].)
 fn busy(status: Option<u16>) -> bool {
-    matches!(status, None | Some(429 | 502 | 503 | 504))
+    matches!(status, None | Some(502..=504))
 }

@@ -9,10 +9,11 @@
 //!   and a batch put together again from such slices, so that a client's batch can be split
 //!   between upstreams and their answers gathered in the client's order.
 //! - [`UpstreamGroup`]: upstreams over any transport, each with an
-//!   in-flight limit and a breaker, a timeout per attempt, and retries on the next upstream
-//!   as a [`RetryPolicy`] allows — each a middleware layer
+//!   in-flight limit, a breaker and a pause for its rate limit (an HTTP 429 or a -32005
+//!   answer leaves it alone for its `Retry-After`), a timeout per attempt, and retries on the
+//!   next upstream as a [`RetryPolicy`] allows — each a middleware layer
 //!   ([`rpcwire::middleware`](crate::middleware)) around the upstream's link, composed from
-//!   outside: retry → (next upstream) → breaker → timeout → in-flight limit → link; every
+//!   outside: retry → (next upstream) → pause → breaker → timeout → in-flight limit → link; every
 //!   call ends with the upstream's answer as it came or a [`ForwardError`] that becomes the
 //!   client's error object.
 //! - [`Gateway`]: the upstream groups behind a `Router`'s fallback — method allow
@@ -65,6 +66,7 @@ mod gateway;
 mod group;
 mod id_slot;
 mod label;
+mod limit;
 mod link;
 mod metrics;
 mod retry;
@@ -77,6 +79,7 @@ pub use gateway::{Gateway, GatewayStats, NonConformingPolicy};
 pub use group::{UpstreamGroup, DEFAULT_ATTEMPT_TIMEOUT};
 pub use id_slot::IdSlot;
 pub use label::upstream_label;
+pub use limit::{DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};
 pub use link::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
 pub use retry::RetryPolicy;
 pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RESPONSE};

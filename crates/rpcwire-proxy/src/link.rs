@@ -238,15 +238,36 @@ impl HttpLink {
         crate::transport::http::client::exchange(&self.0, body)
             .await
             .map_err(|failure| {
-                let kind = if failure.reached {
-                    LinkErrorKind::NoAnswer {
-                        status: failure.status,
-                    }
-                } else {
-                    LinkErrorKind::NotReached
+                let kind = match failure.status {
+                    Some(429) => LinkErrorKind::Limited {
+                        retry_after: failure.retry_after,
+                    },
+                    status if failure.reached => LinkErrorKind::NoAnswer { status },
+                    _ => LinkErrorKind::NotReached,
                 };
-                LinkError::new(kind, failure.reason)
+                let error = LinkError::new(kind, failure.reason);
+                match error_answer(&failure.body) {
+                    Some(said) => error.with_error(said),
+                    None => error,
+                }
             })
+    }
+}
+
+/// The error object of `body` when it is a JSON-RPC error answer (with any id): what a
+/// refusal said (a 429's limit).
+#[cfg(feature = "http")]
+fn error_answer(body: &Bytes) -> Option<ErrorObject<'static>> {
+    use crate::message::{Message, ResponsePayload};
+    if body.is_empty() {
+        return None;
+    }
+    match crate::parse::parse(body).ok()?.single()? {
+        Message::Response(response) => match response.payload() {
+            ResponsePayload::Error(error) => Some(error.clone().into_owned()),
+            ResponsePayload::Result(_) => None,
+        },
+        _ => None,
     }
 }
 

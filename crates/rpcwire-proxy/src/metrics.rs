@@ -4,7 +4,7 @@
 //!
 //! | name | kind | labels |
 //! | --- | --- | --- |
-//! | `rpcwire_upstream_requests_total` | counter | `upstream`, `method`, `outcome` (`answered`, `upstream_error`, `not_reached`, `no_answer`) |
+//! | `rpcwire_upstream_requests_total` | counter | `upstream`, `method`, `outcome` (`answered`, `upstream_error`, `not_reached`, `no_answer`, `limited`) |
 //! | `rpcwire_upstream_latency_seconds` | histogram | `upstream`, `method` |
 //! | `rpcwire_upstream_in_flight` | gauge | `upstream` |
 //! | `rpcwire_upstream_retries_total` | counter | `method` |

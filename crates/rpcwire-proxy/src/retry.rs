@@ -12,9 +12,10 @@ use crate::sync::lock_unpoisoned;
 /// When a request that failed upstream is sent again, to the next upstream.
 ///
 /// A request that never reached an upstream (the connection was refused or never made, the
-/// upstream was not connected, too many calls were pending) is always sent again. One that
-/// may have reached it (the connection was reset with the request under way, no answer in
-/// time, HTTP 429/502/503/504, an upstream error code in [`retry_code`](RetryPolicy::retry_code))
+/// upstream was not connected, too many calls were pending) or was refused for a rate limit
+/// (HTTP 429, a -32005 answer: it did not run, and the upstream is paused) is always sent
+/// again. One that may have reached it (the connection was reset with the request under way,
+/// no answer in time, HTTP 502/503/504, an upstream error code in [`retry_code`](RetryPolicy::retry_code))
 /// only when its method is marked safe to repeat ([`safe_method`](RetryPolicy::safe_method)):
 /// sending `eth_sendRawTransaction` twice is not the same as sending it once.
 ///
@@ -30,7 +31,7 @@ use crate::sync::lock_unpoisoned;
 ///     .with_max_attempts(3)
 ///     .with_backoff(Duration::from_millis(5), Duration::from_millis(200))
 ///     .safe_methods(["eth_blockNumber", "eth_getBalance", "eth_call"])
-///     .retry_code(-32005); // "limit exceeded" from the upstream
+///     .retry_code(-32000); // "header not found" from a node behind the others
 /// assert!(policy.is_safe("eth_call") && !policy.is_safe("eth_sendRawTransaction"));
 /// assert_eq!(policy.backoff_before(2), Duration::from_millis(10));
 /// ```
@@ -148,10 +149,11 @@ impl RetryPolicy {
     }
 
     /// Retries a safe method whose upstream answered with error `code` (an upstream's way
-    /// of saying "busy": rate limits, a node still syncing).
+    /// of saying "busy": a node still syncing, one behind the others). Rate limits need no
+    /// code here: they are always sent on (see [`RetryPolicy`]).
     ///
     /// ```
-    /// assert!(rpcwire::proxy::RetryPolicy::new().retry_code(-32005).retries_code(-32005));
+    /// assert!(rpcwire::proxy::RetryPolicy::new().retry_code(-32000).retries_code(-32000));
     /// ```
     pub fn retry_code(mut self, code: i64) -> RetryPolicy {
         self.codes.insert(code);

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::breaker::Breaker;
+use super::limit::Pause;
 #[cfg(feature = "http")]
 use super::link::HttpLink;
 use super::link::{LinkAnswer, LinkError, ReconnectingPeer, UpstreamLink};
@@ -28,8 +29,9 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
 /// from an address, its [label](crate::upstream_label): never the whole address, where
 /// providers put their API keys), a way to
 /// connect (called again whenever the connection has closed: dropped WebSocket, TCP and
-/// stdio upstreams reconnect), a limit on requests under way, and a breaker that benches it
-/// after failures in a row and lets one probe through after a cool-down.
+/// stdio upstreams reconnect), a limit on requests under way, a breaker that benches it
+/// after failures in a row and lets one probe through after a cool-down, and a pause while
+/// it is over its rate limit (see [`UpstreamGroup::with_limit_pause`](super::UpstreamGroup::with_limit_pause)).
 ///
 /// ```
 /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
@@ -48,6 +50,7 @@ pub struct Upstream {
     /// The link behind its in-flight limit.
     service: ConcurrencyLimit<Link>,
     pub(crate) breaker: Breaker,
+    pub(crate) pause: Pause,
     pub(crate) counters: UpstreamCounters,
 }
 
@@ -152,6 +155,7 @@ impl Upstream {
             name: name.into(),
             service: ConcurrencyLimitLayer::new(DEFAULT_MAX_IN_FLIGHT).layer(link),
             breaker: Breaker::new(5, Duration::from_secs(5)),
+            pause: Pause::default(),
             counters: UpstreamCounters::default(),
         }
     }
@@ -238,12 +242,14 @@ impl Upstream {
             name,
             service,
             breaker,
+            pause,
             counters,
         } = self;
         Upstream {
             name,
             service: ConcurrencyLimitLayer::new(limit).layer(service.into_inner()),
             breaker,
+            pause,
             counters,
         }
     }
@@ -317,9 +323,11 @@ impl Upstream {
             upstream_errors: get(&c.upstream_errors),
             not_reached: get(&c.not_reached),
             no_answer: get(&c.no_answer),
+            limited: get(&c.limited),
             connects: self.service.get_ref().connects(),
             in_flight: self.service.in_flight(),
             benched: self.breaker.is_open(Instant::now()),
+            paused_for: self.pause.remaining(Instant::now()),
         }
     }
 
@@ -333,6 +341,7 @@ impl Upstream {
 #[derive(Debug, Default)]
 pub(crate) struct UpstreamCounters {
     pub(crate) requests: AtomicU64,
+    pub(crate) limited: AtomicU64,
     pub(crate) answered: AtomicU64,
     pub(crate) upstream_errors: AtomicU64,
     pub(crate) not_reached: AtomicU64,
@@ -359,10 +368,14 @@ pub struct UpstreamStats {
     pub not_reached: u64,
     /// Attempts that may have reached it and got no answer (reset, timeout, HTTP error).
     pub no_answer: u64,
+    /// Attempts it refused for a limit it reached (HTTP 429, a -32005 answer).
+    pub limited: u64,
     /// Connections made to it (the first included: reconnects are `connects - 1`).
     pub connects: u64,
     /// Requests under way now.
     pub in_flight: usize,
     /// Whether its breaker has it benched now.
     pub benched: bool,
+    /// How long it is yet left alone for a limit it reached, if it is.
+    pub paused_for: Option<Duration>,
 }

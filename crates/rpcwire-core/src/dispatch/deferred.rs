@@ -141,9 +141,11 @@ impl<'m> Deferred<'m> {
             Err(error) => Some(FallbackAnswer::Error(error)),
         };
         let code = match &outcome {
-            Some(FallbackAnswer::Error(error) | FallbackAnswer::ErrorText { error, .. }) => {
-                Some(error.code().code())
-            }
+            Some(
+                FallbackAnswer::Error(error)
+                | FallbackAnswer::ErrorText { error, .. }
+                | FallbackAnswer::Limited { error, .. },
+            ) => Some(error.code().code()),
             _ => None,
         };
         span.finish(code, outcome.is_none());
@@ -204,6 +206,18 @@ pub(crate) struct Finished<'m> {
 impl Finished<'_> {
     /// The whole response object the handler answered a request with, as it came (a
     /// fallback's upstream answer); otherwise `self` back, to be written.
+    /// How long the client should wait before asking again, when the handler answered a
+    /// request with [`FallbackAnswer::Limited`].
+    pub(crate) fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Finished {
+                id: Some(_),
+                outcome: Some(FallbackAnswer::Limited { retry_after, .. }),
+            } => Some(*retry_after),
+            _ => None,
+        }
+    }
+
     pub(crate) fn into_whole(self) -> Result<Bytes, Self> {
         match self {
             Finished {
@@ -221,7 +235,9 @@ impl Finished<'_> {
             match outcome {
                 FallbackAnswer::Result(result) => encode::write_success_bytes(dst, id, &result),
                 FallbackAnswer::Response(whole) => dst.extend_from_slice(&whole),
-                FallbackAnswer::Error(error) => encode::write_error(dst, id, &error),
+                FallbackAnswer::Error(error) | FallbackAnswer::Limited { error, .. } => {
+                    encode::write_error(dst, id, &error)
+                }
                 FallbackAnswer::ErrorText { text, .. } => encode::write_error_bytes(dst, id, &text),
             }
         }

@@ -40,6 +40,27 @@ pub enum FallbackAnswer {
     /// upstream answer with the client's id put back): written as it is, alone or as an
     /// element of the batch's answer.
     Response(Bytes),
+    /// An error object saying that a limit was reached (a gateway's upstreams all over
+    /// their rate limits, say), and how long the client should wait before asking again:
+    /// written like [`Error`](FallbackAnswer::Error); over HTTP a request alone in its body
+    /// is answered `429 Too Many Requests` with `Retry-After` (see
+    /// [`WholeAnswer::retry_after`](super::WholeAnswer::retry_after)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use rpcwire_core::dispatch::FallbackAnswer;
+    /// let answer = FallbackAnswer::Limited {
+    ///     error: rpcwire_core::ErrorObject::new(rpcwire_core::codes::LIMIT_EXCEEDED, "rate limit reached"),
+    ///     retry_after: Duration::from_secs(2),
+    /// };
+    /// assert!(matches!(answer, FallbackAnswer::Limited { .. }));
+    /// ```
+    Limited {
+        /// The error object the request is answered with.
+        error: ErrorObject<'static>,
+        /// How long the client should wait before asking again.
+        retry_after: std::time::Duration,
+    },
 }
 
 /// The future a [`Fallback`] gives: the answer (dropped for a notification).

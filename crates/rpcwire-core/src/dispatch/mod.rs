@@ -46,7 +46,7 @@ mod target;
 
 pub use no_params::NoParams;
 pub use reply::{Reply, Written};
-pub use responder::{Answer, PendingAnswer, Responder};
+pub use responder::{Answer, PendingAnswer, Responder, WholeAnswer};
 pub use router::Router;
 pub use rpcwire_wire::error_answer::{write_frame_error, write_parse_error};
 

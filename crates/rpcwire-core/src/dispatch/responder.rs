@@ -85,6 +85,58 @@ pub struct PendingAnswer {
     frame: ParsedFrame,
 }
 
+/// A frame's whole answer, from [`PendingAnswer::answer_whole`]: its bytes, and how long the
+/// client should wait before asking again when its request (alone in the frame) was answered
+/// [`FallbackAnswer::Limited`](super::FallbackAnswer::Limited).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use rpcwire_core::dispatch::{Answer, NoParams, Responder, Router};
+/// let mut router = Router::new();
+/// router.method_async("later", |_: NoParams| async { Ok(2) });
+/// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","method":"later","id":1}"#);
+/// let mut out = bytes::BytesMut::new();
+/// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+/// let answer = pending.answer_whole(&router, &mut out).await.unwrap();
+/// assert_eq!(answer.retry_after(), None);
+/// assert_eq!(&answer.into_bytes()[..], br#"{"jsonrpc":"2.0","id":1,"result":2}"#);
+/// # });
+/// ```
+#[derive(Debug)]
+pub struct WholeAnswer {
+    bytes: Bytes,
+    retry_after: Option<std::time::Duration>,
+}
+
+impl WholeAnswer {
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn new(bytes: Bytes, retry_after: Option<std::time::Duration>) -> WholeAnswer {
+        WholeAnswer { bytes, retry_after }
+    }
+
+    /// The answer's bytes.
+    ///
+    /// See [`WholeAnswer`] for an example.
+    pub fn bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// The answer's bytes, taken.
+    ///
+    /// See [`WholeAnswer`] for an example.
+    pub fn into_bytes(self) -> Bytes {
+        self.bytes
+    }
+
+    /// How long the client should wait before asking again: set when the frame's request
+    /// was answered [`FallbackAnswer::Limited`](super::FallbackAnswer::Limited).
+    ///
+    /// See [`PendingAnswer::answer_whole`] for an example.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        self.retry_after
+    }
+}
+
 thread_local! {
     /// The responder of [`Responder::respond_here`] on each thread.
     static HERE: std::cell::RefCell<Responder> = std::cell::RefCell::new(Responder::new());
@@ -391,7 +443,44 @@ impl PendingAnswer {
     /// ```
     #[cfg(feature = "tokio")]
     pub async fn answer_bytes(&self, router: &Router, out: &mut BytesMut) -> Option<Bytes> {
-        self.answer_bytes_supervised(router, &Supervision::default(), out)
+        self.answer_whole(router, out).await.map(WholeAnswer::into_bytes)
+    }
+
+    /// [`answer_bytes`](PendingAnswer::answer_bytes), and with it how long the client should
+    /// wait before asking again when a request alone in its frame was answered
+    /// [`FallbackAnswer::Limited`](super::FallbackAnswer::Limited): what an HTTP server needs
+    /// to answer `429` with `Retry-After`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use rpcwire_core::dispatch::{Answer, Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Responder, Router};
+    /// struct OverLimit;
+    /// impl Fallback for OverLimit {
+    ///     fn call(&self, _: FallbackCall<'_>) -> FallbackFuture {
+    ///         let error = rpcwire_core::ErrorObject::new(-32005, "limit exceeded");
+    ///         Box::pin(async move { FallbackAnswer::Limited { error, retry_after: Duration::from_secs(3) } })
+    ///     }
+    /// }
+    /// let mut router = Router::new();
+    /// router.fallback(OverLimit);
+    /// let frame = bytes::Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"m"}"#);
+    /// let mut out = bytes::BytesMut::new();
+    /// let Answer::Pending(pending) = Responder::new().respond(&router, &frame, &mut out) else { panic!() };
+    /// let answer = pending.answer_whole(&router, &mut out).await.unwrap();
+    /// assert_eq!(answer.retry_after(), Some(Duration::from_secs(3)));
+    /// assert_eq!(&answer.bytes()[..], br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"limit exceeded"}}"#);
+    /// # });
+    /// ```
+    #[cfg(feature = "tokio")]
+    pub async fn answer_whole(&self, router: &Router, out: &mut BytesMut) -> Option<WholeAnswer> {
+        router
+            .answer_parsed_bytes(
+                self.frame.view(),
+                Some(self.frame.bytes()),
+                &Supervision::default(),
+                out,
+            )
             .await
     }
 
@@ -406,6 +495,7 @@ impl PendingAnswer {
         router
             .answer_parsed_bytes(self.frame.view(), Some(self.frame.bytes()), serving, out)
             .await
+            .map(WholeAnswer::into_bytes)
     }
 
     /// Answers every request in the frame with `error` (each with its own id; a batch as an

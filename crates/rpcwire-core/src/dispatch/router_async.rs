@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::Router;
 use crate::dispatch::context::{RequestContext, Supervision};
 use crate::dispatch::deferred::{join_in_order, Deferred, Finished};
+use crate::dispatch::responder::WholeAnswer;
 use rpcwire_wire::error_answer::write_parse_error;
 use crate::dispatch::fallback::Fallback;
 use crate::dispatch::handler::{self, AsyncHandler, Handler};
@@ -297,22 +298,27 @@ impl Router {
         frame: Option<&Bytes>,
         serving: &Supervision,
         out: &mut BytesMut,
-    ) -> Option<Bytes> {
+    ) -> Option<WholeAnswer> {
         let before = out.len();
+        let mut retry_after = None;
         match &parsed {
             // One handler lookup: `deferred` finds the async handler or says there is none.
             Parsed::Single(message) => match self.deferred(message, frame, true, serving) {
-                Some(deferred) => match deferred.run().await.into_whole() {
-                    Ok(whole) => return Some(whole),
-                    Err(finished) => finished.write(&mut Target::Single(out)),
-                },
+                Some(deferred) => {
+                    let finished = deferred.run().await;
+                    retry_after = finished.retry_after();
+                    match finished.into_whole() {
+                        Ok(whole) => return Some(WholeAnswer::new(whole, None)),
+                        Err(finished) => finished.write(&mut Target::Single(out)),
+                    }
+                }
                 None => self.answer(message, &mut Target::Single(out)),
             },
             // A batch's many handlers: in a future of its own, boxed only for a batch, so that
             // a single request's (a gateway's usual one) stays small.
             Parsed::Batch(_) => Box::pin(self.answer_parsed_async(parsed, frame, serving, out)).await,
         }
-        (out.len() > before).then(|| out.split_off(before).freeze())
+        (out.len() > before).then(|| WholeAnswer::new(out.split_off(before).freeze(), retry_after))
     }
 
     async fn answer_async(

@@ -24,6 +24,13 @@ pub enum LinkErrorKind {
     },
     /// The params cannot be sent (they are not an array or an object).
     Params,
+    /// The other side refused the request for a limit it has reached (HTTP `429 Too Many
+    /// Requests`): it was not run there; `retry_after` is how long it asked the caller to
+    /// wait (its `Retry-After`), when it said.
+    Limited {
+        /// How long the other side asked the caller to wait, if it said.
+        retry_after: Option<std::time::Duration>,
+    },
 }
 
 /// Why a forwarded call brought no usable answer.
@@ -39,6 +46,9 @@ pub enum LinkErrorKind {
 pub struct LinkError {
     kind: LinkErrorKind,
     reason: String,
+    /// The error object the other side answered with, when its refusal carried one (a 429
+    /// whose body is a JSON-RPC error answer).
+    error: Option<Box<crate::message::ErrorObject<'static>>>,
 }
 
 impl LinkError {
@@ -53,7 +63,32 @@ impl LinkError {
         LinkError {
             kind,
             reason: reason.into(),
+            error: None,
         }
+    }
+
+    /// With the error object the other side answered with (the JSON-RPC error in the body of
+    /// a refusal: a 429's, say).
+    ///
+    /// ```
+    /// use rpcwire_core::middleware::{LinkError, LinkErrorKind};
+    /// let limited = LinkError::new(LinkErrorKind::Limited { retry_after: None }, "HTTP status 429")
+    ///     .with_error(rpcwire_core::ErrorObject::new(-32005, "daily request count exceeded"));
+    /// assert_eq!(limited.error().unwrap().message(), "daily request count exceeded");
+    /// ```
+    pub fn with_error(mut self, error: crate::message::ErrorObject<'static>) -> LinkError {
+        self.error = Some(Box::new(error));
+        self
+    }
+
+    /// The error object the other side answered with, if its refusal carried one.
+    ///
+    /// ```
+    /// use rpcwire_core::middleware::{LinkError, LinkErrorKind};
+    /// assert!(LinkError::new(LinkErrorKind::NotReached, "down").error().is_none());
+    /// ```
+    pub fn error(&self) -> Option<&crate::message::ErrorObject<'static>> {
+        self.error.as_deref()
     }
 
     /// What kind of failure it is.
@@ -66,14 +101,19 @@ impl LinkError {
         self.kind
     }
 
-    /// Whether the request may have reached the other side (it may have run there).
+    /// Whether the request may have reached the other side and run there (a request
+    /// refused for a limit did not run).
     ///
     /// ```
     /// use rpcwire_core::middleware::{LinkError, LinkErrorKind};
     /// assert!(LinkError::new(LinkErrorKind::NoAnswer { status: None }, "reset").reached());
+    /// assert!(!LinkError::new(LinkErrorKind::Limited { retry_after: None }, "429").reached());
     /// ```
     pub fn reached(&self) -> bool {
-        !matches!(self.kind, LinkErrorKind::NotReached)
+        !matches!(
+            self.kind,
+            LinkErrorKind::NotReached | LinkErrorKind::Limited { .. }
+        )
     }
 
     /// The HTTP status the other side answered with, if any.
@@ -85,6 +125,7 @@ impl LinkError {
     pub fn status(&self) -> Option<u16> {
         match self.kind {
             LinkErrorKind::NoAnswer { status } => status,
+            LinkErrorKind::Limited { .. } => Some(429),
             _ => None,
         }
     }

@@ -231,14 +231,9 @@ impl FrameSender for HttpSender {
                 match tokio::time::timeout(transport.timeout, exchange(&transport, body.clone())).await {
                     Ok(Ok(answer)) => answer,
                     Ok(Err(failure)) => failure_answer(&body, &failure),
-                    Err(_elapsed) => failure_answer(
-                        &body,
-                        &ExchangeFailure {
-                            reason: "HTTP request timed out".to_owned(),
-                            reached: true,
-                            status: None,
-                        },
-                    ),
+                    Err(_elapsed) => {
+                        failure_answer(&body, &ExchangeFailure::new("HTTP request timed out", true, None))
+                    }
                 };
             if let Some(answer) = answer {
                 let _ = frames.send(answer);
@@ -265,9 +260,27 @@ pub struct ExchangeFailure {
     pub reached: bool,
     /// The HTTP status the server answered with, if it answered.
     pub status: Option<u16>,
+    /// How long the server asked to wait (its `Retry-After`), when it answered with an error
+    /// status and said.
+    pub retry_after: Option<Duration>,
+    /// The body of an answer with an error status (empty otherwise): a 429's may be a
+    /// JSON-RPC error saying which limit.
+    pub body: Bytes,
 }
 
 impl ExchangeFailure {
+    /// A failure saying why, whether the request may have reached the server, and its HTTP
+    /// status if it answered (no `Retry-After`, no body).
+    pub fn new(reason: impl Into<String>, reached: bool, status: Option<u16>) -> ExchangeFailure {
+        ExchangeFailure {
+            reason: reason.into(),
+            reached,
+            status,
+            retry_after: None,
+            body: Bytes::new(),
+        }
+    }
+
     /// The error object a call of a failed exchange gets: [`HTTP_FAILURE_CODE`], the reason
     /// as the message, `{"reached", "status"}` as data.
     pub fn to_error_object(&self) -> ErrorObject<'static> {
@@ -282,11 +295,7 @@ pub async fn exchange(
     transport: &HttpClientTransport,
     body: Bytes,
 ) -> Result<Option<Bytes>, ExchangeFailure> {
-    let failure = |reason: String, reached: bool| ExchangeFailure {
-        reason,
-        reached,
-        status: None,
-    };
+    let failure = |reason: String, reached: bool| ExchangeFailure::new(reason, reached, None);
     let mut request = Request::new(Full::new(body));
     *request.method_mut() = Method::POST;
     request
@@ -298,6 +307,10 @@ pub async fn exchange(
         .await
         .map_err(|failed| failure(failed.reason, failed.reached))?;
     let status = response.status();
+    let retry_after = response
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .and_then(|value| retry_after(value, std::time::SystemTime::now()));
     let too_large = || {
         failure(
             format!("HTTP response over {} bytes", transport.max_response),
@@ -330,8 +343,22 @@ pub async fn exchange(
             reason: format!("HTTP status {status}"),
             reached: true,
             status: Some(status.as_u16()),
+            retry_after,
+            body: bytes,
         }),
     }
+}
+
+/// A `Retry-After` header's wait from `now`: seconds (`120`), or an HTTP date (`Wed, 21 Oct
+/// 2026 07:28:00 GMT`; one past gives no wait). `None` when it is neither.
+fn retry_after(value: &HeaderValue, now: std::time::SystemTime) -> Option<Duration> {
+    let text = value.to_str().ok()?.trim();
+    if !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit()) {
+        // More digits than a u64 holds: as long as can be said.
+        return Some(Duration::from_secs(text.parse().unwrap_or(u64::MAX)));
+    }
+    let date = httpdate::parse_http_date(text).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// Error responses, answered locally, for the requests in `sent` (one, or a batch array of
@@ -364,21 +391,13 @@ mod tests {
 
     #[test]
     fn failures_answer_every_request_they_carried() {
-        let bad_gateway = ExchangeFailure {
-            reason: "HTTP status 502 Bad Gateway".to_owned(),
-            reached: true,
-            status: Some(502),
-        };
+        let bad_gateway = ExchangeFailure::new("HTTP status 502 Bad Gateway", true, Some(502));
         let single = failure_answer(br#"{"jsonrpc":"2.0","id":7,"method":"m"}"#, &bad_gateway).unwrap();
         assert_eq!(
             &single[..],
             &br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32033,"message":"HTTP status 502 Bad Gateway","data":{"reached":true,"status":502}}}"#[..]
         );
-        let down = ExchangeFailure {
-            reason: "down".to_owned(),
-            reached: false,
-            status: None,
-        };
+        let down = ExchangeFailure::new("down", false, None);
         let batch = failure_answer(
             br#"[{"jsonrpc":"2.0","id":"a","method":"m"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"m"}]"#,
             &down,
@@ -395,5 +414,25 @@ mod tests {
             "{text}"
         );
         assert!(failure_answer(br#"{"jsonrpc":"2.0","method":"n"}"#, &down).is_none());
+    }
+
+    #[test]
+    fn retry_after_is_seconds_or_a_date() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2026 07:28:00 GMT").unwrap();
+        let read = |text: &'static str| retry_after(&HeaderValue::from_static(text), now);
+        assert_eq!(read("120"), Some(Duration::from_secs(120)));
+        assert_eq!(read(" 0 "), Some(Duration::ZERO));
+        assert_eq!(
+            read("99999999999999999999999"),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        assert_eq!(
+            read("Wed, 21 Oct 2026 07:28:30 GMT"),
+            Some(Duration::from_secs(30))
+        );
+        assert_eq!(read("Wed, 21 Oct 2026 07:00:00 GMT"), Some(Duration::ZERO));
+        for nonsense in ["", "-1", "1.5", "soon", "Wed, 32 Oct 2026 07:28:30 GMT"] {
+            assert_eq!(read(nonsense), None, "{nonsense}");
+        }
     }
 }

@@ -322,15 +322,24 @@ impl ServiceInner {
     /// The answer of a frame whose handlers are awaited: a gateway's upstream answer goes
     /// out as it came, not copied into `out`.
     async fn answer_pending(&self, pending: PendingAnswer, mut out: PooledBuf) -> Response<Full<Bytes>> {
-        let answer = pending.answer_bytes(&self.router, &mut out).await;
-        if answer
-            .as_ref()
-            .is_some_and(|answer| answer.len() > RESPONSE_BUFFER_MAX_RETAINED / 2)
-        {
+        let Some(answer) = pending.answer_whole(&self.router, &mut out).await else {
+            return status(StatusCode::NO_CONTENT);
+        };
+        if answer.bytes().len() > RESPONSE_BUFFER_MAX_RETAINED / 2 {
             // It may share `out`'s allocation: that does not go back to the pool.
             drop(out.into_inner());
         }
-        answer.map_or_else(|| status(StatusCode::NO_CONTENT), json)
+        let retry_after = answer.retry_after();
+        let mut response = json(answer.into_bytes());
+        if let Some(wait) = retry_after {
+            // A request alone in its body, answered that a limit was reached.
+            *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            response.headers_mut().insert(
+                http::header::RETRY_AFTER,
+                HeaderValue::from(retry_after_seconds(wait)),
+            );
+        }
+        response
     }
 }
 
@@ -451,6 +460,13 @@ fn json(body: Bytes) -> Response<Full<Bytes>> {
 }
 
 /// A response with `code` and an empty body.
+/// `Retry-After`'s whole seconds for `wait`: rounded up, at least 1 (a client told 0 would
+/// ask again at once).
+fn retry_after_seconds(wait: Duration) -> u64 {
+    let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    seconds.max(1)
+}
+
 fn status(code: StatusCode) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(Bytes::new()));
     *response.status_mut() = code;
@@ -545,5 +561,13 @@ mod tests {
             );
         }
         assert_eq!(declared_length(None), None);
+    }
+
+    #[test]
+    fn retry_after_is_whole_seconds_rounded_up() {
+        assert_eq!(retry_after_seconds(Duration::ZERO), 1);
+        assert_eq!(retry_after_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(retry_after_seconds(Duration::from_secs(2)), 2);
+        assert_eq!(retry_after_seconds(Duration::from_millis(2001)), 3);
     }
 }

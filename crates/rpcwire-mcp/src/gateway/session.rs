@@ -437,10 +437,13 @@ impl Children {
                 SERVER_GONE,
                 format!("the MCP server is gone: {}", self.why_ended().await),
             ),
-            LinkErrorKind::NotReached | LinkErrorKind::Params => ErrorObject::new(
-                SERVER_GONE,
-                format!("the request could not be sent to the MCP server: {error}"),
-            ),
+            // (A child on stdio is never refused for a limit: that is HTTP's 429.)
+            LinkErrorKind::NotReached | LinkErrorKind::Params | LinkErrorKind::Limited { .. } => {
+                ErrorObject::new(
+                    SERVER_GONE,
+                    format!("the request could not be sent to the MCP server: {error}"),
+                )
+            }
         }
     }
 

@@ -445,11 +445,7 @@ impl Shared {
                 if sent_in.is_none() && !initialize && self.ended.load(Ordering::Acquire) {
                     let reason =
                         "the session has ended (the server answered 404): initialize to start another";
-                    let failure = ExchangeFailure {
-                        reason: reason.to_owned(),
-                        reached: false,
-                        status: None,
-                    };
+                    let failure = ExchangeFailure::new(reason, false, None);
                     if let Some(answer) = failure_answer(&frame, &failure) {
                         let _ = frames.send(answer);
                     }
@@ -471,11 +467,7 @@ impl Shared {
         if let Some(name) = posted.name.as_deref().and_then(header_value) {
             headers.insert("mcp-name", name);
         }
-        let failed = |reason: String, reached: bool, status: Option<u16>| ExchangeFailure {
-            reason,
-            reached,
-            status,
-        };
+        let failed = ExchangeFailure::new;
         let (response, lease) = match self.connections.send(request).await {
             Ok(sent) => sent,
             Err(failure) => {
