@@ -1,0 +1,35 @@
+// ethers.js's JsonRpcProvider, as an application uses it, against URL: `node
+// ethers_client.cjs URL block`. Prints one JSON line: {"ok":true,"value":…} or
+// {"ok":false,"status":…,"code":…,"text":…} (the error's whole text). Its retries are
+// ethers' own (on 429 it throttles, up to 12 attempts).
+const { JsonRpcProvider, Network } = require("ethers");
+
+async function main() {
+  const [url, scenario] = process.argv.slice(2);
+  const provider = new JsonRpcProvider(url, Network.from(1), { staticNetwork: true, batchMaxCount: 1 });
+  try {
+    let value;
+    if (scenario === "block") value = String(await provider.getBlockNumber());
+    else throw new Error(`unknown scenario ${scenario}`);
+    console.log(JSON.stringify({ ok: true, value }));
+  } catch (error) {
+    console.log(JSON.stringify({ ok: false, status: statusOf(error), code: error.code ?? null, text: `${error.stack}\n${JSON.stringify(error, replacer)}` }));
+  } finally {
+    provider.destroy();
+  }
+}
+
+// The HTTP status the server answered: ethers escalates a 429 it gave up retrying to
+// "599 CLIENT ESCALATED SERVER ERROR (429 Too Many Requests; …)".
+function statusOf(error) {
+  const status = String(error?.info?.responseStatus ?? "");
+  const escalated = /\((\d{3}) /.exec(status);
+  const number = parseInt(escalated ? escalated[1] : status, 10);
+  return Number.isNaN(number) ? null : number;
+}
+
+function replacer(_key, value) {
+  return typeof value === "bigint" ? value.toString() : value;
+}
+
+main();

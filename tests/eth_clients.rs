@@ -1,0 +1,117 @@
+//! `examples/gateway` in front of an Ethereum node, driven by the clients applications use —
+//! viem and ethers.js (npm, pinned) and web3.py (PyPI, pinned) — each run the same way going
+//! direct and through the gateway: what the client ends with must be the same, and the
+//! provider's key (in the upstream's URL path, as providers have it) must appear in nothing
+//! the client sees.
+//!
+//! Rate limits: the node refuses every request with `429`, `Retry-After: 1` and a -32005 body
+//! for a while; the gateway pauses it and answers `429` with `Retry-After` itself, so that
+//! each client backs off and retries as it does going direct (before, it got HTTP 200 and
+//! -32011, which no client retries).
+#![cfg(feature = "http")]
+
+#[path = "support/eth_node.rs"]
+mod eth_node;
+#[path = "support/eth_peers.rs"]
+mod eth_peers;
+#[path = "support/example_binary.rs"]
+mod example_binary;
+#[path = "support/listening_child.rs"]
+mod listening_child;
+#[path = "support/python_peer.rs"]
+mod python_peer;
+
+use std::time::Duration;
+
+use eth_node::{EthNode, BLOCK_NUMBER};
+use eth_peers::Client;
+use example_binary::example_binary;
+use listening_child::{start_listening, Listening};
+use serde_json::Value;
+
+const KEY: &str = "SECRET-KEY-7f3a9c41d2";
+
+/// The node's URL with the key in its path, as a provider gives it.
+fn keyed(node: &EthNode) -> String {
+    format!("{}/v3/{KEY}", node.base)
+}
+
+fn gateway(upstream: &str) -> Listening {
+    start_listening(
+        &example_binary("gateway"),
+        &["--listen", "127.0.0.1:0", "--upstream", upstream],
+    )
+}
+
+/// What a client ended with, to compare: its value, or the HTTP status it failed with.
+fn outcome(report: &Value) -> Value {
+    match report["ok"].as_bool() {
+        Some(true) => report["value"].clone(),
+        _ => serde_json::json!({ "failed with status": report["status"] }),
+    }
+}
+
+#[test]
+fn a_rate_limited_provider_is_retried_by_each_client_through_the_gateway_as_going_direct() {
+    let node = EthNode::start();
+    let front = gateway(&keyed(&node));
+    let through = format!("http://{}/", front.address);
+    for client in Client::ALL {
+        // Refused for 1 s: viem waits the Retry-After (1 s) and web3.py backs off (0.125 s,
+        // doubling: 1.875 s by its fifth attempt), then get their answer.
+        node.reset();
+        node.refuse_for(Duration::from_secs(1));
+        let Some(direct) = client.run(&keyed(&node), "block") else {
+            return; // not installed: said "skipped"
+        };
+        let (direct_posts, direct_refused) = node.posts();
+
+        node.reset();
+        node.refuse_for(Duration::from_secs(1));
+        let gatewayed = client.run(&through, "block").unwrap();
+        let (posts, refused) = node.posts();
+
+        assert_eq!(
+            outcome(&gatewayed),
+            outcome(&direct),
+            "{client:?}: {gatewayed} / {direct}"
+        );
+        assert!(refused >= 1, "{client:?}: the node refused nothing");
+        assert!(!gatewayed.to_string().contains(KEY), "{client:?}: {gatewayed}");
+        // While the node is paused the gateway answers the client's retries itself.
+        assert!(
+            posts <= direct_posts,
+            "{client:?}: {posts} posts through the gateway, {direct_posts} direct"
+        );
+        eprintln!(
+            "{client:?}: {} — direct {direct_posts} posts ({direct_refused} refused), through the gateway {posts} ({refused} refused)",
+            outcome(&gatewayed)
+        );
+    }
+    assert_eq!(
+        outcome(&Client::Viem.run(&through, "block").unwrap()),
+        Value::from(BLOCK_NUMBER.to_string())
+    );
+}
+
+#[test]
+fn a_provider_over_its_limit_for_good_fails_each_client_with_the_429_it_gets_going_direct() {
+    let node = EthNode::start();
+    node.refuse_for(Duration::from_secs(600));
+    let front = gateway(&keyed(&node));
+    let through = format!("http://{}/", front.address);
+    for client in Client::ALL {
+        let Some(direct) = client.run(&keyed(&node), "block") else {
+            return;
+        };
+        let gatewayed = client.run(&through, "block").unwrap();
+        assert_eq!(gatewayed["ok"], false, "{client:?}: {gatewayed}");
+        assert_eq!(
+            outcome(&gatewayed),
+            outcome(&direct),
+            "{client:?}: {gatewayed} / {direct}"
+        );
+        assert_eq!(gatewayed["status"], 429, "{client:?}: {gatewayed}");
+        assert!(!gatewayed.to_string().contains(KEY), "{client:?}: {gatewayed}");
+    }
+}

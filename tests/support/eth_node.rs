@@ -1,0 +1,151 @@
+//! A small Ethereum node for the tests that put real Ethereum clients (viem, ethers.js,
+//! web3.py) in front of `examples/gateway`: JSON-RPC over HTTP POST on 127.0.0.1 at any path
+//! (`/v3/KEY` as providers have it), single requests and batches, a few read methods with
+//! fixed answers, and what providers do besides answering — every request refused for a while
+//! with `429 Too Many Requests` (`Retry-After: 1` and a -32005 body), as a rate limit over its
+//! window does. It counts what it was sent. Stops when dropped.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+/// The block number the node is at (`eth_blockNumber`).
+pub const BLOCK_NUMBER: u64 = 19_531_250;
+
+/// The error body of a refusal for the node's rate limit, as Infura writes it.
+pub const RATE_LIMITED: &str = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"project ID request rate exceeded","data":{"see":"https://infura.io/dashboard"}}}"#;
+
+/// What the node was sent, and what it is to do with the next requests.
+#[derive(Default)]
+pub struct NodeState {
+    /// POSTs received.
+    pub posts: AtomicUsize,
+    /// POSTs refused with 429.
+    pub refused: AtomicUsize,
+    /// JSON-RPC requests received (each element of a batch counts).
+    pub requests: AtomicUsize,
+    /// For how long every POST is refused with 429, and since when (the first POST after
+    /// it was set: a client's start-up is not in it).
+    pub refusing: Mutex<Option<(Duration, Option<Instant>)>>,
+}
+
+/// A running node; dropping it stops it.
+pub struct EthNode {
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    pub state: Arc<NodeState>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Drop for EthNode {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl EthNode {
+    /// Starts a node on a fresh port, on a thread of its own (the tests that use it run child
+    /// processes with blocking waits).
+    pub fn start() -> EthNode {
+        let state = Arc::new(NodeState::default());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (bound, address) = std::sync::mpsc::channel();
+        let served = state.clone();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                bound.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new()
+                    .route("/", axum::routing::post(answer))
+                    .route("/{*path}", axum::routing::post(answer))
+                    .with_state(served);
+                let _ = axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
+        });
+        let address = address.recv().unwrap();
+        EthNode {
+            base: format!("http://{address}"),
+            state,
+            stop: Some(stop),
+        }
+    }
+
+    /// Refuses every POST with 429 for `window` from the next one on.
+    pub fn refuse_for(&self, window: Duration) {
+        *self.state.refusing.lock().unwrap() = Some((window, None));
+    }
+
+    /// How many POSTs it got, and how many of them it refused.
+    pub fn posts(&self) -> (usize, usize) {
+        (
+            self.state.posts.load(Ordering::SeqCst),
+            self.state.refused.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Forgets what it was sent.
+    pub fn reset(&self) {
+        self.state.posts.store(0, Ordering::SeqCst);
+        self.state.refused.store(0, Ordering::SeqCst);
+        self.state.requests.store(0, Ordering::SeqCst);
+    }
+}
+
+async fn answer(
+    axum::extract::State(state): axum::extract::State<Arc<NodeState>>,
+    body: axum::body::Bytes,
+) -> (StatusCode, HeaderMap, String) {
+    state.posts.fetch_add(1, Ordering::SeqCst);
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    let refusing = match &mut *state.refusing.lock().unwrap() {
+        Some((window, since)) => since.get_or_insert_with(Instant::now).elapsed() < *window,
+        None => false,
+    };
+    if refusing {
+        state.refused.fetch_add(1, Ordering::SeqCst);
+        headers.insert("retry-after", HeaderValue::from_static("1"));
+        return (StatusCode::TOO_MANY_REQUESTS, headers, RATE_LIMITED.to_owned());
+    }
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        let error = json!({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}});
+        return (StatusCode::OK, headers, error.to_string());
+    };
+    let answer = match request {
+        Value::Array(batch) => Value::Array(batch.iter().map(|request| one(&state, request)).collect()),
+        request => one(&state, &request),
+    };
+    (StatusCode::OK, headers, answer.to_string())
+}
+
+/// The answer to one request.
+fn one(state: &NodeState, request: &Value) -> Value {
+    state.requests.fetch_add(1, Ordering::SeqCst);
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let result = match request["method"].as_str().unwrap_or_default() {
+        "eth_chainId" => json!("0x1"),
+        "net_version" => json!("1"),
+        "eth_blockNumber" => json!(format!("{BLOCK_NUMBER:#x}")),
+        "eth_getBalance" => json!("0xde0b6b3a7640000"),
+        "eth_gasPrice" => json!("0x3b9aca00"),
+        method => {
+            return json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":format!("the method {method} does not exist/is not available")}})
+        }
+    };
+    json!({"jsonrpc":"2.0","id":id,"result":result})
+}
