@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::middleware::{Readiness, RpcCall, RpcService};
+use crate::middleware::{BatchEntry, BatchOutcome, Readiness, RpcCall, RpcService};
 use crate::sync::lock_unpoisoned;
 
 /// A circuit breaker: closed (requests go through) until `threshold` failures in a row;
@@ -216,6 +216,26 @@ where
 
     fn notify<'a>(&'a self, call: RpcCall<'a>) -> impl Future<Output = Result<(), S::Error>> + Send + 'a {
         self.inner.notify(call)
+    }
+
+    /// The batch as one exchange: a failure when every call's outcome `trips` (the exchange
+    /// failed), a success otherwise; a batch of notifications only tells nothing.
+    async fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> Vec<BatchOutcome<S::Answer, S::Error>> {
+        let outcomes = self.inner.batch(entries).await;
+        let mut calls = entries
+            .iter()
+            .zip(&outcomes)
+            .filter(|(entry, _)| entry.is_call())
+            .map(|(_, outcome)| outcome.as_ref().is_some_and(|outcome| (self.trips)(outcome)))
+            .peekable();
+        if calls.peek().is_some() {
+            if calls.all(|trips| trips) {
+                self.breaker.failure(Instant::now());
+            } else {
+                self.breaker.success();
+            }
+        }
+        outcomes
     }
 
     fn readiness(&self) -> Readiness {

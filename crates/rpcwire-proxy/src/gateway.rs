@@ -14,8 +14,9 @@ use super::group::UpstreamGroup;
 use super::id_slot::IdSlot;
 use super::link::{LinkAnswer, GATEWAY_ID};
 use super::metrics;
-use crate::dispatch::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture, Router};
+use crate::dispatch::{Fallback, FallbackAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture, Router};
 use crate::message::{range_within, ErrorObject, Id, JsonBytes};
+use crate::middleware::{BatchEntry, BatchOutcome, RpcCall};
 use crate::sync::{bump, lock_unpoisoned};
 use crate::trace::event;
 
@@ -313,13 +314,25 @@ impl Gateway {
             .pool(method)
             .call_frame(&upstream_frame, method, params.as_ref())
             .await;
+        self.answered(method, outcome, &client_id)
+    }
+
+    /// What the client that called `method` with the id `client_id` (its exact text) is
+    /// answered: the upstream's whole answer with the client's id put back when the upstream
+    /// takes frames, else its result, or the error.
+    fn answered(
+        &self,
+        method: &str,
+        outcome: Result<LinkAnswer, ForwardError>,
+        client_id: &Bytes,
+    ) -> FallbackAnswer {
         match outcome {
             // The upstream's answer as it came, with the client's id in place of ours.
             // Error answers too: their members, escapes and order kept.
             Ok(LinkAnswer::Frame { answer, .. }) if answer.id_text() == &client_id[..] => {
                 FallbackAnswer::Response(answer.text().clone())
             }
-            Ok(LinkAnswer::Frame { answer, .. }) => FallbackAnswer::Response(answer.replace(&client_id)),
+            Ok(LinkAnswer::Frame { answer, .. }) => FallbackAnswer::Response(answer.replace(client_id)),
             // A link that makes calls of its own: the error object as the upstream wrote it.
             Ok(LinkAnswer::Remote(answer)) => answer.into(),
             Ok(LinkAnswer::NonConforming {
@@ -335,7 +348,7 @@ impl Gateway {
                     "an upstream answer breaks JSON-RPC 2.0"
                 );
                 match self.non_conforming {
-                    NonConformingPolicy::Deliver => FallbackAnswer::Response(answer.replace(&client_id)),
+                    NonConformingPolicy::Deliver => FallbackAnswer::Response(answer.replace(client_id)),
                     NonConformingPolicy::Refuse => {
                         FallbackAnswer::Error(self.failed(&ForwardError::NonConforming { reason, error }))
                     }
@@ -343,6 +356,79 @@ impl Gateway {
             }
             Err(error) => self.failure(&error),
         }
+    }
+
+    /// The elements of a client's batch the router does not serve itself, forwarded
+    /// together: what the policy denies answered here, the rest sent on as one batch per
+    /// group of upstreams they are routed to (split by the upstreams' batch limit), each
+    /// answer with its client's id put back. One answer per element, in order.
+    async fn forward_batch(&self, elements: Vec<Element>) -> Vec<FallbackAnswer> {
+        let mut answers: Vec<Option<FallbackAnswer>> = elements.iter().map(|_| None).collect();
+        let mut groups: Vec<(&UpstreamGroup, Vec<usize>)> = Vec::new();
+        for (index, element) in elements.iter().enumerate() {
+            let method = text(&element.method);
+            if !self.forwards(method) {
+                bump(&self.counters.denied);
+                metrics::denied(method);
+                answers[index] = Some(FallbackAnswer::Error(ErrorObject::method_not_found(method)));
+                continue;
+            }
+            match element.id {
+                Some(_) => bump(&self.counters.forwarded),
+                None => bump(&self.counters.notifications),
+            }
+            let pool = self.pool(method);
+            match groups.iter_mut().find(|(group, _)| std::ptr::eq(*group, pool)) {
+                Some((_, indices)) => indices.push(index),
+                None => groups.push((pool, vec![index])),
+            }
+        }
+        let sent: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send + '_>>> = groups
+            .iter()
+            .map(|(pool, indices)| Box::pin(Gateway::send_batch(pool, &elements, indices)) as _)
+            .collect();
+        for ((_, indices), outcomes) in groups.iter().zip(crate::sync::join_in_order(sent).await) {
+            for (&index, outcome) in indices.iter().zip(outcomes) {
+                let element = &elements[index];
+                if let (Some(outcome), Some(id)) = (outcome, &element.id) {
+                    answers[index] = Some(self.answered(text(&element.method), outcome, id));
+                }
+            }
+        }
+        answers
+            .into_iter()
+            // A notification's answer is dropped.
+            .map(|answer| {
+                answer.unwrap_or_else(|| {
+                    FallbackAnswer::Result(JsonBytes::from_validated(Bytes::from_static(b"null")))
+                })
+            })
+            .collect()
+    }
+
+    /// The elements at `indices` sent to `pool` as one batch.
+    async fn send_batch(
+        pool: &UpstreamGroup,
+        elements: &[Element],
+        indices: &[usize],
+    ) -> Vec<BatchOutcome<LinkAnswer, ForwardError>> {
+        let params: Vec<_> = indices
+            .iter()
+            .map(|&index| elements[index].params.as_ref().map(JsonBytes::to_raw_json))
+            .collect();
+        let entries: Vec<BatchEntry<'_>> = indices
+            .iter()
+            .zip(&params)
+            .map(|(&index, params)| {
+                let element = &elements[index];
+                let call = RpcCall::new(text(&element.method), params.as_ref());
+                match element.id {
+                    Some(_) => BatchEntry::Call(call),
+                    None => BatchEntry::Notify(call),
+                }
+            })
+            .collect();
+        pool.call_batch(&entries).await
     }
 
     /// What a client is answered when its request got no result: the error object, and for
@@ -444,6 +530,32 @@ fn text(bytes: &Bytes) -> &str {
 /// A gateway as a router's fallback: what the router does not serve goes upstream.
 struct Forwarding(Arc<Gateway>);
 
+/// An element of a client's batch, owned to be forwarded later: its method's text, its
+/// params, and its id's exact text (`None`: a notification).
+struct Element {
+    method: Bytes,
+    params: Option<JsonBytes>,
+    id: Option<Bytes>,
+}
+
+impl Element {
+    fn of(call: &FallbackCall<'_>) -> Element {
+        Element {
+            method: method_bytes(call),
+            params: call.params_bytes(),
+            id: call.id_text(),
+        }
+    }
+}
+
+/// The method's text in the frame (no copy), or a copy when it had escapes.
+fn method_bytes(call: &FallbackCall<'_>) -> Bytes {
+    let method = call.method();
+    call.bytes()
+        .and_then(|frame| Some(frame.slice(range_within(frame, method.as_bytes())?)))
+        .unwrap_or_else(|| Bytes::copy_from_slice(method.as_bytes()))
+}
+
 impl Fallback for Forwarding {
     fn call(&self, call: FallbackCall<'_>) -> FallbackFuture {
         let gateway = self.0.clone();
@@ -455,11 +567,7 @@ impl Fallback for Forwarding {
             return Box::pin(async move { FallbackAnswer::Error(error) });
         }
         let params = call.params_bytes();
-        // The method's text in the frame (no copy), or a copy when it had escapes.
-        let method = call
-            .bytes()
-            .and_then(|frame| Some(frame.slice(range_within(frame, method.as_bytes())?)))
-            .unwrap_or_else(|| Bytes::copy_from_slice(method.as_bytes()));
+        let method = method_bytes(&call);
         // A request alone in its frame: the place of its id there (found once, for both ids).
         let whole = call
             .frame()
@@ -513,5 +621,16 @@ impl Fallback for Forwarding {
                 .forward_frame(method, params, upstream_frame, client_id)
                 .await
         })
+    }
+
+    /// A client's batch, forwarded together (see [`Gateway::forward_batch`]); with coalescing
+    /// on, each call on its own (`None`), as coalescing is per call.
+    fn batch(&self, calls: &[FallbackCall<'_>]) -> Option<FallbackBatchFuture> {
+        if self.0.coalesce {
+            return None;
+        }
+        let gateway = self.0.clone();
+        let elements: Vec<Element> = calls.iter().map(Element::of).collect();
+        Some(Box::pin(async move { gateway.forward_batch(elements).await }))
     }
 }

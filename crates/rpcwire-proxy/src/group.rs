@@ -17,7 +17,9 @@ use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy, Retrying};
 use super::upstream::Upstream;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
-use crate::middleware::{CallContext, Readiness, RemoteAnswer, RpcCall, RpcService, TimeoutLayer};
+use crate::middleware::{
+    BatchEntry, BatchOutcome, CallContext, Readiness, RemoteAnswer, RpcCall, RpcService, TimeoutLayer,
+};
 use crate::sync::bump;
 use tower_layer::Layer;
 
@@ -154,6 +156,26 @@ impl RpcService for Attempts<'_> {
             Attempt::Answered(answer) => Ok(answer),
             missed => Err(Missed::On(upstream, missed)),
         }
+    }
+
+    /// Sends the batch whole on the next upstream that would take it.
+    // As `call`'s: a `Missed` is made once per call that got no answer, and moved once.
+    #[allow(clippy::result_large_err)]
+    async fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> Vec<BatchOutcome<LinkAnswer, Missed>> {
+        let made = self.made.fetch_add(1, Ordering::Relaxed);
+        let Some(upstream) = self.group.pick(self.first.wrapping_add(made)) else {
+            return entries.iter().map(|_| Some(Err(Missed::Benched))).collect();
+        };
+        let attempts = self.group.attempt_batch(&upstream, entries).await;
+        attempts
+            .into_iter()
+            .map(|attempt| {
+                attempt.map(|attempt| match attempt {
+                    Attempt::Answered(answer) => Ok(answer),
+                    missed => Err(Missed::On(upstream.clone(), missed)),
+                })
+            })
+            .collect()
     }
 
     /// Sends it on the next upstream that would take it, around its in-flight limit (a
@@ -493,37 +515,124 @@ impl UpstreamGroup {
     /// One attempt on `upstream`, within the timeout; its outcome counted and told to the
     /// upstream's breaker.
     async fn attempt(&self, upstream: &Upstream, call: RpcCall<'_>) -> Attempt {
-        let method = call.method();
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
         let outcome = classify(self.stack(upstream).call(call).await, &self.retry);
-        let counters = &upstream.counters;
-        let kind = match &outcome {
-            Attempt::Answered(answer) if is_result(answer) => {
-                bump(&counters.answered);
-                "answered"
-            }
-            Attempt::Answered(_) | Attempt::BadParams(_) | Attempt::Refused(_) => {
-                bump(&counters.upstream_errors);
-                "upstream_error"
-            }
-            Attempt::NotReached(_) => {
-                bump(&counters.not_reached);
-                "not_reached"
-            }
-            Attempt::NoAnswer { .. } => {
-                bump(&counters.no_answer);
-                "no_answer"
-            }
-            Attempt::Limited(_) => {
-                bump(&counters.limited);
-                "limited"
-            }
-        };
-        metrics::attempt_ended(upstream.name(), method, kind, stopwatch);
+        count(upstream, call.method(), &outcome, stopwatch);
         outcome
     }
+
+    /// One attempt of a batch on `upstream`, within the timeout, as one exchange: each
+    /// entry's outcome (`None`: a notification sent), each call counted.
+    async fn attempt_batch(&self, upstream: &Upstream, entries: &[BatchEntry<'_>]) -> Vec<Option<Attempt>> {
+        for _ in entries.iter().filter(|entry| entry.is_call()) {
+            bump(&upstream.counters.requests);
+            metrics::attempt_started(upstream.name());
+        }
+        let stopwatch = metrics::Stopwatch::start();
+        let outcomes = self.stack(upstream).batch(entries).await;
+        outcomes
+            .into_iter()
+            .zip(entries)
+            .map(|(outcome, entry)| {
+                let attempt = classify(outcome?, &self.retry);
+                if entry.is_call() {
+                    count(upstream, entry.call().method(), &attempt, stopwatch);
+                }
+                Some(attempt)
+            })
+            .collect()
+    }
+
+    /// The most requests in one batch sent upstream: the least any upstream takes.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{Upstream, UpstreamGroup};
+    /// let group = UpstreamGroup::new(vec![
+    ///     Upstream::address("http://a:1/").unwrap().with_max_batch(1000),
+    ///     Upstream::address("http://b:1/").unwrap().with_max_batch(50),
+    /// ]);
+    /// assert_eq!(group.max_batch(), 50);
+    /// # });
+    /// ```
+    pub fn max_batch(&self) -> usize {
+        self.upstreams
+            .iter()
+            .map(|upstream| upstream.max_batch())
+            .min()
+            .unwrap_or(super::upstream::DEFAULT_MAX_BATCH)
+    }
+
+    /// Forwards the calls and notifications of a client's batch together: in batches of at
+    /// most [`max_batch`](UpstreamGroup::max_batch) (sent at the same time), each to the next
+    /// upstream free and not benched, retried whole on the next one when its exchange failed
+    /// as the policy allows (for a batch that may have run, only when every method in it is
+    /// marked safe). One outcome per entry, in their order (`None`: a notification sent).
+    pub(crate) async fn call_batch(
+        &self,
+        entries: &[BatchEntry<'_>],
+    ) -> Vec<BatchOutcome<LinkAnswer, ForwardError>> {
+        let chunks: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send + '_>>> = entries
+            .chunks(self.max_batch())
+            .map(|chunk| Box::pin(self.send_batch(chunk)) as _)
+            .collect();
+        crate::sync::join_in_order(chunks)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// One batch, retried as the policy allows: the group's attempts behind the retry layer.
+    async fn send_batch(&self, entries: &[BatchEntry<'_>]) -> Vec<BatchOutcome<LinkAnswer, ForwardError>> {
+        let attempts = Attempts {
+            group: self,
+            first: self.next.fetch_add(1, Ordering::Relaxed),
+            made: AtomicUsize::new(0),
+        };
+        let policy = &self.retry;
+        let retrying = Retrying::new(
+            policy,
+            &self.budget,
+            attempts,
+            |call: &RpcCall<'_>, outcome: &_| retries(policy, call, outcome),
+        );
+        let outcomes = retrying.batch(entries).await;
+        outcomes
+            .into_iter()
+            .map(|outcome| outcome.map(|outcome| outcome.or_else(|missed| missed.into_outcome(self))))
+            .collect()
+    }
+}
+
+/// Counts an attempt's outcome on `upstream`, and reports it with its latency.
+fn count(upstream: &Upstream, method: &str, outcome: &Attempt, stopwatch: metrics::Stopwatch) {
+    let counters = &upstream.counters;
+    let kind = match &outcome {
+        Attempt::Answered(answer) if is_result(answer) => {
+            bump(&counters.answered);
+            "answered"
+        }
+        Attempt::Answered(_) | Attempt::BadParams(_) | Attempt::Refused(_) => {
+            bump(&counters.upstream_errors);
+            "upstream_error"
+        }
+        Attempt::NotReached(_) => {
+            bump(&counters.not_reached);
+            "not_reached"
+        }
+        Attempt::NoAnswer { .. } => {
+            bump(&counters.no_answer);
+            "no_answer"
+        }
+        Attempt::Limited(_) => {
+            bump(&counters.limited);
+            "limited"
+        }
+    };
+    metrics::attempt_ended(upstream.name(), method, kind, stopwatch);
 }
 
 /// What an attempt's outcome is, read from the typed [`LinkError`] and the upstream's error

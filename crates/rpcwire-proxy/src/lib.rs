@@ -80,6 +80,6 @@ pub use group::{UpstreamGroup, DEFAULT_ATTEMPT_TIMEOUT};
 pub use id_slot::IdSlot;
 pub use label::upstream_label;
 pub use limit::{DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};
-pub use link::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
+pub use link::{LinkAnswer, LinkBatch, LinkBatchFuture, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
 pub use retry::RetryPolicy;
-pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RESPONSE};
+pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RESPONSE};

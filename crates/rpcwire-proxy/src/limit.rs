@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::link::{LinkAnswer, LinkError, LinkErrorKind};
 use crate::codes::LIMIT_EXCEEDED;
 use crate::message::ErrorObject;
-use crate::middleware::{Readiness, RpcCall, RpcService};
+use crate::middleware::{BatchEntry, BatchOutcome, Readiness, RpcCall, RpcService};
 use crate::sync::lock_unpoisoned;
 
 /// How long an upstream over its limit is left alone when it does not say (no
@@ -161,6 +161,14 @@ impl<'p, S> Pausing<'p, S> {
     }
 }
 
+impl<S> Pausing<'_, S> {
+    /// Pauses the upstream for `limit`: its `Retry-After`, else the default, at most the most.
+    fn start(&self, limit: Limit) {
+        let wait = limit.retry_after.unwrap_or(self.default).min(self.max);
+        self.pause.start(Instant::now(), wait, limit.error);
+    }
+}
+
 impl<S> RpcService for Pausing<'_, S>
 where
     S: RpcService<Answer = LinkAnswer, Error = LinkError>,
@@ -171,14 +179,22 @@ where
     async fn call(&self, call: RpcCall<'_>) -> Result<LinkAnswer, LinkError> {
         let outcome = self.inner.call(call).await;
         if let Some(limit) = limit_of(&outcome) {
-            let wait = limit.retry_after.unwrap_or(self.default).min(self.max);
-            self.pause.start(Instant::now(), wait, limit.error);
+            self.start(limit);
         }
         outcome
     }
 
     async fn notify(&self, call: RpcCall<'_>) -> Result<(), LinkError> {
         self.inner.notify(call).await
+    }
+
+    /// The batch as one exchange: a limit in any entry's outcome pauses the upstream.
+    async fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> Vec<BatchOutcome<LinkAnswer, LinkError>> {
+        let outcomes = self.inner.batch(entries).await;
+        if let Some(limit) = outcomes.iter().flatten().find_map(limit_of) {
+            self.start(limit);
+        }
+        outcomes
     }
 
     fn readiness(&self) -> Readiness {

@@ -12,8 +12,8 @@ use bytes::Bytes;
 
 use super::id_slot::IdSlot;
 use crate::message::{ErrorObject, JsonBytes, RawJson};
+use crate::middleware::{BatchEntry, BatchOutcome, RemoteAnswer, RpcCall, RpcService};
 pub use crate::middleware::{LinkError, LinkErrorKind};
-use crate::middleware::{RemoteAnswer, RpcCall, RpcService};
 use crate::sync::{bump, lock_unpoisoned};
 use crate::transport::{ConnectionState, Peer};
 
@@ -23,6 +23,12 @@ pub(crate) const GATEWAY_ID: &str = "1";
 
 /// A boxed future borrowing the link.
 pub type LinkFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, LinkError>> + Send + 'a>>;
+
+/// A batch's outcomes, one per entry in their order (`None`: a notification sent).
+pub type LinkBatch = Vec<BatchOutcome<LinkAnswer, LinkError>>;
+
+/// The future of [`UpstreamLink::batch`], borrowing the link.
+pub type LinkBatchFuture<'a> = Pin<Box<dyn Future<Output = LinkBatch> + Send + 'a>>;
 
 /// What an upstream answered a request with.
 #[derive(Debug)]
@@ -89,6 +95,22 @@ pub trait UpstreamLink: Send + Sync + 'static {
     /// Sends a notification of `method` with `params`.
     fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()>;
 
+    /// Sends `entries` as one batch: one outcome per entry, in their order (`None`: a
+    /// notification sent). The default sends each on its own, one after another.
+    fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> LinkBatchFuture<'a> {
+        Box::pin(async move {
+            let mut outcomes = Vec::with_capacity(entries.len());
+            for entry in entries {
+                let call = entry.call();
+                outcomes.push(match entry {
+                    BatchEntry::Call(_) => Some(self.call(None, call.method(), call.params()).await),
+                    BatchEntry::Notify(_) => self.notify(call.method(), call.params()).await.err().map(Err),
+                });
+            }
+            outcomes
+        })
+    }
+
     /// How many connections it made so far (the first included).
     fn connects(&self) -> u64 {
         0
@@ -148,6 +170,54 @@ impl ReconnectingPeer {
             .await
             .map_err(LinkError::from)
     }
+
+    /// [`UpstreamLink::batch`]: one frame on the connection ([`Peer::batch_raw`]).
+    pub(crate) async fn send_batch(&self, entries: &[BatchEntry<'_>]) -> LinkBatch {
+        use crate::transport::{BatchEntry as Entry, PeerErrorKind};
+        let sent: Vec<Entry<'_>> = entries
+            .iter()
+            .map(|entry| {
+                let call = entry.call();
+                match entry {
+                    BatchEntry::Call(_) => Entry::call(call.method(), call.params()),
+                    BatchEntry::Notify(_) => Entry::notification(call.method(), call.params()),
+                }
+            })
+            .collect();
+        let mut answers = match self.peer().batch_raw(&sent).await {
+            Ok(answers) => answers.into_iter(),
+            Err(error) => {
+                let error = LinkError::from(error);
+                return entries.iter().map(|_| Some(Err(error.clone()))).collect();
+            }
+        };
+        let mut outcomes = Vec::with_capacity(entries.len());
+        for entry in entries {
+            if !entry.is_call() {
+                outcomes.push(None);
+                continue;
+            }
+            outcomes.push(Some(match answers.next() {
+                Some(Ok(result)) => Ok(LinkAnswer::Remote(RemoteAnswer::Result(result))),
+                Some(Err(error)) => match error.into_kind() {
+                    PeerErrorKind::Remote(error) => {
+                        Ok(LinkAnswer::Remote(RemoteAnswer::Error { error, text: None }))
+                    }
+                    kind => Err(LinkError::from(crate::transport::PeerError::from(kind))),
+                },
+                None => Err(no_answer_to_it()),
+            }));
+        }
+        outcomes
+    }
+}
+
+/// A call of a batch the upstream's answer had no answer to.
+fn no_answer_to_it() -> LinkError {
+    LinkError::new(
+        LinkErrorKind::NoAnswer { status: None },
+        "the upstream's answer to the batch has no answer to this call",
+    )
 }
 
 impl UpstreamLink for ReconnectingPeer {
@@ -162,6 +232,10 @@ impl UpstreamLink for ReconnectingPeer {
 
     fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()> {
         Box::pin(self.send_notification(method, params))
+    }
+
+    fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> LinkBatchFuture<'a> {
+        Box::pin(self.send_batch(entries))
     }
 
     fn connects(&self) -> u64 {
@@ -187,6 +261,10 @@ impl UpstreamLink for HttpLink {
 
     fn notify<'a>(&'a self, method: &'a str, params: Option<&'a RawJson<'a>>) -> LinkFuture<'a, ()> {
         Box::pin(self.send_notification(method, params))
+    }
+
+    fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> LinkBatchFuture<'a> {
+        Box::pin(self.send_batch(entries))
     }
 }
 
@@ -219,6 +297,55 @@ impl HttpLink {
             Ok(answer) => Ok(answer),
             Err(reason) => non_conforming(&answer, reason).ok_or_else(not_ours),
         }
+    }
+
+    /// [`UpstreamLink::batch`]: one POST of the batch, its calls numbered 1, 2, … in the
+    /// order of `entries`; each call gets the element of the answer with its number (answers
+    /// may come in any order), or every call the answer's error when the upstream answered
+    /// the batch with one error object (a batch over its limit, say).
+    pub(crate) async fn send_batch(&self, entries: &[BatchEntry<'_>]) -> LinkBatch {
+        let mut outcomes: LinkBatch = entries.iter().map(|_| None).collect();
+        let mut body = bytes::BytesMut::with_capacity(64 * entries.len());
+        let mut writer = crate::encode::BatchWriter::new(&mut body);
+        let mut sent = 0;
+        let mut element = bytes::BytesMut::new();
+        for (index, (entry, outcome)) in entries.iter().zip(&mut outcomes).enumerate() {
+            let call = entry.call();
+            let number = (index + 1).to_string();
+            let id = crate::message::Id::from_number_text(&number);
+            let id = entry.is_call().then_some(&id);
+            element.clear();
+            match crate::encode::write_call_raw(&mut element, id, call.method(), call.params()) {
+                Ok(()) => {
+                    writer.element().extend_from_slice(&element);
+                    sent += 1;
+                }
+                Err(error) => *outcome = Some(Err(LinkError::new(LinkErrorKind::Params, error.to_string()))),
+            }
+        }
+        writer.finish();
+        if sent == 0 {
+            return outcomes;
+        }
+        let answer = match self.exchange(body.freeze()).await {
+            Ok(answer) => answer,
+            Err(error) => {
+                for outcome in outcomes.iter_mut().filter(|outcome| outcome.is_none()) {
+                    *outcome = Some(Err(error.clone()));
+                }
+                return outcomes;
+            }
+        };
+        let answers = match answer {
+            Some(answer) => batch_answers(&answer, entries, self.0.max_response()),
+            None => entries.iter().map(|_| None).collect(),
+        };
+        for ((outcome, answer), entry) in outcomes.iter_mut().zip(answers).zip(entries) {
+            if outcome.is_none() && entry.is_call() {
+                *outcome = Some(answer.ok_or_else(no_answer_to_it));
+            }
+        }
+        outcomes
     }
 
     /// [`UpstreamLink::notify`], unboxed.
@@ -278,11 +405,68 @@ fn no_answer(reason: &str) -> LinkError {
 }
 
 /// `answer` as the response to a request with the gateway's id: the frame with its id's
-/// place, and its result or error object; `Err` with the parser's reason when it is not
-/// such a response. Answers may be as large as the response limit (blocks, traces: several
-/// MB), past the parser's default size limit for requests.
+/// place, and its result or error object; `Err` with the parser's reason when it is not such
+/// a response. Answers may be as large as the response limit (blocks, traces: several MB),
+/// past the parser's default size limit for requests.
 #[cfg(feature = "http")]
 fn response_to_gateway(answer: &Bytes, max_response: usize) -> Result<LinkAnswer, String> {
+    match read_response(answer, max_response)? {
+        (answer, Some(1)) => Ok(answer),
+        _ => Err("not a response to the call".to_owned()),
+    }
+}
+
+/// Each call's answer in `answer`, the upstream's answer to a batch whose calls were
+/// numbered 1, 2, … in the order of `entries`: the element with its number (the first, when
+/// the upstream answered one twice), or for every call the error of an answer that is one
+/// error object; `None` where there is none.
+#[cfg(feature = "http")]
+fn batch_answers(answer: &Bytes, entries: &[BatchEntry<'_>], max_response: usize) -> Vec<Option<LinkAnswer>> {
+    let mut answers: Vec<Option<LinkAnswer>> = entries.iter().map(|_| None).collect();
+    match crate::batch_split::batch_elements(answer) {
+        Some(elements) => {
+            for element in elements {
+                let Ok((answer, Some(number))) = read_response(&element, max_response) else {
+                    continue;
+                };
+                let slot = usize::try_from(number)
+                    .ok()
+                    .and_then(|number| number.checked_sub(1));
+                if let Some(slot) = slot.and_then(|slot| answers.get_mut(slot)) {
+                    slot.get_or_insert(answer);
+                }
+            }
+        }
+        None => {
+            if let Ok((
+                LinkAnswer::Frame {
+                    answer,
+                    error: Some(error),
+                    ..
+                },
+                _,
+            )) = read_response(answer, max_response)
+            {
+                for (slot, entry) in answers.iter_mut().zip(entries) {
+                    if entry.is_call() {
+                        *slot = Some(LinkAnswer::Frame {
+                            answer: answer.clone(),
+                            result: None,
+                            error: Some(error.clone()),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    answers
+}
+
+/// `answer` read as one response: the frame with its id's place, its result or error
+/// object, and its id when that is a whole number (the gateway's ids are); `Err` with the
+/// parser's reason when it is not a response.
+#[cfg(feature = "http")]
+fn read_response(answer: &Bytes, max_response: usize) -> Result<(LinkAnswer, Option<u64>), String> {
     use crate::message::{IdKind, Message, ResponsePayload};
     let limits = crate::parse::Limits::default().with_max_size(max_response);
     let parser = crate::parse::Parser::new(limits);
@@ -295,9 +479,10 @@ fn response_to_gateway(answer: &Bytes, max_response: usize) -> Result<LinkAnswer
     let Message::Response(response) = &message else {
         return Err(not_ours());
     };
-    if response.id().raw() != GATEWAY_ID || response.id().kind() != IdKind::Number {
-        return Err(not_ours());
-    }
+    let id = match response.id().kind() {
+        IdKind::Number => response.id().raw().parse::<u64>().ok(),
+        _ => None,
+    };
     let (result, error) = match response.payload() {
         ResponsePayload::Result(result) => {
             let range = crate::message::range_within(answer, result.get().as_bytes()).ok_or_else(not_ours)?;
@@ -306,11 +491,14 @@ fn response_to_gateway(answer: &Bytes, max_response: usize) -> Result<LinkAnswer
         ResponsePayload::Error(error) => (None, Some(error.clone().into_owned())),
     };
     let answer = IdSlot::find(answer, &message).ok_or_else(not_ours)?;
-    Ok(LinkAnswer::Frame {
-        answer,
-        result,
-        error,
-    })
+    Ok((
+        LinkAnswer::Frame {
+            answer,
+            result,
+            error,
+        },
+        id,
+    ))
 }
 
 /// An answer the strict parser refused (`reason`) read leniently: a JSON object with the

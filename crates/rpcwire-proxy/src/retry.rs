@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::middleware::{Readiness, RpcCall, RpcService};
+use crate::middleware::{BatchEntry, BatchOutcome, Readiness, RpcCall, RpcService};
 use crate::sync::lock_unpoisoned;
 
 /// When a request that failed upstream is sent again, to the next upstream.
@@ -266,6 +266,33 @@ where
 
     fn notify<'a>(&'a self, call: RpcCall<'a>) -> impl Future<Output = Result<(), S::Error>> + Send + 'a {
         self.inner.notify(call)
+    }
+
+    /// The batch made again whole when every call's outcome is worth another attempt (the
+    /// exchange failed: what came back for one call came back for all), as for a call; one
+    /// that brought some answers is not (its calls that got none end with their errors).
+    async fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> Vec<BatchOutcome<S::Answer, S::Error>> {
+        self.budget.deposit();
+        let mut outcomes = self.inner.batch(entries).await;
+        let Some(first) = entries.iter().find(|entry| entry.is_call()) else {
+            return outcomes;
+        };
+        for retry in 1..self.policy.max_attempts() {
+            let worth = entries
+                .iter()
+                .zip(&outcomes)
+                .all(|(entry, outcome)| match outcome {
+                    Some(outcome) if entry.is_call() => (self.retries)(&entry.call(), outcome),
+                    _ => !entry.is_call(),
+                });
+            if !worth || !self.budget.withdraw() {
+                break;
+            }
+            super::metrics::retried(first.call().method());
+            tokio::time::sleep(self.policy.backoff_before(retry)).await;
+            outcomes = self.inner.batch(entries).await;
+        }
+        outcomes
     }
 
     fn readiness(&self) -> Readiness {

@@ -10,10 +10,10 @@ use super::breaker::Breaker;
 use super::limit::Pause;
 #[cfg(feature = "http")]
 use super::link::HttpLink;
-use super::link::{LinkAnswer, LinkError, ReconnectingPeer, UpstreamLink};
+use super::link::{LinkAnswer, LinkBatch, LinkError, ReconnectingPeer, UpstreamLink};
 use crate::dispatch::Router;
 use crate::frame::Framing;
-use crate::middleware::{ConcurrencyLimit, ConcurrencyLimitLayer, RpcCall, RpcService};
+use crate::middleware::{BatchEntry, ConcurrencyLimit, ConcurrencyLimitLayer, RpcCall, RpcService};
 use crate::transport::{AddressError, AnyTransport, Peer};
 use crate::Dial;
 use tower_layer::Layer;
@@ -21,6 +21,10 @@ use tower_layer::Layer;
 /// The largest answer an upstream made by [`Upstream::address`] may send (16 MiB: real
 /// Ethereum answers reach several MB; a client's requests are usually held to far less).
 pub const DEFAULT_MAX_RESPONSE: usize = 16 << 20;
+
+/// How many requests one batch sent to an upstream holds at most by default: a client's larger
+/// batch is sent as several (providers refuse batches over their limit, often 100 to 1,000).
+pub const DEFAULT_MAX_BATCH: usize = 100;
 
 /// How many requests may be under way on one upstream by default.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 256;
@@ -51,6 +55,7 @@ pub struct Upstream {
     service: ConcurrencyLimit<Link>,
     pub(crate) breaker: Breaker,
     pub(crate) pause: Pause,
+    max_batch: usize,
     pub(crate) counters: UpstreamCounters,
 }
 
@@ -84,6 +89,16 @@ impl RpcService for Link {
             #[cfg(feature = "http")]
             Link::Http(link) => link.send_notification(call.method(), call.params()).await,
             Link::Other(link) => link.notify(call.method(), call.params()).await,
+        }
+    }
+
+    /// See [`UpstreamLink::batch`].
+    async fn batch<'a>(&'a self, entries: &'a [BatchEntry<'a>]) -> LinkBatch {
+        match self {
+            Link::Peer(link) => link.send_batch(entries).await,
+            #[cfg(feature = "http")]
+            Link::Http(link) => link.send_batch(entries).await,
+            Link::Other(link) => link.batch(entries).await,
         }
     }
 }
@@ -156,6 +171,7 @@ impl Upstream {
             service: ConcurrencyLimitLayer::new(DEFAULT_MAX_IN_FLIGHT).layer(link),
             breaker: Breaker::new(5, Duration::from_secs(5)),
             pause: Pause::default(),
+            max_batch: DEFAULT_MAX_BATCH,
             counters: UpstreamCounters::default(),
         }
     }
@@ -243,6 +259,7 @@ impl Upstream {
             service,
             breaker,
             pause,
+            max_batch,
             counters,
         } = self;
         Upstream {
@@ -250,8 +267,34 @@ impl Upstream {
             service: ConcurrencyLimitLayer::new(limit).layer(service.into_inner()),
             breaker,
             pause,
+            max_batch,
             counters,
         }
+    }
+
+    /// At most `requests` in one batch sent to it (at least 1): a client's larger batch goes
+    /// as several. [`DEFAULT_MAX_BATCH`] by default.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let upstream = rpcwire::proxy::Upstream::address("http://127.0.0.1:9/").unwrap().with_max_batch(1000);
+    /// assert_eq!(upstream.max_batch(), 1000);
+    /// # });
+    /// ```
+    pub fn with_max_batch(mut self, requests: usize) -> Upstream {
+        self.max_batch = requests.max(1);
+        self
+    }
+
+    /// The most requests in one batch sent to it.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// assert_eq!(rpcwire::proxy::Upstream::address("tcp://h:1").unwrap().max_batch(), rpcwire::proxy::DEFAULT_MAX_BATCH);
+    /// # });
+    /// ```
+    pub fn max_batch(&self) -> usize {
+        self.max_batch
     }
 
     /// Benches the upstream after `failures` in a row (at least 1) for `cool_down`; then one

@@ -203,9 +203,15 @@ pub(crate) struct Finished<'m> {
     outcome: Option<Outcome>,
 }
 
-impl Finished<'_> {
-    /// The whole response object the handler answered a request with, as it came (a
-    /// fallback's upstream answer); otherwise `self` back, to be written.
+impl<'m> Finished<'m> {
+    /// `outcome` answering the request of `id` (`None`: a notification, nothing written).
+    pub(crate) fn new(id: Option<&'m Id<'m>>, outcome: Outcome) -> Finished<'m> {
+        Finished {
+            id,
+            outcome: Some(outcome),
+        }
+    }
+
     /// How long the client should wait before asking again, when the handler answered a
     /// request with [`FallbackAnswer::Limited`].
     pub(crate) fn retry_after(&self) -> Option<std::time::Duration> {
@@ -218,6 +224,8 @@ impl Finished<'_> {
         }
     }
 
+    /// The whole response object the handler answered a request with, as it came (a
+    /// fallback's upstream answer); otherwise `self` back, to be written.
     pub(crate) fn into_whole(self) -> Result<Bytes, Self> {
         match self {
             Finished {
@@ -242,31 +250,6 @@ impl Finished<'_> {
             }
         }
     }
-}
-
-/// Runs `futures` at the same time; their outputs in the order of `futures`.
-pub(crate) async fn join_in_order<T>(
-    mut futures: Vec<Pin<Box<dyn Future<Output = T> + Send + '_>>>,
-) -> Vec<T> {
-    let mut outputs: Vec<Option<T>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut waiting = false;
-        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if output.is_none() {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(value) => *output = Some(value),
-                    Poll::Pending => waiting = true,
-                }
-            }
-        }
-        if waiting {
-            Poll::Pending
-        } else {
-            Poll::Ready(())
-        }
-    })
-    .await;
-    outputs.into_iter().flatten().collect()
 }
 
 /// `Id<'a>` is covariant: a borrowed id can be viewed with the shorter lifetime.

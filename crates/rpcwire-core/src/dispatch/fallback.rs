@@ -66,6 +66,10 @@ pub enum FallbackAnswer {
 /// The future a [`Fallback`] gives: the answer (dropped for a notification).
 pub type FallbackFuture = Pin<Box<dyn Future<Output = FallbackAnswer> + Send>>;
 
+/// The future [`Fallback::batch`] gives: one answer per call, in the calls' order (those of
+/// notifications dropped).
+pub type FallbackBatchFuture = Pin<Box<dyn Future<Output = Vec<FallbackAnswer>> + Send>>;
+
 /// Answers what a router does not serve itself: every request and notification for a
 /// method nobody registered, alone or inside a batch, gets here with the frame it came in
 /// (see [`FallbackCall`]). Set with [`Router::fallback`](super::Router::fallback).
@@ -97,6 +101,57 @@ pub trait Fallback: Send + Sync + 'static {
     /// Starts answering `call`. The future runs under the serving side's supervision (its
     /// cancellation, the handler timeout); a panic in it is answered -32603.
     fn call(&self, call: FallbackCall<'_>) -> FallbackFuture;
+
+    /// Starts answering together the requests and notifications of one batch that the
+    /// router does not serve itself, `calls` in the batch's order (what the router serves
+    /// itself is answered as usual, and every answer goes back in the batch's order): a
+    /// forwarder sends them on as one batch. The future gives one answer per call, in their
+    /// order (those of notifications are dropped; a missing one is answered -32603). It runs
+    /// under the serving side's abort and handler timeout as one, and a panic in it answers
+    /// every request -32603; a request cancelled by the other side is answered with the
+    /// rest. `None`, the default: each is answered on its own by [`call`](Fallback::call).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use rpcwire_core::dispatch::{Fallback, FallbackAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture, Router};
+    /// use rpcwire_core::dispatch::NoParams;
+    ///
+    /// /// Answers how many calls came together with it.
+    /// struct Together;
+    /// impl Fallback for Together {
+    ///     fn call(&self, _: FallbackCall<'_>) -> FallbackFuture {
+    ///         Box::pin(async { FallbackAnswer::Result(rpcwire_core::RawJson::new("1").unwrap().into()) })
+    ///     }
+    ///     fn batch(&self, calls: &[FallbackCall<'_>]) -> Option<FallbackBatchFuture> {
+    ///         let count = rpcwire_core::RawJson::new(calls.len().to_string()).unwrap().into_owned();
+    ///         let answers = calls.iter().map(|_| FallbackAnswer::Result(count.clone().into())).collect();
+    ///         Some(Box::pin(async move { answers }))
+    ///     }
+    /// }
+    /// let mut router = Router::new();
+    /// router.method("local", |_: NoParams| Ok("here"));
+    /// router.fallback(Together);
+    /// let mut out = bytes::BytesMut::new();
+    /// let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":"local"},{"jsonrpc":"2.0","id":3,"method":"b"}]"#;
+    /// router.handle_async(batch, &mut out).await;
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":1,"result":2},{"jsonrpc":"2.0","id":2,"result":"here"},{"jsonrpc":"2.0","id":3,"result":2}]"#);
+    /// # });
+    /// ```
+    fn batch(&self, calls: &[FallbackCall<'_>]) -> Option<FallbackBatchFuture> {
+        let _ = calls;
+        None
+    }
+}
+
+/// A fallback shared (the router holds it once for single calls and once for batches).
+impl<F: Fallback + ?Sized> Fallback for std::sync::Arc<F> {
+    fn call(&self, call: FallbackCall<'_>) -> FallbackFuture {
+        (**self).call(call)
+    }
+
+    fn batch(&self, calls: &[FallbackCall<'_>]) -> Option<FallbackBatchFuture> {
+        (**self).batch(calls)
+    }
 }
 
 /// A request or notification as a [`Fallback`] gets it: the method, the id, the params,

@@ -55,12 +55,13 @@ cfg_tokio! {
     mod context;
     mod deferred;
     mod fallback;
+    mod fallback_batch;
     mod raw_call;
     mod remote;
 
     pub use context::{RemoteLink, RequestContext};
     pub use context::{Cancellations, OnCancel, Supervision};
-    pub use fallback::{Fallback, FallbackAnswer, FallbackCall, FallbackFuture};
+    pub use fallback::{Fallback, FallbackAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture};
     pub use raw_call::RawCall;
     pub use remote::{Remote, RemoteError, RemoteFuture};
 }

@@ -76,6 +76,9 @@ pub struct Router {
     async_handlers: usize,
     /// What serves methods nobody registered (`fallback`, `fallback_async`); `None`: -32601.
     fallback: Option<Handler>,
+    /// The same fallback, for the elements of a batch it takes together (`Router::fallback`'s).
+    #[cfg(feature = "tokio")]
+    pub(crate) batch_fallback: Option<std::sync::Arc<dyn super::Fallback>>,
     /// When set, batches are answered only while it is on (a protocol whose revisions
     /// differ on batches: MCP's); otherwise refused with -32600.
     batch_switch: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
@@ -121,6 +124,8 @@ impl Router {
             parser: Parser::new(limits),
             async_handlers: 0,
             fallback: None,
+            #[cfg(feature = "tokio")]
+            batch_fallback: None,
             batch_switch: None,
         }
     }
@@ -152,6 +157,12 @@ impl Router {
     /// ```
     pub fn is_empty(&self) -> bool {
         self.methods.len() == 0
+    }
+
+    /// Whether `method` has a handler of its own (not the fallback).
+    #[cfg(feature = "tokio")]
+    pub(crate) fn registered(&self, method: &str) -> bool {
+        self.methods.get(method).is_some()
     }
 
     /// The handler for `method`: the one registered, else the fallback.

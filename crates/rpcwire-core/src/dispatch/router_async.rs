@@ -10,7 +10,9 @@ use serde::Serialize;
 
 use super::Router;
 use crate::dispatch::context::{RequestContext, Supervision};
-use crate::dispatch::deferred::{join_in_order, Deferred, Finished};
+use crate::dispatch::deferred::{Deferred, Finished};
+use crate::sync::join_in_order;
+use crate::dispatch::fallback_batch::FallbackBatch;
 use crate::dispatch::responder::WholeAnswer;
 use rpcwire_wire::error_answer::write_parse_error;
 use crate::dispatch::fallback::Fallback;
@@ -203,6 +205,7 @@ impl Router {
             self.async_handlers += 1;
         }
         self.fallback = Some(Handler::Async(handler::raw_async(f)));
+        self.batch_fallback = None;
         self
     }
 
@@ -232,7 +235,9 @@ impl Router {
         if self.fallback.is_none() {
             self.async_handlers += 1;
         }
-        self.fallback = Some(Handler::Async(handler::fallback(fallback)));
+        let fallback = std::sync::Arc::new(fallback);
+        self.fallback = Some(Handler::Async(handler::fallback(fallback.clone())));
+        self.batch_fallback = Some(fallback);
         self
     }
 
@@ -254,25 +259,37 @@ impl Router {
                     .await
             }
             Parsed::Batch(batch) => {
-                // The elements bound to async handlers run at the same time; then every
-                // answer is written in the batch's order (synchronous handlers run then).
+                // The elements bound to async handlers run at the same time — those for a
+                // fallback that takes batches together, as one; then every answer is written
+                // in the batch's order (synchronous handlers run then).
                 let elements: Vec<_> = batch.iter().collect();
+                let (together, mut to_fallback) = self.fallback_batch(&elements, frame);
                 let mut running: Vec<Pin<Box<dyn Future<Output = Finished<'_>> + Send + '_>>> = Vec::new();
                 let mut is_async = Vec::with_capacity(elements.len());
-                for element in &elements {
+                for (element, to_fallback) in elements.iter().zip(&to_fallback) {
                     let deferred = element
                         .as_ref()
                         .ok()
+                        .filter(|_| !to_fallback)
                         .and_then(|message| self.deferred(message, frame, false, serving));
                     is_async.push(deferred.is_some());
                     if let Some(deferred) = deferred {
                         running.push(Box::pin(deferred.run()));
                     }
                 }
-                let mut finished = join_in_order(running).await.into_iter();
+                let (finished, together) = match together {
+                    Some(together) => tokio::join!(join_in_order(running), together.run(serving)),
+                    None => (join_in_order(running).await, Vec::new()),
+                };
+                let (mut finished, mut together) = (finished.into_iter(), together.into_iter());
                 let mut target = Target::Batch(BatchWriter::new(out));
-                for (element, is_async) in elements.iter().zip(is_async) {
+                for ((element, is_async), to_fallback) in elements.iter().zip(is_async).zip(&mut to_fallback) {
                     match element {
+                        Ok(_) if *to_fallback => {
+                            if let Some(done) = together.next() {
+                                done.write(&mut target);
+                            }
+                        }
                         Ok(_) if is_async => {
                             if let Some(done) = finished.next() {
                                 done.write(&mut target);
@@ -335,6 +352,39 @@ impl Router {
     }
 
     /// The request or notification `message`, started on its async handler, when it has one.
+    /// The elements of a batch that go to a fallback taking them together, started as one,
+    /// and which elements they are; `(None, all false)` when there are none or the fallback
+    /// answers each on its own.
+    fn fallback_batch<'m>(
+        &self,
+        elements: &'m [Result<Message<'m>, &crate::parse::ParseError>],
+        frame: Option<&Bytes>,
+    ) -> (Option<FallbackBatch<'m>>, Vec<bool>) {
+        let mut to_fallback = vec![false; elements.len()];
+        let Some(fallback) = &self.batch_fallback else {
+            return (None, to_fallback);
+        };
+        let mut messages = Vec::new();
+        for (element, to_fallback) in elements.iter().zip(&mut to_fallback) {
+            let method = match element {
+                Ok(Message::Request(request)) => request.method(),
+                Ok(Message::Notification(notification)) => notification.method(),
+                _ => continue,
+            };
+            if !self.registered(method) {
+                *to_fallback = true;
+                messages.extend(element.as_ref().ok());
+            }
+        }
+        if messages.is_empty() {
+            return (None, to_fallback);
+        }
+        match FallbackBatch::start(&**fallback, &messages, frame) {
+            Some(together) => (Some(together), to_fallback),
+            None => (None, vec![false; elements.len()]),
+        }
+    }
+
     fn deferred<'m>(
         &self,
         message: &'m Message<'_>,
