@@ -26,7 +26,8 @@
 //! in its body as HTTP 429 with `Retry-After`. `--deny METHOD` refuses a
 //! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
 //! `--timeout-ms` bounds each attempt; `--max-body` bounds requests, `--max-response` each
-//! upstream answer (16 MiB by default). With `--admin` the gateway answers
+//! upstream answer (16 MiB by default). A client's batch goes upstream as one batch, in
+//! batches of at most `--max-batch` (100 by default) when it is larger. With `--admin` the gateway answers
 //! `gateway_upstreams` itself: each upstream's name and counters (off by default: any client
 //! could call it). `--metrics ADDRESS` serves the
 //! `rpcwire::proxy` metrics (per upstream and method: attempts by outcome, latency, in
@@ -79,7 +80,7 @@ use rpcwire::transport::{AnyTransport, Peer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream [LABEL=]URL [--upstream [LABEL=]URL …] [--safe METHOD …] \
-                     [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--metrics ADDRESS] \
+                     [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--max-batch N] [--metrics ADDRESS] \
                      [--keys FILE | --keys-from-redis HASH] [--redis URL [--redis-ca PEM] [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
                      [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]] \
                      [--tls-cert PEM --tls-key PEM] [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
@@ -94,6 +95,7 @@ struct Arguments {
     timeout: Duration,
     max_body: usize,
     max_response: usize,
+    max_batch: usize,
     metrics: Option<String>,
     tls: tls::TlsOptions,
     #[cfg(feature = "redis")]
@@ -111,6 +113,7 @@ fn arguments() -> Result<Arguments, String> {
         timeout: rpcwire::proxy::DEFAULT_ATTEMPT_TIMEOUT,
         max_body: DEFAULT_MAX_BODY,
         max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
+        max_batch: rpcwire::proxy::DEFAULT_MAX_BATCH,
         metrics: None,
         tls: tls::TlsOptions::default(),
         #[cfg(feature = "redis")]
@@ -148,6 +151,10 @@ fn arguments() -> Result<Arguments, String> {
                 parsed.max_response = bytes
                     .parse()
                     .map_err(|e| format!("--max-response {bytes}: {e}"))?;
+            }
+            "--max-batch" => {
+                let count = value("--max-batch")?;
+                parsed.max_batch = count.parse().map_err(|e| format!("--max-batch {count}: {e}"))?;
             }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
@@ -252,7 +259,7 @@ async fn main() -> ExitCode {
     let upstreams = match arguments
         .upstreams
         .iter()
-        .map(|address| upstream(address, &dial))
+        .map(|address| upstream(address, &dial).map(|upstream| upstream.with_max_batch(arguments.max_batch)))
         .collect::<Result<Vec<_>, _>>()
     {
         Ok(upstreams) => upstreams,

@@ -115,3 +115,51 @@ fn a_provider_over_its_limit_for_good_fails_each_client_with_the_429_it_gets_goi
         assert!(!gatewayed.to_string().contains(KEY), "{client:?}: {gatewayed}");
     }
 }
+
+#[test]
+fn each_clients_batch_of_a_thousand_reaches_the_node_as_one_batch_through_the_gateway() {
+    let node = EthNode::start();
+    let whole = start_listening(
+        &example_binary("gateway"),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &keyed(&node),
+            "--max-batch",
+            "1000",
+        ],
+    );
+    let split = gateway(&keyed(&node));
+    for client in Client::ALL {
+        node.reset();
+        let Some(direct) = client.run(&keyed(&node), "batch") else {
+            return;
+        };
+        let (direct_posts, _) = node.posts();
+        assert_eq!(
+            direct["value"], "1000 × 1000000000000000000",
+            "{client:?}: {direct}"
+        );
+
+        node.reset();
+        let gatewayed = client
+            .run(&format!("http://{}/", whole.address), "batch")
+            .unwrap();
+        assert_eq!(outcome(&gatewayed), outcome(&direct), "{client:?}: {gatewayed}");
+        assert_eq!(
+            node.posts().0,
+            direct_posts,
+            "{client:?}: one upstream batch, as going direct"
+        );
+        assert_eq!(node.requests(), 1000, "{client:?}");
+
+        // Past the upstream's batch limit (100 by default): in batches of 100.
+        node.reset();
+        let gatewayed = client
+            .run(&format!("http://{}/", split.address), "batch")
+            .unwrap();
+        assert_eq!(outcome(&gatewayed), outcome(&direct), "{client:?}: {gatewayed}");
+        assert_eq!(node.posts().0, 10 * direct_posts, "{client:?}");
+    }
+}

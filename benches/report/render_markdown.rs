@@ -332,7 +332,10 @@ impl Report<'_> {
                  gateway's p50/p99 minus going straight's; CPU per request is the gateway \
                  process's ({CPU_METHOD}), the upstream's for the straight rows. Every \
                  configuration is measured in {} rounds, interleaved, and the round with the median \
-                 CPU per request is the one shown.\n",
+                 CPU per request is the one shown. BATCH is one batch of 1,000 of the corpus's \
+                 small calls (answers under 1 KiB) at 1 in flight, straight, through rpcwire's \
+                 gateway (whose upstream takes batches of 1,000: the batch goes up as one) and \
+                 through the floor; its rows count batches, not calls.\n",
                 self.gateway[0].rounds.len()
             );
             s.push_str(&gateway_table(self.gateway));

@@ -98,6 +98,11 @@ impl EthNode {
         )
     }
 
+    /// How many JSON-RPC requests it got (each element of a batch counts).
+    pub fn requests(&self) -> usize {
+        self.state.requests.load(Ordering::SeqCst)
+    }
+
     /// Forgets what it was sent.
     pub fn reset(&self) {
         self.state.posts.store(0, Ordering::SeqCst);

@@ -1,5 +1,6 @@
 //! The gateway section (`http` feature): the same load generator as the transports section
-//! sends W1 and the Ethereum corpus's requests over HTTP at 1 and 64 in flight, straight to
+//! sends W1 and the Ethereum corpus's requests over HTTP at 1 and 64 in flight (and BATCH, a
+//! batch of 1,000 of the corpus's small calls, at 1: straight, rpcwire and the floor), straight to
 //! an upstream (rpcwire's `HttpServer` replaying the corpus's answers), and through gateways
 //! in front of it, each in a child process on one thread: rpcwire's (`proxy::Gateway`: params
 //! and results passed on as bytes), the usual way (serde_json `Value` in, id set, serialized;
@@ -28,7 +29,7 @@ use serde::Serialize;
 /// One workload × implementation × requests in flight.
 #[derive(Clone, Debug, Serialize)]
 pub(crate) struct GatewayRun {
-    /// `W1` or `ETH`.
+    /// `W1`, `ETH` or `BATCH`.
     pub(crate) workload: &'static str,
     /// `straight`, `rpcwire`, `value`, `floor`, `fleet` or `fleet-cached`.
     pub(crate) implementation: &'static str,
@@ -111,6 +112,26 @@ pub(crate) fn gateway_targets(runs: &[GatewayRun]) -> Vec<crate::targets::Target
                     met: Some(value >= 3.0 * r.cpu_us_per_req),
                 });
             }
+        }
+    }
+    for r in runs
+        .iter()
+        .filter(|r| r.implementation == "rpcwire" && r.workload == "BATCH")
+    {
+        let straight = runs
+            .iter()
+            .find(|s| s.implementation == "straight" && s.workload == "BATCH" && s.in_flight == r.in_flight);
+        if let Some(straight) = straight {
+            out.push(crate::targets::Target {
+                target: "gateway, a batch of 1,000: latency at most 1.2× going direct (p50)".to_owned(),
+                measured: format!(
+                    "{:.0} µs vs direct {:.0} µs ({:.2}×)",
+                    r.p50_us,
+                    straight.p50_us,
+                    r.p50_us / straight.p50_us
+                ),
+                met: Some(r.p50_us <= straight.p50_us * 1.2),
+            });
         }
     }
     for r in runs.iter().filter(|r| r.implementation == "fleet") {

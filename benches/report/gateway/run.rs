@@ -41,12 +41,54 @@ const FLEET_SUBJECTS: [(&str, &str); 2] = [
     ),
 ];
 
-/// The requests of a workload (single requests, each with an id).
+/// How many calls the BATCH workload's batch holds (what viem and ethers send at most by
+/// default is smaller; a thousand is the issue's measure).
+const BATCH_CALLS: usize = 1000;
+
+/// The subjects that take part in the BATCH workload (the others forward single requests).
+const BATCH_SUBJECTS: [&str; 3] = ["straight", "rpcwire", "floor"];
+
+/// The requests of a workload (single requests, each with an id; BATCH's one batch).
 fn requests(workload: &str) -> Vec<Vec<u8>> {
     match workload {
         "W1" => vec![crate::common::workloads::W1.as_bytes().to_vec()],
+        "BATCH" => batch().into_iter().collect(),
         _ => corpus_pairs().into_iter().map(|(request, _)| request).collect(),
     }
+}
+
+/// BATCH's request: a batch of [`BATCH_CALLS`] calls, the corpus's small ones (answers under
+/// 1 KiB: balances, nonces, calls, block numbers — what a wallet or an indexer batches) in
+/// turn, ids 0, 1, …; `None` without the corpus.
+fn batch() -> Option<Vec<u8>> {
+    let small: Vec<rpcwire::Message<'static>> = corpus_pairs()
+        .into_iter()
+        .filter(|(_, answer)| answer.len() < 1024)
+        .filter_map(|(request, _)| {
+            let request: &'static [u8] = Vec::leak(request);
+            rpcwire::parse(request).ok()?.single()
+        })
+        .collect();
+    if small.is_empty() {
+        return None;
+    }
+    let mut out = bytes::BytesMut::new();
+    let mut writer = rpcwire::encode::BatchWriter::new(&mut out);
+    for (id, message) in (0..BATCH_CALLS).zip(small.iter().cycle()) {
+        let rpcwire::Message::Request(request) = message else {
+            continue;
+        };
+        let id = rpcwire::Id::from(id as u64);
+        rpcwire::encode::write_call_raw(
+            writer.element(),
+            Some(&id),
+            request.method(),
+            request.raw_params(),
+        )
+        .expect("the corpus's params");
+    }
+    writer.finish();
+    Some(out.to_vec())
 }
 
 /// The requests of a workload, each with the API key, and what their answers must contain
@@ -62,6 +104,14 @@ fn exchanges(workload: &str, requests: &[Vec<u8>]) -> Vec<Exchange> {
             FLEET_KEY_HEADER,
         ))
     };
+    if workload == "BATCH" {
+        // The last call's answer is in the batch's answer.
+        let expect = format!(r#""id":{}"#, BATCH_CALLS - 1);
+        return requests
+            .iter()
+            .map(|batch| Exchange::with_header(Protocol::Http, batch, expect.as_bytes(), FLEET_KEY_HEADER))
+            .collect();
+    }
     let mut exchanges: Vec<Exchange> = requests.iter().filter_map(|request| with_id(request)).collect();
     if workload == "W1" {
         let exchange = exchanges.first_mut().expect("W1 is a request");
@@ -123,7 +173,7 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
     };
     let mut plan = Vec::new();
     let mut cached_methods = Vec::new();
-    for workload in ["W1", "ETH"]
+    for workload in ["W1", "ETH", "BATCH"]
         .into_iter()
         .filter(|w| chosen("GATEWAY_WORKLOADS", w))
     {
@@ -133,9 +183,14 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
             println!("gateway: {workload} skipped (no corpus)");
             continue;
         }
-        cached_methods.extend(methods(&requests));
-        for in_flight in IN_FLIGHT
-            .into_iter()
+        if workload != "BATCH" {
+            cached_methods.extend(methods(&requests));
+        }
+        // A batch's latency is its measure: one in flight.
+        let in_flights: &[usize] = if workload == "BATCH" { &[1] } else { &IN_FLIGHT };
+        for in_flight in in_flights
+            .iter()
+            .copied()
             .filter(|n| chosen("GATEWAY_IN_FLIGHT", &n.to_string()))
         {
             plan.push((workload, in_flight, exchanges.clone()));
@@ -198,6 +253,9 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
         for ((workload, in_flight, exchanges), samples) in plan.iter().zip(&mut samples) {
             let mut straight = (0.0, 0.0);
             for (((name, what), gateway), samples) in subjects.iter().zip(&gateways).zip(samples.iter_mut()) {
+                if *workload == "BATCH" && !BATCH_SUBJECTS.contains(name) {
+                    continue;
+                }
                 let process = gateway.as_ref().unwrap_or(&upstream);
                 #[cfg(feature = "redis")]
                 let mut fleet_redis = redis.as_mut().filter(|_| name.starts_with("fleet"));
@@ -306,7 +364,12 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
             }
         }
     }
-    samples.into_iter().flatten().map(median_round).collect()
+    samples
+        .into_iter()
+        .flatten()
+        .filter(|rounds| !rounds.is_empty())
+        .map(median_round)
+        .collect()
 }
 
 /// The round with the median CPU per request, with every round's figure beside it.

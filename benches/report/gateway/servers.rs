@@ -108,7 +108,9 @@ pub(crate) async fn upstream(tls: Option<rpcwire::transport::tls::ServerTls>) {
 
 /// rpcwire's gateway as a user builds it: `proxy::Gateway` behind `HttpServer`.
 async fn rpcwire(upstream: &str) {
-    serve_gateway(rpcwire::proxy::Upstream::address_limited(upstream, 64 << 20).unwrap()).await;
+    // An upstream that takes batches of a thousand (BATCH's): a client's goes up as one.
+    let upstream = rpcwire::proxy::Upstream::address_limited(upstream, 64 << 20).unwrap();
+    serve_gateway(upstream.with_max_batch(1000)).await;
 }
 
 /// `proxy::Gateway` to `upstream` behind `HttpServer` (bodies up to 64 MiB), announced.
