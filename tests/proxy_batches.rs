@@ -227,8 +227,8 @@ async fn what_an_upstream_leaves_out_of_its_batch_answer_is_an_error_for_those_c
     let answers: Value = serde_json::from_str(&post(&address, calls(4)).await).unwrap();
     for (id, answer) in answers.as_array().unwrap().iter().enumerate() {
         assert_eq!(answer["id"], id);
-        if id % 2 == 0 {
-            // Sent as call 1 and 3 (numbered from 1): answered.
+        // The batch went on as it came (its ids are plain): the upstream answered 1 and 3.
+        if id % 2 == 1 {
             assert_eq!(answer["result"]["params"], json!([id]), "{answer}");
         } else {
             assert_eq!(answer["error"]["code"], -32011, "{answer}");
@@ -391,4 +391,73 @@ async fn a_batch_to_an_upstream_behind_a_connection_goes_as_one_frame() {
         post(&address, batch.to_owned()).await,
         r#"[{"jsonrpc":"2.0","id":"x","result":2},{"jsonrpc":"2.0","id":"y","result":"memory"}]"#
     );
+}
+
+/// Answers a batch with the answers to its calls in their order, written its own way.
+fn in_order() -> Script {
+    Arc::new(|body: &Value| {
+        let answers: Vec<String> = body
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r.get("id").is_some())
+            .map(|r| {
+                format!(
+                    r#"{{ "id" : {}, "result" : {} , "jsonrpc":"2.0"}}"#,
+                    r["id"], r["params"]
+                )
+            })
+            .collect();
+        (StatusCode::OK, format!("[{}]", answers.join(" , ")))
+    })
+}
+
+#[tokio::test]
+async fn a_batch_with_plain_ids_goes_on_as_it_came_and_its_answer_comes_back_as_written() {
+    let (url, seen) = upstream(in_order()).await;
+    let address = front(Gateway::new(UpstreamGroup::new(vec![
+        Upstream::address(&url).unwrap()
+    ])))
+    .await;
+    let batch = r#"[ {"jsonrpc":"2.0","id":7,"method":"eth_call","params":[{"to":"0x1"}]},
+        {"jsonrpc":"2.0","method":"note"}, {"id":"b","jsonrpc":"2.0","method":"eth_chainId","params":[]} ]"#;
+    let answer = post(&address, batch.to_owned()).await;
+    // Byte for byte, both ways.
+    assert_eq!(
+        answer,
+        r#"[{ "id" : 7, "result" : [{"to":"0x1"}] , "jsonrpc":"2.0"} , { "id" : "b", "result" : [] , "jsonrpc":"2.0"}]"#
+    );
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        serde_json::from_str::<Value>(batch).unwrap()
+    );
+
+    // Ids a node may write again otherwise (1.50, a string with an escape), or twice: the
+    // calls are numbered, and each answer comes back with its client's id as written.
+    for batch in [
+        r#"[{"jsonrpc":"2.0","id":1.50,"method":"m","params":[0]},{"jsonrpc":"2.0","id":"\u0061","method":"m","params":[1]}]"#,
+        r#"[{"jsonrpc":"2.0","id":5,"method":"m","params":[0]},{"jsonrpc":"2.0","id":5,"method":"m","params":[1]}]"#,
+    ] {
+        seen.lock().unwrap().clear();
+        let answer = post(&address, batch.to_owned()).await;
+        let answers: Value = serde_json::from_str(&answer).unwrap();
+        let sent: Value = serde_json::from_str(batch).unwrap();
+        for (index, answer) in answers.as_array().unwrap().iter().enumerate() {
+            assert_eq!(answer["id"], sent[index]["id"], "{answer}");
+            assert_eq!(answer["result"], json!([index]), "{answer}");
+        }
+        if batch.contains("1.50") {
+            assert!(
+                answer.contains(" 1.50,") && answer.contains(r#""\u0061""#),
+                "{answer}"
+            );
+        }
+        let ids: Vec<Value> = seen.lock().unwrap()[0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].clone())
+            .collect();
+        assert_eq!(ids, [json!(1), json!(2)], "renumbered upstream");
+    }
 }

@@ -203,9 +203,8 @@ async fn refused_local_and_batched_messages_keep_the_routers_way() {
         seen.lock().unwrap().is_empty(),
         "a local or refused method went upstream"
     );
-    // A batch goes upstream whole (one POST, each element written from its method and
-    // params with the gateway's id); each answer comes back as the upstream wrote it, with
-    // the client's id, joined into the batch's answer.
+    // A batch whose every element is forwarded, with plain ids, goes upstream whole as it
+    // came (one POST); the upstream's answer comes back as it wrote it.
     let (_, answer) = post(
         address,
         r#"[{"jsonrpc":"2.0","id":3,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"note"}]"#,
@@ -226,7 +225,7 @@ async fn refused_local_and_batched_messages_keep_the_routers_way() {
     assert_eq!(
         bodies,
         [
-            r#"[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"note"}]"#,
+            r#"[{"jsonrpc":"2.0","id":3,"method":"eth_chainId"},{"jsonrpc":"2.0","method":"note"}]"#,
             r#"{"jsonrpc":"2.0","method":"note"}"#
         ]
     );
@@ -255,8 +254,15 @@ async fn an_answer_past_the_request_size_limit_comes_back_whole() {
     // answer is bounded by the response limit, not by the parser's 1 MiB default for requests.
     let big = "ab".repeat(3 << 19); // 3 MiB of text
     let result = format!(r#"{{"blob":"{big}"}}"#);
-    let answer = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
-    let script: Script = Arc::new(move |body: &[u8]| each(body, |_| answer.clone()));
+    let answered = result.clone();
+    let script: Script = Arc::new(move |body: &[u8]| {
+        each(body, |request| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{answered}}}"#,
+                request["id"]
+            )
+        })
+    });
     let (url, _) = scripted_upstream(script).await;
     let pool = UpstreamGroup::new(vec![Upstream::address_limited(&url, 8 << 20).unwrap()]);
     let address = front(Gateway::new(pool).into_router()).await;

@@ -333,7 +333,7 @@ impl Report<'_> {
                  process's ({CPU_METHOD}), the upstream's for the straight rows. Every \
                  configuration is measured in {} rounds, interleaved, and the round with the median \
                  CPU per request is the one shown. BATCH is one batch of 1,000 of the corpus's \
-                 small calls (answers under 1 KiB) at 1 in flight, straight, through rpcwire's \
+                 small calls (requests under 512 bytes, answers under 1 KiB) at 1 in flight, straight, through rpcwire's \
                  gateway (whose upstream takes batches of 1,000: the batch goes up as one) and \
                  through the floor; its rows count batches, not calls.\n",
                 self.gateway[0].rounds.len()

@@ -57,13 +57,14 @@ fn requests(workload: &str) -> Vec<Vec<u8>> {
     }
 }
 
-/// BATCH's request: a batch of [`BATCH_CALLS`] calls, the corpus's small ones (answers under
-/// 1 KiB: balances, nonces, calls, block numbers — what a wallet or an indexer batches) in
+/// BATCH's request: a batch of [`BATCH_CALLS`] calls, the corpus's small ones (requests under
+/// 512 bytes, answers under 1 KiB: balances, nonces, calls, block numbers — what a wallet or
+/// an indexer batches) in
 /// turn, ids 0, 1, …; `None` without the corpus.
 fn batch() -> Option<Vec<u8>> {
     let small: Vec<rpcwire::Message<'static>> = corpus_pairs()
         .into_iter()
-        .filter(|(_, answer)| answer.len() < 1024)
+        .filter(|(request, answer)| request.len() < 512 && answer.len() < 1024)
         .filter_map(|(request, _)| {
             let request: &'static [u8] = Vec::leak(request);
             rpcwire::parse(request).ok()?.single()

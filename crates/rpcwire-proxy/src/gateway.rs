@@ -14,7 +14,9 @@ use super::group::UpstreamGroup;
 use super::id_slot::IdSlot;
 use super::link::{LinkAnswer, GATEWAY_ID};
 use super::metrics;
-use crate::dispatch::{Fallback, FallbackAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture, Router};
+use crate::dispatch::{
+    Fallback, FallbackAnswer, FallbackBatchAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture, Router,
+};
 use crate::message::{range_within, ErrorObject, Id, JsonBytes};
 use crate::middleware::{BatchEntry, BatchOutcome, RpcCall};
 use crate::sync::{bump, lock_unpoisoned};
@@ -237,7 +239,8 @@ impl Gateway {
     /// # });
     /// ```
     pub fn forwards(&self, method: &str) -> bool {
-        !self.deny.contains(method) && self.allow.as_ref().map_or(true, |allow| allow.contains(method))
+        let denied = !self.deny.is_empty() && self.deny.contains(method);
+        !denied && self.allow.as_ref().map_or(true, |allow| allow.contains(method))
     }
 
     /// What the gateway did so far.
@@ -296,6 +299,10 @@ impl Gateway {
 
     /// The group `method` is forwarded to.
     fn pool(&self, method: &str) -> &UpstreamGroup {
+        // No route, the usual case: no lookup (a batch asks once per element).
+        if self.routes.is_empty() {
+            return &self.default;
+        }
         self.routes.get(method).unwrap_or(&self.default)
     }
 
@@ -335,6 +342,10 @@ impl Gateway {
             Ok(LinkAnswer::Frame { answer, .. }) => FallbackAnswer::Response(answer.replace(client_id)),
             // A link that makes calls of its own: the error object as the upstream wrote it.
             Ok(LinkAnswer::Remote(answer)) => answer.into(),
+            // A batch answers a batch, never a call.
+            Ok(LinkAnswer::Batch { .. }) => self.failure(&ForwardError::NoAnswer(
+                "the upstream answered a call with a batch".to_owned(),
+            )),
             Ok(LinkAnswer::NonConforming {
                 answer,
                 reason,
@@ -404,6 +415,87 @@ impl Gateway {
                 })
             })
             .collect()
+    }
+
+    /// A client's batch sent on whole, as it came (see [`Whole`]): the upstream's answer
+    /// passed back whole when it answers every request once, in their order (as nodes do);
+    /// otherwise each call gets the answer with its id, in the client's order, or -32011.
+    async fn forward_whole(&self, whole: Whole) -> FallbackBatchAnswer {
+        for id in &whole.ids {
+            bump(match id {
+                Some(_) => &self.counters.forwarded,
+                None => &self.counters.notifications,
+            });
+        }
+        let pool = self.pool(text(&whole.method));
+        let each = |answer: &dyn Fn(&Bytes) -> FallbackAnswer| {
+            let answers = whole.ids.iter().map(|id| match id {
+                Some(id) => answer(id),
+                None => null_result(),
+            });
+            FallbackBatchAnswer::Each(answers.collect())
+        };
+        match pool.call_batch_frame(&whole.frame, whole.safe).await {
+            Ok(LinkAnswer::Batch { answer, ids }) if answers_each(&whole.ids, &ids) => {
+                FallbackBatchAnswer::Whole(answer)
+            }
+            Ok(LinkAnswer::Batch { answer, .. }) => {
+                let by_id = answers_by_id(&answer);
+                each(&|id| match by_id.get(&id[..]) {
+                    Some(element) => FallbackAnswer::Response(element.clone()),
+                    None => self.failure(&ForwardError::NoAnswer(
+                        "the upstream's answer to the batch has no answer to this call".to_owned(),
+                    )),
+                })
+            }
+            // One error answer for the whole batch: every call's.
+            Ok(LinkAnswer::Frame { answer, .. }) => each(&|id| FallbackAnswer::Response(answer.replace(id))),
+            Ok(_) => each(&|_| {
+                self.failure(&ForwardError::NoAnswer(
+                    "the upstream answered a batch with a call's answer".to_owned(),
+                ))
+            }),
+            Err(error) => each(&|_| self.failure(&error)),
+        }
+    }
+
+    /// A client's batch that can go on whole, as it came: every element a message for the
+    /// fallback, none denied, all routed to one group whose upstreams take frames and
+    /// batches this large, at least one request, and the requests' ids plain (a whole number
+    /// written as nodes write it again, or a string without escapes) and different — so that
+    /// the upstream's answers are the client's, by id. `None` otherwise.
+    fn whole(&self, calls: &[FallbackCall<'_>]) -> Option<Whole> {
+        let frame = calls.first()?.whole_batch()?;
+        let method = calls[0].method();
+        let pool = self.pool(method);
+        if !pool.takes_frames() || pool.max_batch() < calls.len() {
+            return None;
+        }
+        let mut ids = Vec::with_capacity(calls.len());
+        let mut safe = true;
+        for call in calls {
+            if !self.forwards(call.method()) || !std::ptr::eq(self.pool(call.method()), pool) {
+                return None;
+            }
+            safe &= pool.retry_policy().is_safe(call.method());
+            let id = call.id_text();
+            if id.as_ref().is_some_and(|id| !plain_id(id)) {
+                return None;
+            }
+            ids.push(id);
+        }
+        // Each id once (sorted, a duplicate is beside its twin).
+        let mut sorted: Vec<&[u8]> = ids.iter().flatten().map(|id| &id[..]).collect();
+        sorted.sort_unstable();
+        if sorted.is_empty() || sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+            return None;
+        }
+        Some(Whole {
+            frame: frame.clone(),
+            method: method_bytes(&calls[0]),
+            ids,
+            safe,
+        })
     }
 
     /// The elements at `indices` sent to `pool` as one batch.
@@ -530,6 +622,58 @@ fn text(bytes: &Bytes) -> &str {
 /// A gateway as a router's fallback: what the router does not serve goes upstream.
 struct Forwarding(Arc<Gateway>);
 
+/// A client's batch going on whole, as it came.
+struct Whole {
+    frame: Bytes,
+    /// A method of it, naming the group it goes to.
+    method: Bytes,
+    /// Each element's id as written (`None`: a notification), in order.
+    ids: Vec<Option<Bytes>>,
+    /// Whether every method in it is marked safe to repeat.
+    safe: bool,
+}
+
+/// Whether an id is written the same by any node that writes it again: a whole number with no
+/// sign, fraction, exponent or leading zero and fewer than 16 digits, or a string without
+/// escapes.
+fn plain_id(id: &[u8]) -> bool {
+    match id {
+        [b'"', inner @ .., b'"'] => !inner.contains(&b'\\'),
+        [b'0'] => true,
+        [b'1'..=b'9', rest @ ..] => rest.len() < 15 && rest.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
+}
+
+/// Whether the answer's `answered` ids are the requests' (`ids`, notifications' `None`), in
+/// their order: each request answered once, nothing else, the client's order kept.
+fn answers_each(ids: &[Option<Bytes>], answered: &[Bytes]) -> bool {
+    let mut requests = ids.iter().flatten();
+    answered.iter().all(|id| requests.next() == Some(id)) && requests.next().is_none()
+}
+
+/// Each response of a batch answer by its id as written (the first, for an id answered twice).
+fn answers_by_id(answer: &Bytes) -> HashMap<Bytes, Bytes> {
+    let mut by_id = HashMap::new();
+    for element in crate::batch_split::batch_elements(answer).unwrap_or_default() {
+        let Some(message) = crate::parse::parse(&element)
+            .ok()
+            .and_then(|parsed| parsed.single())
+        else {
+            continue;
+        };
+        if let Some(slot) = IdSlot::find(&element, &message) {
+            by_id.entry(slot.text().slice(slot.id_range())).or_insert(element);
+        }
+    }
+    by_id
+}
+
+/// What a notification's answer is (dropped).
+fn null_result() -> FallbackAnswer {
+    FallbackAnswer::Result(JsonBytes::from_validated(Bytes::from_static(b"null")))
+}
+
 /// An element of a client's batch, owned to be forwarded later: its method's text, its
 /// params, and its id's exact text (`None`: a notification).
 struct Element {
@@ -630,7 +774,12 @@ impl Fallback for Forwarding {
             return None;
         }
         let gateway = self.0.clone();
+        if let Some(whole) = gateway.whole(calls) {
+            return Some(Box::pin(async move { gateway.forward_whole(whole).await }));
+        }
         let elements: Vec<Element> = calls.iter().map(Element::of).collect();
-        Some(Box::pin(async move { gateway.forward_batch(elements).await }))
+        Some(Box::pin(async move {
+            FallbackBatchAnswer::Each(gateway.forward_batch(elements).await)
+        }))
     }
 }

@@ -23,6 +23,9 @@ use crate::middleware::{
 use crate::sync::bump;
 use tower_layer::Layer;
 
+/// The method a whole batch goes by in metrics and logs.
+const BATCH_METHOD: &str = "(batch)";
+
 /// How long one attempt may take by default.
 pub const DEFAULT_ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -205,9 +208,14 @@ impl RpcService for Attempts<'_> {
 /// its upstream or was refused for a limit (it did not run) always; one that may have
 /// reached it (no answer, a busy answer) only for a method the policy marks safe to repeat.
 fn retries(policy: &RetryPolicy, call: &RpcCall<'_>, outcome: &Result<LinkAnswer, Missed>) -> bool {
+    retries_if(policy.is_safe(call.method()), outcome)
+}
+
+/// [`retries`], for a call that is `safe` to repeat or not.
+fn retries_if(safe: bool, outcome: &Result<LinkAnswer, Missed>) -> bool {
     match outcome {
         Err(Missed::On(_, Attempt::NotReached(_) | Attempt::Limited(_))) => true,
-        Err(Missed::On(_, Attempt::NoAnswer { .. })) => policy.is_safe(call.method()),
+        Err(Missed::On(_, Attempt::NoAnswer { .. })) => safe,
         _ => false,
     }
 }
@@ -218,6 +226,7 @@ fn is_result(answer: &LinkAnswer) -> bool {
     match answer {
         LinkAnswer::Frame { error, .. } => error.is_none(),
         LinkAnswer::Remote(answer) => answer.result().is_some(),
+        LinkAnswer::Batch { .. } => true,
         LinkAnswer::NonConforming { .. } => false,
     }
 }
@@ -375,8 +384,8 @@ impl UpstreamGroup {
             LinkAnswer::NonConforming { reason, error, .. } => {
                 Err(ForwardError::NonConforming { reason, error })
             }
-            // A frame is a result or an error (`response_to_gateway`).
-            LinkAnswer::Frame { .. } => Err(ForwardError::NoAnswer(
+            // A frame is a result or an error (`response_to_gateway`); a batch answers a batch.
+            LinkAnswer::Frame { .. } | LinkAnswer::Batch { .. } => Err(ForwardError::NoAnswer(
                 "an answer with neither a result nor an error".to_owned(),
             )),
         }
@@ -583,6 +592,40 @@ impl UpstreamGroup {
             .into_iter()
             .flatten()
             .collect()
+    }
+
+    /// Whether every upstream takes frames as they are (HTTP): a client's batch can then go
+    /// on whole ([`call_batch_frame`](UpstreamGroup::call_batch_frame)).
+    pub(crate) fn takes_frames(&self) -> bool {
+        !self.upstreams.is_empty() && self.upstreams.iter().all(|upstream| upstream.takes_frames())
+    }
+
+    /// Forwards a client's whole batch `frame` as it came (the group [takes
+    /// frames](UpstreamGroup::takes_frames)) to the next upstream free and not benched,
+    /// retried whole as the policy allows (`safe`: every method in it is marked safe);
+    /// answered [`LinkAnswer::Batch`], or one error answer for the whole batch.
+    pub(crate) async fn call_batch_frame(
+        &self,
+        frame: &Bytes,
+        safe: bool,
+    ) -> Result<LinkAnswer, ForwardError> {
+        let context = CallContext::new().with_frame(frame);
+        let call = RpcCall::new(BATCH_METHOD, None).with_context(&context);
+        let attempts = Attempts {
+            group: self,
+            first: self.next.fetch_add(1, Ordering::Relaxed),
+            made: AtomicUsize::new(0),
+        };
+        let retrying = Retrying::new(
+            &self.retry,
+            &self.budget,
+            attempts,
+            move |_: &RpcCall<'_>, outcome: &_| retries_if(safe, outcome),
+        );
+        match retrying.call(call).await {
+            Ok(answer) => Ok(answer),
+            Err(missed) => missed.into_outcome(self),
+        }
     }
 
     /// One batch, retried as the policy allows: the group's attempts behind the retry layer.

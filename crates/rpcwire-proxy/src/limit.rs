@@ -72,7 +72,7 @@ pub(crate) fn error_of(answer: &LinkAnswer) -> Option<&ErrorObject<'static>> {
     match answer {
         LinkAnswer::Frame { error, .. } => error.as_ref(),
         LinkAnswer::Remote(answer) => answer.error(),
-        LinkAnswer::NonConforming { .. } => None,
+        LinkAnswer::Batch { .. } | LinkAnswer::NonConforming { .. } => None,
     }
 }
 

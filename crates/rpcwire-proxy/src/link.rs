@@ -47,6 +47,16 @@ pub enum LinkAnswer {
     /// The upstream's result or error, as it wrote them (a link that makes calls of its own:
     /// a [`Peer`]).
     Remote(RemoteAnswer),
+    /// The upstream's whole answer to a batch frame sent on as it came (a link that takes
+    /// frames: HTTP), read strictly: a JSON array of responses. `ids` is each response's id
+    /// as it is written in `answer` (a slice of it), in order: whoever sent the batch checks
+    /// that every request got one answer.
+    Batch {
+        /// The answer, as it came.
+        answer: Bytes,
+        /// Each response's id, as written.
+        ids: Vec<Bytes>,
+    },
     /// An answer frame to the gateway's id that breaks JSON-RPC 2.0 in a way some nodes do
     /// (`"result":null` beside an `"error"`, or both `null`): refused by the strict parser,
     /// kept here so that the gateway can say what came, or pass it on as it is.
@@ -84,7 +94,8 @@ pub enum LinkAnswer {
 pub trait UpstreamLink: Send + Sync + 'static {
     /// Sends a request of `method` with `params`; `frame`, when given, is the same request
     /// whole, with the gateway's id (`1`), for links that send frames as they are (a link
-    /// that needs one writes it when none is given).
+    /// that needs one writes it when none is given) — or a client's whole batch, sent on as it
+    /// came and answered [`LinkAnswer::Batch`] (only to links that take frames).
     fn call<'a>(
         &'a self,
         frame: Option<&'a Bytes>,
@@ -278,6 +289,7 @@ impl HttpLink {
         params: Option<&RawJson<'_>>,
     ) -> Result<LinkAnswer, LinkError> {
         let frame = match frame {
+            Some(frame) if is_batch(frame) => return self.send_batch_frame(frame.clone()).await,
             Some(frame) => frame.clone(),
             None => {
                 let id = crate::message::Id::from_number_text(GATEWAY_ID);
@@ -297,6 +309,39 @@ impl HttpLink {
             Ok(answer) => Ok(answer),
             Err(reason) => non_conforming(&answer, reason).ok_or_else(not_ours),
         }
+    }
+
+    /// A client's batch frame, POSTed as it came: the upstream's answer read strictly as a
+    /// batch of responses ([`LinkAnswer::Batch`]), or one error response for the whole batch
+    /// ([`LinkAnswer::Frame`]).
+    async fn send_batch_frame(&self, frame: Bytes) -> Result<LinkAnswer, LinkError> {
+        let Some(answer) = self.exchange(frame).await? else {
+            return Err(no_answer("the upstream answered nothing"));
+        };
+        let max_response = self.0.max_response();
+        if !is_batch(&answer) {
+            return match read_response(&answer, max_response) {
+                Ok((answer @ LinkAnswer::Frame { error: Some(_), .. }, _)) => Ok(answer),
+                _ => Err(no_answer("the upstream's answer to the batch is not a batch")),
+            };
+        }
+        let limits = crate::parse::Limits::default()
+            .with_max_size(max_response)
+            .with_max_batch_len(usize::MAX);
+        let not_responses = || no_answer("the upstream's answer to the batch is not a batch of responses");
+        let parsed = crate::parse::Parser::new(limits)
+            .parse(&answer)
+            .map_err(|_| not_responses())?;
+        let batch = parsed.batch().ok_or_else(not_responses)?;
+        let mut ids = Vec::with_capacity(batch.len());
+        for element in batch.iter() {
+            let Ok(crate::message::Message::Response(response)) = element else {
+                return Err(not_responses());
+            };
+            let range = crate::message::id_range_within(&answer, response.id()).ok_or_else(not_responses)?;
+            ids.push(answer.slice(range));
+        }
+        Ok(LinkAnswer::Batch { answer, ids })
     }
 
     /// [`UpstreamLink::batch`]: one POST of the batch, its calls numbered 1, 2, … in the
@@ -396,6 +441,12 @@ fn error_answer(body: &Bytes) -> Option<ErrorObject<'static>> {
         },
         _ => None,
     }
+}
+
+/// Whether `frame` is a batch (its first byte that is not blank is `[`).
+#[cfg(feature = "http")]
+fn is_batch(frame: &[u8]) -> bool {
+    frame.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'[')
 }
 
 /// An exchange that reached the upstream and brought back nothing usable.

@@ -374,6 +374,15 @@ impl Upstream {
         }
     }
 
+    /// Whether it takes frames as they are (HTTP), a client's whole batch among them.
+    pub(crate) fn takes_frames(&self) -> bool {
+        #[cfg(feature = "http")]
+        if matches!(self.service.get_ref(), Link::Http(_)) {
+            return true;
+        }
+        false
+    }
+
     /// How requests reach it: its link behind its in-flight limit.
     pub(crate) fn service(&self) -> &ConcurrencyLimit<Link> {
         &self.service

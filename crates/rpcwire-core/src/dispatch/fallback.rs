@@ -66,9 +66,28 @@ pub enum FallbackAnswer {
 /// The future a [`Fallback`] gives: the answer (dropped for a notification).
 pub type FallbackFuture = Pin<Box<dyn Future<Output = FallbackAnswer> + Send>>;
 
-/// The future [`Fallback::batch`] gives: one answer per call, in the calls' order (those of
-/// notifications dropped).
-pub type FallbackBatchFuture = Pin<Box<dyn Future<Output = Vec<FallbackAnswer>> + Send>>;
+/// The future [`Fallback::batch`] gives.
+pub type FallbackBatchFuture = Pin<Box<dyn Future<Output = FallbackBatchAnswer> + Send>>;
+
+/// What [`Fallback::batch`] answers a batch's calls with.
+///
+/// ```
+/// use rpcwire_core::dispatch::{FallbackAnswer, FallbackBatchAnswer};
+/// let each = FallbackBatchAnswer::Each(vec![FallbackAnswer::Error(rpcwire_core::ErrorObject::new(-32000, "no"))]);
+/// let whole = FallbackBatchAnswer::Whole(bytes::Bytes::from_static(br#"[{"jsonrpc":"2.0","id":1,"result":0}]"#));
+/// # let _ = (each, whole);
+/// ```
+#[derive(Debug)]
+pub enum FallbackBatchAnswer {
+    /// One answer per call, in the calls' order (those of notifications dropped; a missing
+    /// one is answered -32603).
+    Each(Vec<FallbackAnswer>),
+    /// The batch's whole answer, written as it is: a JSON array with one response to each
+    /// request of the batch, in any order (as JSON-RPC 2.0 allows) — a forwarder's upstream
+    /// answer to the batch it sent on as it came. Only for a batch the router handed whole
+    /// ([`FallbackCall::whole_batch`]); otherwise every request is answered -32603.
+    Whole(Bytes),
+}
 
 /// Answers what a router does not serve itself: every request and notification for a
 /// method nobody registered, alone or inside a batch, gets here with the frame it came in
@@ -106,14 +125,15 @@ pub trait Fallback: Send + Sync + 'static {
     /// router does not serve itself, `calls` in the batch's order (what the router serves
     /// itself is answered as usual, and every answer goes back in the batch's order): a
     /// forwarder sends them on as one batch. The future gives one answer per call, in their
-    /// order (those of notifications are dropped; a missing one is answered -32603). It runs
+    /// order, or — when the router handed it the batch whole ([`FallbackCall::whole_batch`]) —
+    /// the batch's whole answer (see [`FallbackBatchAnswer`]). It runs
     /// under the serving side's abort and handler timeout as one, and a panic in it answers
     /// every request -32603; a request cancelled by the other side is answered with the
     /// rest. `None`, the default: each is answered on its own by [`call`](Fallback::call).
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// use rpcwire_core::dispatch::{Fallback, FallbackAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture, Router};
+    /// use rpcwire_core::dispatch::{Fallback, FallbackAnswer, FallbackBatchAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture, Router};
     /// use rpcwire_core::dispatch::NoParams;
     ///
     /// /// Answers how many calls came together with it.
@@ -125,7 +145,7 @@ pub trait Fallback: Send + Sync + 'static {
     ///     fn batch(&self, calls: &[FallbackCall<'_>]) -> Option<FallbackBatchFuture> {
     ///         let count = rpcwire_core::RawJson::new(calls.len().to_string()).unwrap().into_owned();
     ///         let answers = calls.iter().map(|_| FallbackAnswer::Result(count.clone().into())).collect();
-    ///         Some(Box::pin(async move { answers }))
+    ///         Some(Box::pin(async move { FallbackBatchAnswer::Each(answers) }))
     ///     }
     /// }
     /// let mut router = Router::new();
@@ -187,6 +207,8 @@ pub struct FallbackCall<'a> {
     pub(crate) params: Option<Params<'a>>,
     pub(crate) frame: Option<&'a Bytes>,
     pub(crate) alone: bool,
+    /// Set for the calls of a batch handed to the fallback whole.
+    pub(crate) whole: bool,
     pub(crate) context: Option<RequestContext>,
 }
 
@@ -252,6 +274,37 @@ impl<'a> FallbackCall<'a> {
     /// Whether the message came alone in its frame (not inside a batch).
     pub fn is_alone(&self) -> bool {
         self.alone
+    }
+
+    /// The whole batch frame, when this call is one of a batch whose every element the router
+    /// handed to the fallback's [`batch`](Fallback::batch) (none served by the router itself,
+    /// none that is not a message): a forwarder may send the frame on as it is and answer
+    /// with the upstream's answer whole ([`FallbackBatchAnswer::Whole`]). `None` otherwise.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use rpcwire_core::dispatch::{Fallback, FallbackAnswer, FallbackBatchAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture, Router};
+    /// /// Answers a whole batch with a fixed answer to its one request.
+    /// struct Whole;
+    /// impl Fallback for Whole {
+    ///     fn call(&self, _: FallbackCall<'_>) -> FallbackFuture {
+    ///         Box::pin(async { FallbackAnswer::Error(rpcwire_core::ErrorObject::new(-32000, "alone")) })
+    ///     }
+    ///     fn batch(&self, calls: &[FallbackCall<'_>]) -> Option<FallbackBatchFuture> {
+    ///         calls[0].whole_batch()?;
+    ///         let answer = bytes::Bytes::from_static(br#"[{"jsonrpc":"2.0","id":7,"result":"whole"}]"#);
+    ///         Some(Box::pin(async move { FallbackBatchAnswer::Whole(answer) }))
+    ///     }
+    /// }
+    /// let mut router = Router::new();
+    /// router.fallback(Whole);
+    /// let mut out = bytes::BytesMut::new();
+    /// router.handle_async(br#"[{"jsonrpc":"2.0","id":7,"method":"m"},{"jsonrpc":"2.0","method":"n"}]"#, &mut out).await;
+    /// assert_eq!(&out[..], br#"[{"jsonrpc":"2.0","id":7,"result":"whole"}]"#);
+    /// # });
+    /// ```
+    pub fn whole_batch(&self) -> Option<&'a Bytes> {
+        self.frame.filter(|_| self.whole)
     }
 
     /// The frame's bytes the message came in, a batch included (`None` when the transport

@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use super::context::Supervision;
 use super::deferred::Finished;
-use super::fallback::{Fallback, FallbackAnswer, FallbackBatchFuture, FallbackCall};
+use super::fallback::{Fallback, FallbackAnswer, FallbackBatchAnswer, FallbackBatchFuture, FallbackCall};
 use super::handler;
 use crate::message::{ErrorObject, Id, Message};
 use crate::trace::{event, RequestSpan};
@@ -22,15 +22,27 @@ pub(crate) struct FallbackBatch<'m> {
     ids: Vec<Option<&'m Id<'m>>>,
     spans: Vec<RequestSpan>,
     future: FallbackBatchFuture,
+    /// Whether the fallback got the batch whole (and may answer it whole).
+    whole: bool,
+}
+
+/// How the fallback's elements of a batch were answered.
+pub(crate) enum BatchFinished<'m> {
+    /// Each element's answer, in order, to be written with the rest of the batch.
+    Each(Vec<Finished<'m>>),
+    /// The batch's whole answer, as it is.
+    Whole(Bytes),
 }
 
 impl<'m> FallbackBatch<'m> {
     /// Starts `messages` (the batch's elements the fallback serves, requests and
-    /// notifications, in order) on `fallback` together; `None` when it answers each on its own.
+    /// notifications, in order; `whole`: all of the batch's) on `fallback` together; `None`
+    /// when it answers each on its own.
     pub(crate) fn start(
         fallback: &dyn Fallback,
         messages: &[&'m Message<'m>],
         frame: Option<&Bytes>,
+        whole: bool,
     ) -> Option<FallbackBatch<'m>> {
         let mut ids = Vec::with_capacity(messages.len());
         let mut calls = Vec::with_capacity(messages.len());
@@ -48,23 +60,29 @@ impl<'m> FallbackBatch<'m> {
                 params,
                 frame,
                 alone: false,
+                whole,
                 context: None,
             });
         }
         let future = catch_unwind(AssertUnwindSafe(|| fallback.batch(&calls))).unwrap_or_else(|payload| {
             let answers = every(calls.len(), &handler::panicked(&*payload));
-            Some(Box::pin(async move { answers }))
+            Some(Box::pin(async move { FallbackBatchAnswer::Each(answers) }))
         })?;
         let spans = calls
             .iter()
             .map(|call| RequestSpan::start(call.method, call.id))
             .collect();
-        Some(FallbackBatch { ids, spans, future })
+        Some(FallbackBatch {
+            ids,
+            spans,
+            future,
+            whole,
+        })
     }
 
     /// Awaits the answers, within the handler timeout and until an abort: one per element,
-    /// in order, to be written with the rest of the batch.
-    pub(crate) async fn run(self, serving: &Supervision) -> Vec<Finished<'m>> {
+    /// in order, to be written with the rest of the batch, or the batch's whole answer.
+    pub(crate) async fn run(self, serving: &Supervision) -> BatchFinished<'m> {
         let count = self.ids.len();
         let answers = supervised(
             CatchUnwind {
@@ -75,6 +93,19 @@ impl<'m> FallbackBatch<'m> {
             count,
         )
         .await;
+        let answers = match answers {
+            FallbackBatchAnswer::Whole(whole) if self.whole => {
+                for span in self.spans {
+                    span.finish(None, false);
+                }
+                return BatchFinished::Whole(whole);
+            }
+            FallbackBatchAnswer::Whole(_) => every(
+                count,
+                &ErrorObject::internal_error("the fallback answered whole a batch it did not get whole"),
+            ),
+            FallbackBatchAnswer::Each(answers) => answers,
+        };
         let mut answers = answers.into_iter();
         let mut finished = Vec::with_capacity(count);
         for (id, span) in self.ids.into_iter().zip(self.spans) {
@@ -92,13 +123,13 @@ impl<'m> FallbackBatch<'m> {
             span.finish(code, false);
             finished.push(Finished::new(id, answer));
         }
-        finished
+        BatchFinished::Each(finished)
     }
 }
 
 /// The batch's answers, or every call answered with one error when the connection is closing
 /// or the handler timeout passed.
-async fn supervised(future: CatchUnwind, serving: &Supervision, count: usize) -> Vec<FallbackAnswer> {
+async fn supervised(future: CatchUnwind, serving: &Supervision, count: usize) -> FallbackBatchAnswer {
     let abort = serving.abort.clone().unwrap_or_default();
     let timeout = async {
         match serving.handler_timeout {
@@ -122,7 +153,7 @@ async fn supervised(future: CatchUnwind, serving: &Supervision, count: usize) ->
             ErrorObject::internal_error(format_args!("handler timed out after {after:?}"))
         }
     };
-    every(count, &error)
+    FallbackBatchAnswer::Each(every(count, &error))
 }
 
 /// `error` for each of `count` calls.
@@ -137,12 +168,13 @@ struct CatchUnwind {
 }
 
 impl Future for CatchUnwind {
-    type Output = Vec<FallbackAnswer>;
+    type Output = FallbackBatchAnswer;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Vec<FallbackAnswer>> {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<FallbackBatchAnswer> {
         let count = self.count;
         let inner = &mut self.inner;
-        catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx)))
-            .unwrap_or_else(|payload| Poll::Ready(every(count, &handler::panicked(&*payload))))
+        catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))).unwrap_or_else(|payload| {
+            Poll::Ready(FallbackBatchAnswer::Each(every(count, &handler::panicked(&*payload))))
+        })
     }
 }

@@ -195,6 +195,7 @@ pub(crate) fn fallback<F: Fallback>(fallback: F) -> AsyncHandler {
             params: input.params,
             frame: input.frame,
             alone: input.alone,
+            whole: false,
             context: input.context,
         });
         // The fallback's future is the handler's: no wrapper.

@@ -61,7 +61,7 @@ cfg_tokio! {
 
     pub use context::{RemoteLink, RequestContext};
     pub use context::{Cancellations, OnCancel, Supervision};
-    pub use fallback::{Fallback, FallbackAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture};
+    pub use fallback::{Fallback, FallbackAnswer, FallbackBatchAnswer, FallbackBatchFuture, FallbackCall, FallbackFuture};
     pub use raw_call::RawCall;
     pub use remote::{Remote, RemoteError, RemoteFuture};
 }

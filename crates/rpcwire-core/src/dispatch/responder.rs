@@ -410,9 +410,12 @@ impl PendingAnswer {
         out: &mut BytesMut,
     ) -> bool {
         let before = out.len();
-        router
+        let whole = router
             .answer_parsed_async(self.frame.view(), Some(self.frame.bytes()), serving, out)
             .await;
+        if let Some(whole) = whole {
+            out.extend_from_slice(&whole);
+        }
         out.len() > before
     }
 

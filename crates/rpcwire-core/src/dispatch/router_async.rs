@@ -12,7 +12,7 @@ use super::Router;
 use crate::dispatch::context::{RequestContext, Supervision};
 use crate::dispatch::deferred::{Deferred, Finished};
 use crate::sync::join_in_order;
-use crate::dispatch::fallback_batch::FallbackBatch;
+use crate::dispatch::fallback_batch::{BatchFinished, FallbackBatch};
 use crate::dispatch::responder::WholeAnswer;
 use rpcwire_wire::error_answer::write_parse_error;
 use crate::dispatch::fallback::Fallback;
@@ -242,21 +242,23 @@ impl Router {
     }
 
     /// [`answer_parsed`](Router::answer_parsed), awaiting async handlers; `frame` is what
-    /// `parsed` was parsed from, when the caller has it as `Bytes`.
+    /// `parsed` was parsed from, when the caller has it as `Bytes`. `Some`: the batch's whole
+    /// answer as the fallback gave it (nothing written to `out`).
     pub(crate) async fn answer_parsed_async(
         &self,
         parsed: Parsed<'_>,
         frame: Option<&Bytes>,
         serving: &Supervision,
         out: &mut BytesMut,
-    ) {
+    ) -> Option<Bytes> {
         if !self.needs_async(&parsed) {
-            return self.answer_parsed(parsed, out);
+            self.answer_parsed(parsed, out);
+            return None;
         }
         match parsed {
             Parsed::Single(message) => {
                 self.answer_async(&message, frame, serving, &mut Target::Single(out))
-                    .await
+                    .await;
             }
             Parsed::Batch(batch) => {
                 // The elements bound to async handlers run at the same time — those for a
@@ -279,7 +281,12 @@ impl Router {
                 }
                 let (finished, together) = match together {
                     Some(together) => tokio::join!(join_in_order(running), together.run(serving)),
-                    None => (join_in_order(running).await, Vec::new()),
+                    None => (join_in_order(running).await, BatchFinished::Each(Vec::new())),
+                };
+                let together = match together {
+                    // Every element went to the fallback: its answer is the batch's.
+                    BatchFinished::Whole(whole) => return Some(whole),
+                    BatchFinished::Each(together) => together,
                 };
                 let (mut finished, mut together) = (finished.into_iter(), together.into_iter());
                 let mut target = Target::Batch(BatchWriter::new(out));
@@ -302,6 +309,7 @@ impl Router {
                 target.finish();
             }
         }
+        None
     }
 
     /// One message, awaiting its handler when it is async.
@@ -333,7 +341,12 @@ impl Router {
             },
             // A batch's many handlers: in a future of its own, boxed only for a batch, so that
             // a single request's (a gateway's usual one) stays small.
-            Parsed::Batch(_) => Box::pin(self.answer_parsed_async(parsed, frame, serving, out)).await,
+            Parsed::Batch(_) => {
+                let whole = Box::pin(self.answer_parsed_async(parsed, frame, serving, out)).await;
+                if let Some(whole) = whole {
+                    return Some(WholeAnswer::new(whole, None));
+                }
+            }
         }
         (out.len() > before).then(|| WholeAnswer::new(out.split_off(before).freeze(), retry_after))
     }
@@ -379,7 +392,8 @@ impl Router {
         if messages.is_empty() {
             return (None, to_fallback);
         }
-        match FallbackBatch::start(&**fallback, &messages, frame) {
+        let whole = messages.len() == elements.len();
+        match FallbackBatch::start(&**fallback, &messages, frame, whole) {
             Some(together) => (Some(together), to_fallback),
             None => (None, vec![false; elements.len()]),
         }
