@@ -27,7 +27,10 @@
 //! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
 //! `--timeout-ms` bounds each attempt; `--max-body` bounds requests, `--max-response` each
 //! upstream answer (16 MiB by default). A client's batch goes upstream as one batch, in
-//! batches of at most `--max-batch` (100 by default) when it is larger. With `--admin` the gateway answers
+//! batches of at most `--max-batch` (100 by default) when it is larger. `--hedge MS` (or
+//! `--hedge p95`: the upstream's 95th percentile of its recent latencies) sends a call of a
+//! `--safe` method to a second upstream when the first has not answered by then; the first
+//! answer wins. With `--admin` the gateway answers
 //! `gateway_upstreams` itself: each upstream's name and counters (off by default: any client
 //! could call it). `--metrics ADDRESS` serves the
 //! `rpcwire::proxy` metrics (per upstream and method: attempts by outcome, latency, in
@@ -80,7 +83,7 @@ use rpcwire::transport::{AnyTransport, Peer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream [LABEL=]URL [--upstream [LABEL=]URL …] [--safe METHOD …] \
-                     [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--max-batch N] [--metrics ADDRESS] \
+                     [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--max-batch N] [--hedge MS|pNN] [--metrics ADDRESS] \
                      [--keys FILE | --keys-from-redis HASH] [--redis URL [--redis-ca PEM] [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
                      [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]] \
                      [--tls-cert PEM --tls-key PEM] [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
@@ -96,6 +99,7 @@ struct Arguments {
     max_body: usize,
     max_response: usize,
     max_batch: usize,
+    hedge: Option<rpcwire::proxy::Hedge>,
     metrics: Option<String>,
     tls: tls::TlsOptions,
     #[cfg(feature = "redis")]
@@ -114,6 +118,7 @@ fn arguments() -> Result<Arguments, String> {
         max_body: DEFAULT_MAX_BODY,
         max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
         max_batch: rpcwire::proxy::DEFAULT_MAX_BATCH,
+        hedge: None,
         metrics: None,
         tls: tls::TlsOptions::default(),
         #[cfg(feature = "redis")]
@@ -152,6 +157,7 @@ fn arguments() -> Result<Arguments, String> {
                     .parse()
                     .map_err(|e| format!("--max-response {bytes}: {e}"))?;
             }
+            "--hedge" => parsed.hedge = Some(hedge(&value("--hedge")?)?),
             "--max-batch" => {
                 let count = value("--max-batch")?;
                 parsed.max_batch = count.parse().map_err(|e| format!("--max-batch {count}: {e}"))?;
@@ -164,6 +170,24 @@ fn arguments() -> Result<Arguments, String> {
         return Err("at least one --upstream is needed".to_owned());
     }
     Ok(parsed)
+}
+
+/// `--hedge MS` (a second attempt after MS milliseconds) or `--hedge pNN` (after the first
+/// upstream's NNth percentile of its recent latencies, at least 1 ms).
+fn hedge(given: &str) -> Result<rpcwire::proxy::Hedge, String> {
+    let wrong = |e: std::num::ParseIntError| format!("--hedge {given}: {e} (MS, or pNN for a percentile)");
+    match given.strip_prefix('p') {
+        Some(percentile) => {
+            let percentile: u8 = percentile.parse().map_err(wrong)?;
+            Ok(rpcwire::proxy::Hedge::quantile(
+                f64::from(percentile.min(100)) / 100.0,
+                Duration::from_millis(1),
+            ))
+        }
+        None => Ok(rpcwire::proxy::Hedge::after(Duration::from_millis(
+            given.parse().map_err(wrong)?,
+        ))),
+    }
 }
 
 /// An upstream from `[LABEL=]ADDRESS`, its `${NAME}`s replaced by the environment's;
@@ -268,9 +292,12 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let pool = UpstreamGroup::new(upstreams)
+    let mut pool = UpstreamGroup::new(upstreams)
         .with_timeout(arguments.timeout)
         .with_retry(RetryPolicy::new().safe_methods(arguments.safe.iter().map(String::as_str)));
+    if let Some(hedge) = arguments.hedge {
+        pool = pool.with_hedge(hedge);
+    }
     let pool = std::sync::Arc::new(pool);
     let mut router = Router::with_limits(rpcwire::Limits::default().with_max_size(arguments.max_body));
     let gateway = Gateway::from_shared(pool.clone())

@@ -88,7 +88,10 @@ pub(crate) fn gateway_targets(runs: &[GatewayRun]) -> Vec<crate::targets::Target
     };
     let mut out = Vec::new();
     // BATCH's aim is its latency (below); the CPU aims are the single requests'.
-    for r in runs.iter().filter(|r| r.implementation == "rpcwire" && r.workload != "BATCH") {
+    for r in runs
+        .iter()
+        .filter(|r| r.implementation == "rpcwire" && r.workload != "BATCH")
+    {
         let place = format!("gateway, {} at {} in flight", r.workload, r.in_flight);
         if let Some(floor) = cpu("floor", r.workload, r.in_flight) {
             out.push(crate::targets::Target {

@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::attempt::{classify, count, trips, Attempt};
 use super::breaker::Breaking;
 use super::forward_error::ForwardError;
-use super::limit::{
-    error_of, is_limit, limit_of, Limit, Pausing, DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE,
-};
+use super::hedge::{Hedge, HedgeCounters, HedgeStats};
+use super::limit::{Pausing, DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};
 use super::link::{LinkAnswer, LinkError, LinkErrorKind};
 use super::metrics;
 use super::retry::{RetryBudget, RetryPolicy, Retrying};
@@ -63,30 +63,9 @@ pub struct UpstreamGroup {
     timeout: Duration,
     limit_pause: Duration,
     max_limit_pause: Duration,
+    hedge: Option<Hedge>,
+    hedges: HedgeCounters,
     next: AtomicUsize,
-}
-
-/// How one attempt ended.
-enum Attempt {
-    /// The upstream answered: a result, its error object, or its whole answer frame (either).
-    Answered(LinkAnswer),
-    /// The request was not forwarded: never reached the upstream, or could not be written.
-    NotReached(String),
-    /// The request may have reached the upstream and no usable answer came; `answer` is the
-    /// upstream's error answer when it gave one (a "busy" code): what the caller gets, as it
-    /// came, when no other attempt does better.
-    NoAnswer {
-        reason: String,
-        answer: Option<LinkAnswer>,
-    },
-    /// The upstream is there but answered without a JSON-RPC answer (an HTTP error status
-    /// other than a busy one): not sent again.
-    Refused(String),
-    /// The params cannot be sent anywhere.
-    BadParams(String),
-    /// The upstream refused it for a limit it reached (an HTTP 429, a -32005 answer): it did
-    /// not run there, and the upstream is paused.
-    Limited(Limit),
 }
 
 /// The attempts of one call: each on the next upstream from `first` on that would take it
@@ -220,17 +199,6 @@ fn retries_if(safe: bool, outcome: &Result<LinkAnswer, Missed>) -> bool {
     }
 }
 
-/// Whether `answer` is a result (not the upstream's error, nor an answer that breaks the
-/// specification).
-fn is_result(answer: &LinkAnswer) -> bool {
-    match answer {
-        LinkAnswer::Frame { error, .. } => error.is_none(),
-        LinkAnswer::Remote(answer) => answer.result().is_some(),
-        LinkAnswer::Batch { .. } => true,
-        LinkAnswer::NonConforming { .. } => false,
-    }
-}
-
 impl UpstreamGroup {
     /// A group over `upstreams`, with the default [`RetryPolicy`] and
     /// [`DEFAULT_ATTEMPT_TIMEOUT`].
@@ -257,6 +225,8 @@ impl UpstreamGroup {
             timeout: DEFAULT_ATTEMPT_TIMEOUT,
             limit_pause: DEFAULT_LIMIT_PAUSE,
             max_limit_pause: DEFAULT_MAX_LIMIT_PAUSE,
+            hedge: None,
+            hedges: HedgeCounters::default(),
             next: AtomicUsize::new(0),
         }
     }
@@ -320,6 +290,33 @@ impl UpstreamGroup {
     /// ```
     pub fn limit_pause(&self) -> (Duration, Duration) {
         (self.limit_pause, self.max_limit_pause)
+    }
+
+    /// Hedges the calls of methods the retry policy marks safe: when the first upstream has
+    /// not answered after `hedge`'s delay, the same call goes to another one too, and the
+    /// first answer wins (the other attempt is dropped, which cancels it). Counted in
+    /// [`hedge_stats`](UpstreamGroup::hedge_stats) and the metrics. Off by default.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::time::Duration;
+    /// use rpcwire::proxy::{Hedge, RetryPolicy, Upstream, UpstreamGroup};
+    /// let group = UpstreamGroup::new(vec![Upstream::address("http://a:1/").unwrap(), Upstream::address("http://b:1/").unwrap()])
+    ///     .with_retry(RetryPolicy::new().safe_methods(["eth_call", "eth_getBalance"]))
+    ///     .with_hedge(Hedge::quantile(0.95, Duration::from_millis(5)));
+    /// assert_eq!(group.hedge_stats().sent, 0);
+    /// # });
+    /// ```
+    pub fn with_hedge(mut self, hedge: Hedge) -> UpstreamGroup {
+        self.hedge = Some(hedge);
+        self
+    }
+
+    /// What hedging did so far.
+    ///
+    /// See [`HedgeStats`] for an example.
+    pub fn hedge_stats(&self) -> HedgeStats {
+        self.hedges.stats()
     }
 
     /// How long one attempt may take.
@@ -419,9 +416,68 @@ impl UpstreamGroup {
         if let Some(context) = &context {
             call = call.with_context(context);
         }
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        match self.hedge {
+            Some(hedge) if self.upstreams.len() > 1 && self.retry.is_safe(method) => {
+                self.send_hedged(call, first, hedge).await
+            }
+            _ => self.send_from(call, first).await,
+        }
+    }
+
+    /// A call hedged: sent from the upstream `first` on as [`send_from`] does, and when no
+    /// answer came within the hedge's delay, to another upstream too; the first answer wins.
+    async fn send_hedged(
+        &self,
+        call: RpcCall<'_>,
+        first: usize,
+        hedge: Hedge,
+    ) -> Result<LinkAnswer, ForwardError> {
+        let primary_upstream = self.pick(first);
+        let recent = primary_upstream
+            .as_ref()
+            .map(|upstream| upstream.latencies.recent())
+            .unwrap_or_default();
+        let primary = self.send_from(call, first);
+        tokio::pin!(primary);
+        tokio::select! {
+            biased;
+            outcome = &mut primary => return outcome,
+            () = tokio::time::sleep(hedge.delay(&recent)) => {}
+        }
+        // Still no answer: the same call on another upstream that would take it.
+        let other = (1..self.upstreams.len())
+            .filter_map(|step| self.pick(first.wrapping_add(step)))
+            .find(|other| {
+                !primary_upstream
+                    .as_ref()
+                    .is_some_and(|primary| Arc::ptr_eq(primary, other))
+            });
+        let Some(other) = other else {
+            return primary.await;
+        };
+        bump(&self.hedges.sent);
+        metrics::hedged(call.method(), false);
+        let second = self.attempt(&other, call);
+        tokio::pin!(second);
+        tokio::select! {
+            outcome = &mut primary => outcome,
+            attempt = &mut second => match attempt {
+                Attempt::Answered(answer) => {
+                    bump(&self.hedges.won);
+                    metrics::hedged(call.method(), true);
+                    Ok(answer)
+                }
+                _ => primary.await,
+            },
+        }
+    }
+
+    /// A call sent from the upstream `first` on, retried as the policy allows (see [`send`]).
+    async fn send_from(&self, call: RpcCall<'_>, first: usize) -> Result<LinkAnswer, ForwardError> {
         let attempts = Attempts {
             group: self,
-            first: self.next.fetch_add(1, Ordering::Relaxed),
+            first,
             made: AtomicUsize::new(0),
         };
         let policy = &self.retry;
@@ -527,7 +583,15 @@ impl UpstreamGroup {
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
+        // Only a hedge that reads them needs the latencies.
+        let started = self
+            .hedge
+            .is_some_and(|hedge| hedge.reads_latencies())
+            .then(Instant::now);
         let outcome = classify(self.stack(upstream).call(call).await, &self.retry);
+        if let (Some(started), Attempt::Answered(_)) = (started, &outcome) {
+            upstream.latencies.record(started.elapsed());
+        }
         count(upstream, call.method(), &outcome, stopwatch);
         outcome
     }
@@ -648,115 +712,4 @@ impl UpstreamGroup {
             .map(|outcome| outcome.map(|outcome| outcome.or_else(|missed| missed.into_outcome(self))))
             .collect()
     }
-}
-
-/// Counts an attempt's outcome on `upstream`, and reports it with its latency.
-fn count(upstream: &Upstream, method: &str, outcome: &Attempt, stopwatch: metrics::Stopwatch) {
-    let counters = &upstream.counters;
-    let kind = match &outcome {
-        Attempt::Answered(answer) if is_result(answer) => {
-            bump(&counters.answered);
-            "answered"
-        }
-        Attempt::Answered(_) | Attempt::BadParams(_) | Attempt::Refused(_) => {
-            bump(&counters.upstream_errors);
-            "upstream_error"
-        }
-        Attempt::NotReached(_) => {
-            bump(&counters.not_reached);
-            "not_reached"
-        }
-        Attempt::NoAnswer { .. } => {
-            bump(&counters.no_answer);
-            "no_answer"
-        }
-        Attempt::Limited(_) => {
-            bump(&counters.limited);
-            "limited"
-        }
-    };
-    metrics::attempt_ended(upstream.name(), method, kind, stopwatch);
-}
-
-/// What an attempt's outcome is, read from the typed [`LinkError`] and the upstream's error
-/// code, never from an error object of our own: the one reading both the breaker
-/// ([`trips`]) and the retries ([`classify`]) take.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Read {
-    /// An answer to pass on.
-    Answered,
-    /// An answer with an error code the policy retries.
-    Retried,
-    /// Refused for a limit the upstream reached (a 429, a -32005 answer): not run there.
-    Limited,
-    /// Never reached the upstream.
-    NotReached,
-    /// May have reached it; no answer (a reset, no answer in time, a busy HTTP status).
-    NoAnswer,
-    /// An HTTP error status other than a busy one.
-    Refused,
-    /// The params cannot be sent.
-    BadParams,
-}
-
-fn read(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Read {
-    match outcome {
-        Ok(answer) => match error_of(answer) {
-            Some(error) if is_limit(error) => Read::Limited,
-            Some(error) if policy.retries_code(error.code().code()) => Read::Retried,
-            _ => Read::Answered,
-        },
-        Err(error) => match error.kind() {
-            LinkErrorKind::NotReached => Read::NotReached,
-            LinkErrorKind::Params => Read::BadParams,
-            LinkErrorKind::TimedOut { .. } => Read::NoAnswer,
-            LinkErrorKind::Limited { .. } | LinkErrorKind::NoAnswer { status: Some(429) } => Read::Limited,
-            LinkErrorKind::NoAnswer { status } if busy(status) => Read::NoAnswer,
-            LinkErrorKind::NoAnswer { .. } => Read::Refused,
-        },
-    }
-}
-
-/// Whether an attempt's outcome counts against the upstream's breaker: the upstream was not
-/// there, gave no usable answer, or an error the policy retries.
-fn trips(outcome: &Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> bool {
-    matches!(
-        read(outcome, policy),
-        Read::Retried | Read::NotReached | Read::NoAnswer
-    )
-}
-
-/// What an attempt's outcome means for retrying it (see [`read`]).
-fn classify(outcome: Result<LinkAnswer, LinkError>, policy: &RetryPolicy) -> Attempt {
-    let read = read(&outcome, policy);
-    if read == Read::Limited {
-        if let Some(limit) = limit_of(&outcome) {
-            return Attempt::Limited(limit);
-        }
-    }
-    match outcome {
-        Ok(answer) if read == Read::Retried => Attempt::NoAnswer {
-            reason: error_of(&answer)
-                .map(|error| error.message().to_owned())
-                .unwrap_or_default(),
-            answer: Some(answer),
-        },
-        Ok(answer) => Attempt::Answered(answer),
-        Err(error) => {
-            let reason = error.reason().to_owned();
-            match read {
-                Read::NotReached => Attempt::NotReached(reason),
-                Read::BadParams => Attempt::BadParams(reason),
-                Read::NoAnswer => Attempt::NoAnswer { reason, answer: None },
-                _ => Attempt::Refused(reason),
-            }
-        }
-    }
-}
-
-/// Whether an exchange without an answer may have met a busy or passing fault (no status: a
-/// reset or no answer in time; 502, 503, 504) rather than a refusal. (A 429 is a limit:
-/// [`LinkErrorKind::Limited`].)
-fn busy(status: Option<u16>) -> bool {
-    matches!(status, None | Some(502..=504))
 }

@@ -55,6 +55,8 @@ mod transport {
 mod any;
 pub use any::{AnyReceiver, AnySender, AnyTransport};
 
+mod attempt;
+
 #[cfg(feature = "redis")]
 pub mod fleet;
 
@@ -64,6 +66,7 @@ mod dial;
 mod forward_error;
 mod gateway;
 mod group;
+mod hedge;
 mod id_slot;
 mod label;
 mod limit;
@@ -77,6 +80,7 @@ pub use dial::{check_address, Dial};
 pub use forward_error::ForwardError;
 pub use gateway::{Gateway, GatewayStats, NonConformingPolicy};
 pub use group::{UpstreamGroup, DEFAULT_ATTEMPT_TIMEOUT};
+pub use hedge::{Hedge, HedgeStats};
 pub use id_slot::IdSlot;
 pub use label::upstream_label;
 pub use limit::{DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};

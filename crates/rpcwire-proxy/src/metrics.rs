@@ -8,6 +8,7 @@
 //! | `rpcwire_upstream_latency_seconds` | histogram | `upstream`, `method` |
 //! | `rpcwire_upstream_in_flight` | gauge | `upstream` |
 //! | `rpcwire_upstream_retries_total` | counter | `method` |
+//! | `rpcwire_upstream_hedges_total` | counter | `method`, `outcome` (`sent`, `won`) |
 //! | `rpcwire_gateway_coalesced_total` | counter | `method` |
 //! | `rpcwire_gateway_denied_total` | counter | `method` |
 
@@ -39,6 +40,19 @@ pub(crate) fn attempt_ended(upstream: &str, method: &str, outcome: &'static str,
     }
     #[cfg(not(feature = "metrics"))]
     let _ = (upstream, method, outcome, stopwatch);
+}
+
+/// A call of `method` was hedged (`won`: the second attempt's answer was the one passed on).
+#[inline]
+pub(crate) fn hedged(method: &str, won: bool) {
+    #[cfg(feature = "metrics")]
+    {
+        let outcome = if won { "won" } else { "sent" };
+        metrics::counter!("rpcwire_upstream_hedges_total", "method" => method.to_owned(), "outcome" => outcome)
+            .increment(1);
+    }
+    #[cfg(not(feature = "metrics"))]
+    let _ = (method, won);
 }
 
 /// A call of `method` is sent again.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::breaker::Breaker;
+use super::hedge::Latencies;
 use super::limit::Pause;
 #[cfg(feature = "http")]
 use super::link::HttpLink;
@@ -56,6 +57,8 @@ pub struct Upstream {
     pub(crate) breaker: Breaker,
     pub(crate) pause: Pause,
     max_batch: usize,
+    /// Its recent latencies (kept for a hedge that reads them).
+    pub(crate) latencies: Latencies,
     pub(crate) counters: UpstreamCounters,
 }
 
@@ -172,6 +175,7 @@ impl Upstream {
             breaker: Breaker::new(5, Duration::from_secs(5)),
             pause: Pause::default(),
             max_batch: DEFAULT_MAX_BATCH,
+            latencies: Latencies::default(),
             counters: UpstreamCounters::default(),
         }
     }
@@ -260,6 +264,7 @@ impl Upstream {
             breaker,
             pause,
             max_batch,
+            latencies,
             counters,
         } = self;
         Upstream {
@@ -268,6 +273,7 @@ impl Upstream {
             breaker,
             pause,
             max_batch,
+            latencies,
             counters,
         }
     }
