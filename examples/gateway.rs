@@ -23,7 +23,11 @@
 //! limit (HTTP 429, or -32005 in an answer) is left alone for its `Retry-After` (1 s when it
 //! does not say, 60 s at most) and the request goes to the next one; when every upstream is
 //! over its limit the client gets -32005 with the upstream's message and data, a request alone
-//! in its body as HTTP 429 with `Retry-After`. `--deny METHOD` refuses a
+//! in its body as HTTP 429 with `Retry-After`. Clients on WebSocket subscribe with
+//! `eth_subscribe` through the `ws://` and `wss://` upstreams: each subscription gets the
+//! gateway's own id, notifications go to the client that subscribed, a subscription ends
+//! upstream when its client unsubscribes or leaves, and one whose upstream drops is made again
+//! on another (the client keeps its id). `--deny METHOD` refuses a
 //! method (-32601); `--coalesce` shares one upstream call between identical calls under way;
 //! `--timeout-ms` bounds each attempt; `--max-body` bounds requests, `--max-response` each
 //! upstream answer (16 MiB by default). A client's batch goes upstream as one batch, in
@@ -194,17 +198,43 @@ fn hedge(given: &str) -> Result<rpcwire::proxy::Hedge, String> {
 /// `stdio:COMMAND` runs the command (again whenever the last one has exited) and speaks
 /// NDJSON over its stdin and stdout.
 fn upstream(given: &str, dial: &Dial) -> Result<Upstream, String> {
+    let (label, address) = labelled(given)?;
+    let upstream = stdio_or_dial(&address, dial)?;
+    Ok(match label {
+        Some(label) => upstream.with_name(label),
+        None => upstream,
+    })
+}
+
+/// `[LABEL=]ADDRESS` as its label and its address, `${NAME}`s replaced.
+fn labelled(given: &str) -> Result<(Option<&str>, String), String> {
     // A label is a word before `=` with no `:` or `/` (a URL's query may hold `=`).
     let (label, address) = match given.split_once('=') {
         Some((label, address)) if !label.is_empty() && !label.contains([':', '/']) => (Some(label), address),
         _ => (None, given),
     };
     let address = env::expand(address).map_err(|problem| format!("--upstream: {problem}"))?;
-    let upstream = stdio_or_dial(&address, dial)?;
-    Ok(match label {
-        Some(label) => upstream.with_name(label),
-        None => upstream,
-    })
+    Ok((label, address))
+}
+
+/// The WebSocket upstreams among `given` (`ws://`, `wss://`): they serve `eth_subscribe`.
+fn subscriptions(given: &[String], dial: &Dial) -> Result<Option<rpcwire::proxy::Subscriptions>, String> {
+    let mut pushing = Vec::new();
+    for given in given {
+        let (_, address) = labelled(given)?;
+        let scheme = address
+            .split_once("://")
+            .map(|(scheme, _)| scheme.to_ascii_lowercase());
+        if matches!(scheme.as_deref(), Some("ws" | "wss")) {
+            pushing.push(address);
+        }
+    }
+    if pushing.is_empty() {
+        return Ok(None);
+    }
+    rpcwire::proxy::Subscriptions::new(pushing.iter().map(String::as_str), dial)
+        .map(Some)
+        .map_err(|problem| format!("--upstream: {problem}"))
 }
 
 /// The upstream at `address` (see [`upstream`]).
@@ -300,9 +330,17 @@ async fn main() -> ExitCode {
     }
     let pool = std::sync::Arc::new(pool);
     let mut router = Router::with_limits(rpcwire::Limits::default().with_max_size(arguments.max_body));
-    let gateway = Gateway::from_shared(pool.clone())
+    let mut gateway = Gateway::from_shared(pool.clone())
         .deny(arguments.deny.iter().map(String::as_str))
         .coalesce(arguments.coalesce);
+    match subscriptions(&arguments.upstreams, &dial) {
+        Ok(Some(subscriptions)) => gateway = gateway.with_subscriptions(subscriptions),
+        Ok(None) => {}
+        Err(problem) => {
+            eprintln!("gateway: {problem}");
+            return ExitCode::from(2);
+        }
+    }
     gateway.install(&mut router);
     #[cfg(feature = "redis")]
     let _health = match arguments.fleet.health(&pool) {

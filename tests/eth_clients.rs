@@ -163,3 +163,54 @@ fn each_clients_batch_of_a_thousand_reaches_the_node_as_one_batch_through_the_ga
         assert_eq!(node.posts().0, 10 * direct_posts, "{client:?}");
     }
 }
+
+#[test]
+fn viems_websocket_transport_watches_blocks_through_the_gateway() {
+    let node = eth_node::WsNode::start();
+    let front = gateway(&node.url);
+    let url = format!("ws://{}/", front.address);
+    // Heads pushed every 100 ms while viem watches (it stops at three).
+    let pushing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let pusher = {
+        let (still, node) = (pushing.clone(), &node);
+        std::thread::scope(|scope| {
+            let handle = scope.spawn(move || {
+                let mut number = 100;
+                while still.load(std::sync::atomic::Ordering::SeqCst) {
+                    number += 1;
+                    node.push(number);
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            });
+            let report = Client::Viem.run(&url, "heads");
+            pushing.store(false, std::sync::atomic::Ordering::SeqCst);
+            handle.join().unwrap();
+            report
+        })
+    };
+    let Some(report) = pusher else {
+        return;
+    };
+    assert_eq!(report["ok"], true, "{report}");
+    let heads: Vec<u64> = report["value"]
+        .as_str()
+        .unwrap()
+        .split(',')
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(heads.len(), 3, "{report}");
+    assert!(
+        heads.windows(2).all(|pair| pair[1] > pair[0]) && heads[0] > 100,
+        "{heads:?}"
+    );
+    // viem unsubscribed: nothing is left at the node.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while node.subscriptions() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a subscription left at the node"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!report.to_string().contains(KEY));
+}

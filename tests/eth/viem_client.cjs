@@ -2,11 +2,14 @@
 // block|batch`. Prints one JSON line: {"ok":true,"value":…} or {"ok":false,"status":…,"code":…,
 // "text":…} (the error's whole text, everything an application could log). Its retries are
 // viem's own (on 429 it waits the Retry-After seconds).
-const { createPublicClient, http } = require("viem");
+const { createPublicClient, http, webSocket } = require("viem");
 const { mainnet } = require("viem/chains");
 
 async function main() {
   const [url, scenario] = process.argv.slice(2);
+  // `heads`: viem's webSocket() transport watching block numbers (eth_subscribe newHeads)
+  // until it has seen three, then unsubscribing.
+  if (scenario === "heads") return heads(url);
   // `batch`: viem's batch transport, 1,000 calls in one JSON-RPC batch.
   const batch = scenario === "batch" ? { batchSize: 1000, wait: 0 } : false;
   const client = createPublicClient({ chain: mainnet, transport: http(url, { retryCount: 3, timeout: 20000, batch }) });
@@ -20,6 +23,37 @@ async function main() {
     const http = findStatus(error);
     console.log(JSON.stringify({ ok: false, status: http, code: error.code ?? null, text: `${error.stack}\n${JSON.stringify(error, replacer)}` }));
   }
+}
+
+async function heads(url) {
+  const client = createPublicClient({ chain: mainnet, transport: webSocket(url, { retryCount: 0 }) });
+  const seen = [];
+  try {
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`only ${seen.length} heads in 20 s`)), 20000);
+      const unwatch = client.watchBlockNumber({
+        emitOnBegin: false,
+        onBlockNumber: (number) => {
+          seen.push(number.toString());
+          if (seen.length === 3) {
+            clearTimeout(timer);
+            unwatch();
+            resolve();
+          }
+        },
+        onError: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+    });
+    console.log(JSON.stringify({ ok: true, value: seen.join(",") }));
+  } catch (error) {
+    console.log(JSON.stringify({ ok: false, status: null, code: error.code ?? null, text: String(error.stack) }));
+  }
+  // Let the unsubscription go out before the socket closes.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  process.exit(0);
 }
 
 // 1,000 distinct accounts.

@@ -154,3 +154,154 @@ fn one(state: &NodeState, request: &Value) -> Value {
     };
     json!({"jsonrpc":"2.0","id":id,"result":result})
 }
+
+/// A WebSocket node that serves `eth_subscribe` / `eth_unsubscribe` (any params: every
+/// subscription gets the heads pushed) and pushes a new head to every subscription on
+/// [`WsNode::push`]; [`WsNode::drop_connections`] closes every connection it has, as a node
+/// going away does (it still accepts new ones). Runs on a thread of its own; stops when
+/// dropped.
+pub struct WsNode {
+    /// `ws://127.0.0.1:PORT`.
+    pub url: String,
+    shared: Arc<WsShared>,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+#[derive(Default)]
+struct WsShared {
+    /// Each live subscription: its id and the connection's outgoing queue.
+    subscriptions: Mutex<Vec<(String, tokio::sync::mpsc::UnboundedSender<String>, u64)>>,
+    /// Bumped to close every connection.
+    generation: std::sync::atomic::AtomicU64,
+    next_id: AtomicUsize,
+    connections: AtomicUsize,
+}
+
+impl Drop for WsNode {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl WsNode {
+    pub fn start() -> WsNode {
+        let shared = Arc::new(WsShared::default());
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let (bound, address) = std::sync::mpsc::channel();
+        let served = shared.clone();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                bound.send(listener.local_addr().unwrap()).unwrap();
+                loop {
+                    tokio::select! {
+                        _ = &mut stopped => break,
+                        accepted = listener.accept() => {
+                            let Ok((socket, _)) = accepted else { break };
+                            tokio::spawn(ws_connection(socket, served.clone()));
+                        }
+                    }
+                }
+            });
+        });
+        let address = address.recv().unwrap();
+        WsNode {
+            url: format!("ws://{address}/v3/SECRET-KEY-7f3a9c41d2"),
+            shared,
+            stop: Some(stop),
+        }
+    }
+
+    /// Pushes head `number` to every subscription; how many it went to.
+    pub fn push(&self, number: u64) -> usize {
+        let subscriptions = self.shared.subscriptions.lock().unwrap();
+        for (id, out, _) in subscriptions.iter() {
+            let notification = json!({"jsonrpc":"2.0","method":"eth_subscription","params":{
+                "subscription": id, "result": {"number": format!("{number:#x}"), "hash": format!("0x{number:064x}")}}});
+            let _ = out.send(notification.to_string());
+        }
+        subscriptions.len()
+    }
+
+    /// The subscriptions the node holds now.
+    pub fn subscriptions(&self) -> usize {
+        self.shared.subscriptions.lock().unwrap().len()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> usize {
+        self.shared.connections.load(Ordering::SeqCst)
+    }
+
+    /// Closes every connection (their subscriptions go with them).
+    pub fn drop_connections(&self) {
+        self.shared.generation.fetch_add(1, Ordering::SeqCst);
+        self.shared.subscriptions.lock().unwrap().clear();
+    }
+}
+
+async fn ws_connection(socket: tokio::net::TcpStream, shared: Arc<WsShared>) {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let Ok(socket) = tokio_tungstenite::accept_async(socket).await else {
+        return;
+    };
+    shared.connections.fetch_add(1, Ordering::SeqCst);
+    let generation = shared.generation.load(Ordering::SeqCst);
+    let connection = shared.connections.load(Ordering::SeqCst) as u64;
+    let (mut sink, mut stream) = socket.split();
+    let (out, mut outgoing) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let mut ticker = tokio::time::interval(Duration::from_millis(20));
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => {
+                if shared.generation.load(Ordering::SeqCst) != generation {
+                    break;
+                }
+            }
+            Some(text) = outgoing.recv() => {
+                if sink.send(Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            message = stream.next() => {
+                let Some(Ok(Message::Text(text))) = message else { break };
+                let Ok(request) = serde_json::from_str::<Value>(&text) else { continue };
+                let id = request["id"].clone();
+                let result = match request["method"].as_str().unwrap_or_default() {
+                    "eth_subscribe" => {
+                        let number = shared.next_id.fetch_add(1, Ordering::SeqCst);
+                        let sub = format!("0x{number:x}");
+                        shared.subscriptions.lock().unwrap().push((sub.clone(), out.clone(), connection));
+                        json!(sub)
+                    }
+                    "eth_unsubscribe" => {
+                        let sub = request["params"][0].as_str().unwrap_or_default().to_owned();
+                        let mut subscriptions = shared.subscriptions.lock().unwrap();
+                        let before = subscriptions.len();
+                        subscriptions.retain(|(id, _, _)| *id != sub);
+                        json!(subscriptions.len() < before)
+                    }
+                    "eth_chainId" => json!("0x1"),
+                    _ => json!(null),
+                };
+                let answer = json!({"jsonrpc":"2.0","id":id,"result":result}).to_string();
+                if sink.send(Message::text(answer)).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    shared
+        .subscriptions
+        .lock()
+        .unwrap()
+        .retain(|(_, _, at)| *at != connection);
+    let _ = sink.close().await;
+}

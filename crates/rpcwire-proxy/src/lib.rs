@@ -73,6 +73,7 @@ mod limit;
 mod link;
 mod metrics;
 mod retry;
+mod subscribe;
 mod upstream;
 
 pub use batch_split::{batch_elements, join_batch};
@@ -86,4 +87,5 @@ pub use label::upstream_label;
 pub use limit::{DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};
 pub use link::{LinkAnswer, LinkBatch, LinkBatchFuture, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
 pub use retry::RetryPolicy;
+pub use subscribe::{SubscriptionStats, Subscriptions, DEFAULT_MAX_QUEUED, DEFAULT_MAX_SUBSCRIPTIONS};
 pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RESPONSE};

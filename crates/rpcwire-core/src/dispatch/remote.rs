@@ -71,6 +71,12 @@ pub trait Remote: Send + Sync + 'static {
     fn detach(&self) -> bool {
         false
     }
+
+    /// Closes the connection (a server dropping a client too slow to read what it is
+    /// sent); `false` (nothing done) when the transport cannot.
+    fn close(&self) -> bool {
+        false
+    }
 }
 
 impl dyn Remote {

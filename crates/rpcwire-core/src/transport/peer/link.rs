@@ -85,6 +85,11 @@ impl Remote for PeerLink {
             PeerLink::closed(self).await;
         })
     }
+
+    fn close(&self) -> bool {
+        self.shared.request_close(super::CloseReason::Local);
+        true
+    }
 }
 
 /// A peer's failure as a handler sees it through its [`Remote`].
