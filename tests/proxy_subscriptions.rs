@@ -176,3 +176,62 @@ async fn limits_and_http_are_refused_clearly() {
     assert!(text.contains("-32010") && !text.contains("KEY"), "{text}");
     assert_eq!(gone.stats().active, 0);
 }
+
+#[tokio::test]
+async fn a_client_that_stops_reading_is_dropped_and_its_subscription_ended() {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let node = WsNode::start();
+    let (address, subscriptions) = gateway(&node, subscriptions(&node).with_limits(4, 8)).await;
+    // A client that subscribes, reads the answer, and reads nothing more.
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{address}/"))
+        .await
+        .unwrap();
+    socket
+        .send(Message::text(
+            r#"{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}"#,
+        ))
+        .await
+        .unwrap();
+    let answer = socket.next().await.unwrap().unwrap();
+    assert!(answer.to_text().unwrap().contains("0x"), "{answer:?}");
+    // A reader that keeps up, beside it.
+    let (reader, mut gets) = client(&address).await;
+    let _: String = reader.call("eth_subscribe", ["newHeads"]).await.unwrap();
+    // Large heads until the silent client's socket buffers, its connection's queue and its 8
+    // waiting notifications are full (bounded: at most 4,000 heads of 64 KiB, one per 2 ms).
+    for number in 0..4000 {
+        node.push_padded(number, 64 << 10);
+        if subscriptions.stats().dropped_clients > 0 {
+            break;
+        }
+        // At a pace a reading client keeps up with.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(subscriptions.stats().dropped_clients, 1);
+    eventually("the silent client's subscription ended at the node", || {
+        node.subscriptions() == 1
+    })
+    .await;
+    // The reader still gets its heads.
+    while gets.try_recv().is_ok() {}
+    node.push(9999);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let params = next(&mut gets).await;
+        if params["result"]["number"] == "0x270f" {
+            break;
+        }
+        assert!(Instant::now() < deadline);
+    }
+    // The silent client's connection was closed: past what was already sent, it ends.
+    let closed = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(Ok(message)) = socket.next().await {
+            if message.is_close() {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the dropped client's connection stays open");
+}

@@ -220,10 +220,16 @@ impl WsNode {
 
     /// Pushes head `number` to every subscription; how many it went to.
     pub fn push(&self, number: u64) -> usize {
+        self.push_padded(number, 0)
+    }
+
+    /// Pushes head `number` with `padding` bytes of extra data (a large block's worth).
+    pub fn push_padded(&self, number: u64, padding: usize) -> usize {
         let subscriptions = self.shared.subscriptions.lock().unwrap();
+        let extra = "0".repeat(padding);
         for (id, out, _) in subscriptions.iter() {
             let notification = json!({"jsonrpc":"2.0","method":"eth_subscription","params":{
-                "subscription": id, "result": {"number": format!("{number:#x}"), "hash": format!("0x{number:064x}")}}});
+                "subscription": id, "result": {"number": format!("{number:#x}"), "hash": format!("0x{number:064x}"), "extraData": extra}}});
             let _ = out.send(notification.to_string());
         }
         subscriptions.len()
