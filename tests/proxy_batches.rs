@@ -461,3 +461,113 @@ async fn a_batch_with_plain_ids_goes_on_as_it_came_and_its_answer_comes_back_as_
         assert_eq!(ids, [json!(1), json!(2)], "renumbered upstream");
     }
 }
+
+#[tokio::test]
+async fn numbered_batches_and_answers_that_are_no_batch_end_as_clearly_as_whole_ones() {
+    let fast = RetryPolicy::new().with_backoff(Duration::ZERO, Duration::ZERO);
+    let one_error: Script = Arc::new(|_: &Value| {
+        let error = json!({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batch too large"}});
+        (StatusCode::OK, error.to_string())
+    });
+    // Batches of at most two: a client's three calls go as two numbered batches.
+    let (url, _) = upstream(one_error).await;
+    let split = |url: &str| Upstream::address(url).unwrap().with_max_batch(2);
+    let address = front(Gateway::new(UpstreamGroup::new(vec![split(&url)]))).await;
+    let answers: Value = serde_json::from_str(&post(&address, calls(3)).await).unwrap();
+    for (id, answer) in answers.as_array().unwrap().iter().enumerate() {
+        assert_eq!(
+            (answer["id"].as_u64(), answer["error"]["code"].as_i64()),
+            (Some(id as u64), Some(-32600))
+        );
+    }
+
+    // Never reached: the numbered batches go on to the next upstream.
+    let refusing = {
+        let port = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        format!("http://{port}/")
+    };
+    let (good, good_seen) = upstream(reversed()).await;
+    let group = UpstreamGroup::new(vec![split(&refusing), split(&good)]).with_retry(fast.clone());
+    let address = front(Gateway::new(group)).await;
+    assert_in_order(&post(&address, calls(3)).await, 3);
+    assert_eq!(good_seen.lock().unwrap().len(), 2);
+
+    // Answers that are no batch of responses, whole or numbered: each call -32011.
+    for answer in [
+        r#"{"jsonrpc":"2.0","id":0,"result":1}"#,
+        r#"[{"jsonrpc":"2.0","id":0,"method":"x"}]"#,
+        "not json",
+    ] {
+        let script: Script = Arc::new(move |_: &Value| (StatusCode::OK, answer.to_owned()));
+        let (url, _) = upstream(script).await;
+        for upstream in [Upstream::address(&url).unwrap(), split(&url)] {
+            let address = front(Gateway::new(UpstreamGroup::new(vec![upstream]))).await;
+            let answers: Value = serde_json::from_str(&post(&address, calls(3)).await).unwrap();
+            assert!(
+                answers
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|a| a["error"]["code"] == -32011),
+                "{answer}: {answers}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn batches_to_links_of_ones_own_and_to_connections_that_are_down() {
+    use rpcwire::proxy::{LinkAnswer, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
+    /// Answers every call with 42, one at a time (no batches of its own).
+    struct FortyTwo;
+    impl UpstreamLink for FortyTwo {
+        fn call<'a>(
+            &'a self,
+            _: Option<&'a bytes::Bytes>,
+            _: &'a str,
+            _: Option<&'a rpcwire::RawJson<'a>>,
+        ) -> LinkFuture<'a, LinkAnswer> {
+            let answer =
+                rpcwire::middleware::RemoteAnswer::Result(rpcwire::RawJson::new("42").unwrap().into());
+            Box::pin(async move { Ok(LinkAnswer::Remote(answer)) })
+        }
+        fn notify<'a>(&'a self, _: &'a str, _: Option<&'a rpcwire::RawJson<'a>>) -> LinkFuture<'a, ()> {
+            Box::pin(async { Err(LinkError::new(LinkErrorKind::NotReached, "no notifications")) })
+        }
+    }
+    let address = front(Gateway::new(UpstreamGroup::new(vec![Upstream::with_link(
+        "own", FortyTwo,
+    )])))
+    .await;
+    let answer = post(
+        &address,
+        r#"[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"},{"jsonrpc":"2.0","id":2,"method":"c"}]"#.to_owned(),
+    )
+    .await;
+    assert_eq!(
+        answer,
+        r#"[{"jsonrpc":"2.0","id":1,"result":42},{"jsonrpc":"2.0","id":2,"result":42}]"#
+    );
+
+    // A connection that cannot be made: every call of the batch gets -32010.
+    let port = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let group = UpstreamGroup::new(vec![Upstream::address(&format!("tcp://{port}")).unwrap()]);
+    let address = front(Gateway::new(group)).await;
+    let answers: Value = serde_json::from_str(&post(&address, calls(2)).await).unwrap();
+    assert!(
+        answers
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["error"]["code"] == -32010),
+        "{answers}"
+    );
+}
