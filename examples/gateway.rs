@@ -66,6 +66,8 @@ use std::io::Write as _;
 use std::process::{ExitCode, Stdio};
 use std::time::Duration;
 
+#[path = "common/config.rs"]
+mod config;
 #[path = "common/env.rs"]
 mod env;
 #[cfg(feature = "redis")]
@@ -86,7 +88,7 @@ use rpcwire::transport::{AnyTransport, Peer};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: gateway [--listen ADDRESS] --upstream [LABEL=]URL [--upstream [LABEL=]URL …] [--safe METHOD …] \
+const USAGE: &str = "usage: gateway [--config FILE] [--check] [--listen ADDRESS] --upstream [LABEL=]URL [--upstream [LABEL=]URL …] [--safe METHOD …] \
                      [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--max-batch N] [--hedge MS|pNN] [--metrics ADDRESS] \
                      [--keys FILE | --keys-from-redis HASH] [--redis URL [--redis-ca PEM] [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
                      [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]] \
@@ -105,6 +107,8 @@ struct Arguments {
     max_batch: usize,
     hedge: Option<rpcwire::proxy::Hedge>,
     metrics: Option<String>,
+    /// `--check`: validate, print what it would serve, and exit.
+    check: bool,
     tls: tls::TlsOptions,
     #[cfg(feature = "redis")]
     fleet: fleet::FleetOptions,
@@ -124,13 +128,24 @@ fn arguments() -> Result<Arguments, String> {
         max_batch: rpcwire::proxy::DEFAULT_MAX_BATCH,
         hedge: None,
         metrics: None,
+        check: false,
         tls: tls::TlsOptions::default(),
         #[cfg(feature = "redis")]
         fleet: fleet::FleetOptions::default(),
     };
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+    let mut args: std::collections::VecDeque<String> = std::env::args().skip(1).collect();
+    while let Some(arg) = args.pop_front() {
+        if arg == "--config" {
+            // The file's settings are flags too, taken where `--config` stands.
+            let path = args.pop_front().ok_or("--config needs a file")?;
+            let text = std::fs::read_to_string(&path).map_err(|error| format!("--config {path}: {error}"))?;
+            let flags = config::flags(&text).map_err(|problem| format!("--config {path}: {problem}"))?;
+            for flag in flags.into_iter().rev() {
+                args.push_front(flag);
+            }
+            continue;
+        }
+        let mut value = |name: &str| args.pop_front().ok_or(format!("{name} needs a value"));
         #[cfg(feature = "redis")]
         if parsed.fleet.take(&arg, &mut value)? {
             continue;
@@ -144,6 +159,7 @@ fn arguments() -> Result<Arguments, String> {
             "--safe" => parsed.safe.push(value("--safe")?),
             "--deny" => parsed.deny.push(value("--deny")?),
             "--coalesce" => parsed.coalesce = true,
+            "--check" => parsed.check = true,
             "--admin" => parsed.admin = true,
             "--metrics" => parsed.metrics = Some(value("--metrics")?),
             "--timeout-ms" => {
@@ -286,19 +302,6 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if let Some(address) = &arguments.metrics {
-        if let Err(error) = serve_metrics(address).await {
-            eprintln!("gateway: cannot serve metrics on {address}: {error}");
-            return ExitCode::FAILURE;
-        }
-    }
-    let listener = match tokio::net::TcpListener::bind(&arguments.listen).await {
-        Ok(listener) => listener,
-        Err(error) => {
-            eprintln!("gateway: cannot listen on {}: {error}", arguments.listen);
-            return ExitCode::FAILURE;
-        }
-    };
     let (client_tls, server_tls) = match (arguments.tls.client(), arguments.tls.server()) {
         (Ok(client), Ok(server)) => (client, server),
         (Err(problem), _) | (_, Err(problem)) => {
@@ -342,6 +345,28 @@ async fn main() -> ExitCode {
         }
     }
     gateway.install(&mut router);
+    if arguments.check {
+        let names: Vec<&str> = pool.upstreams().iter().map(|upstream| upstream.name()).collect();
+        println!(
+            "gateway: config ok: {} upstreams ({})",
+            names.len(),
+            names.join(", ")
+        );
+        return ExitCode::SUCCESS;
+    }
+    if let Some(address) = &arguments.metrics {
+        if let Err(error) = serve_metrics(address).await {
+            eprintln!("gateway: cannot serve metrics on {address}: {error}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let listener = match tokio::net::TcpListener::bind(&arguments.listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("gateway: cannot listen on {}: {error}", arguments.listen);
+            return ExitCode::FAILURE;
+        }
+    };
     #[cfg(feature = "redis")]
     let _health = match arguments.fleet.health(&pool) {
         Ok(health) => health,

@@ -317,3 +317,107 @@ fn a_key_in_an_upstream_url_reaches_no_client_and_no_metric() {
         "{said}"
     );
 }
+
+/// Writes `text` to a config file of its own; its path.
+fn config_file(name: &str, text: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("rpcwire-gateway-{}-{name}.toml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_config_file_in_front_of_two_upstreams_serves_and_check_says_what_is_wrong() {
+    let one = start_listening(&example_binary("http_server"), &["--listen", "127.0.0.1:0"]);
+    let two = start_listening(&example_binary("http_server"), &["--listen", "127.0.0.1:0"]);
+    let good = config_file(
+        "good",
+        &format!(
+            r#"
+listen = "127.0.0.1:0"
+timeout_ms = 2000
+max_batch = 1000
+hedge = 50
+
+[[upstream]]
+label = "primary"
+url = "http://{}/v3/${{RPCWIRE_TEST_KEY}}"
+
+[[upstream]]
+label = "backup"
+url = "http://{}/"
+
+[methods]
+safe = ["subtract"]
+deny = ["update"]
+"#,
+            one.address, two.address
+        ),
+    );
+    let path = good.to_str().unwrap();
+    let checked = std::process::Command::new(example_binary("gateway"))
+        .args(["--config", path, "--check"])
+        .env("RPCWIRE_TEST_KEY", "SECRET-KEY-0042")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        checked.status.success(),
+        "{said} {}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(
+        said.contains("2 upstreams (primary, backup)") && !said.contains("SECRET"),
+        "{said}"
+    );
+
+    // Served as the file says: both upstreams in turn, `update` denied; a flag after the file
+    // adds to it.
+    let served = config_file(
+        "served",
+        &std::fs::read_to_string(&good)
+            .unwrap()
+            .replace("${RPCWIRE_TEST_KEY}", "SECRET-KEY-0042"),
+    );
+    let front = start_listening(
+        &example_binary("gateway"),
+        &["--config", served.to_str().unwrap(), "--deny", "sum"],
+    );
+    for id in 0..4 {
+        let (status, answer) = post(
+            &front.address,
+            &format!(r#"{{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":{id}}}"#),
+        );
+        assert_eq!((status, &answer["result"]), (200, &json!(19)), "{answer}");
+    }
+    for denied in ["update", "sum"] {
+        let (_, answer) = post(
+            &front.address,
+            &format!(r#"{{"jsonrpc":"2.0","method":"{denied}","params":[1],"id":9}}"#),
+        );
+        assert_eq!(answer["error"]["code"], -32601, "{answer}");
+    }
+
+    // What is wrong is said with where it is.
+    for (name, text, expected) in [
+        ("unknown", "lisen = \"127.0.0.1:0\"\n", "unknown field `lisen`"),
+        ("type", "max_batch = \"many\"\n", "line 1"),
+        (
+            "label",
+            "[[upstream]]\nlabel = \"a/b\"\nurl = \"http://h:1/\"\n",
+            "upstream label",
+        ),
+        ("none", "listen = \"127.0.0.1:0\"\n", "at least one --upstream"),
+    ] {
+        let path = config_file(name, text);
+        let checked = std::process::Command::new(example_binary("gateway"))
+            .args(["--config", path.to_str().unwrap(), "--check"])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&checked.stderr);
+        assert_eq!(checked.status.code(), Some(2), "{name}: {said}");
+        assert!(said.contains(expected), "{name}: {said}");
+        let _ = std::fs::remove_file(path);
+    }
+    let _ = std::fs::remove_file(good);
+    let _ = std::fs::remove_file(served);
+}
