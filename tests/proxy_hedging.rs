@@ -114,3 +114,33 @@ async fn a_quantile_hedge_waits_about_as_long_as_the_upstream_usually_takes() {
     assert!(after.won > before.won, "{before:?} → {after:?}");
     assert!(hedged >= 1, "{after:?}");
 }
+
+#[tokio::test]
+async fn a_second_attempt_that_fails_leaves_the_first_to_answer() {
+    let slow = delayed("slow", Duration::from_millis(300)).await;
+    // An upstream whose connections are refused.
+    let port = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let refusing = Delayed {
+        url: format!("http://{port}/"),
+        delay_ms: Arc::new(AtomicU64::new(0)),
+        calls: Arc::new(AtomicUsize::new(0)),
+    };
+    let group = group(&[&slow, &refusing], Hedge::after(Duration::from_millis(20)));
+    let (answer, took) = call(&group, "eth_call").await;
+    assert_eq!(answer, "slow");
+    assert!(took >= Duration::from_millis(300), "{took:?}");
+    assert_eq!(
+        group.hedge_stats(),
+        rpcwire::proxy::HedgeStats { sent: 1, won: 0 }
+    );
+    // One upstream only: nothing to hedge on.
+    let alone = UpstreamGroup::new(vec![Upstream::address(&slow.url).unwrap()])
+        .with_retry(RetryPolicy::new().safe_method("eth_call"))
+        .with_hedge(Hedge::after(Duration::from_millis(1)));
+    assert_eq!(call(&alone, "eth_call").await.0, "slow");
+    assert_eq!(alone.hedge_stats().sent, 0);
+}

@@ -151,9 +151,10 @@ async fn limits_and_http_are_refused_clearly() {
     assert_eq!(node.subscriptions(), 1);
 
     // Over HTTP: what geth answers.
+    let subscribe = address.clone();
     let posted = tokio::task::spawn_blocking(move || {
         http_post::post_to(
-            &address,
+            &subscribe,
             "/",
             &[],
             r#"{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}"#,
@@ -163,6 +164,29 @@ async fn limits_and_http_are_refused_clearly() {
     .unwrap();
     assert_eq!(posted.body["error"]["code"], -32601);
     assert_eq!(posted.body["error"]["message"], "notifications not supported");
+    let unsubscribe = address.clone();
+    let posted = tokio::task::spawn_blocking(move || {
+        http_post::post_to(
+            &unsubscribe,
+            "/",
+            &[],
+            r#"{"jsonrpc":"2.0","id":2,"method":"eth_unsubscribe","params":["0x1"]}"#,
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(posted.body["result"], false);
+
+    // What the node refuses is the client's answer, as the node wrote it.
+    let (other, _) = client(&address).await;
+    let refused = other
+        .call::<_, String>("eth_subscribe", ["bogus"])
+        .await
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("unsupported subscription type"),
+        "{refused}"
+    );
 
     // A node that is not there: a clear error, nothing held.
     let gone = Subscriptions::new(["ws://127.0.0.1:9/v3/KEY"], &Dial::new()).unwrap();

@@ -281,6 +281,13 @@ async fn ws_connection(socket: tokio::net::TcpStream, shared: Arc<WsShared>) {
                 let Ok(request) = serde_json::from_str::<Value>(&text) else { continue };
                 let id = request["id"].clone();
                 let result = match request["method"].as_str().unwrap_or_default() {
+                    "eth_subscribe" if request["params"][0] == "bogus" => {
+                        let error = json!({"jsonrpc":"2.0","id":id,"error":{"code":-32602,"message":"unsupported subscription type"}});
+                        if sink.send(Message::text(error.to_string())).await.is_err() {
+                            break;
+                        }
+                        continue;
+                    }
                     "eth_subscribe" => {
                         let number = shared.next_id.fetch_add(1, Ordering::SeqCst);
                         let sub = format!("0x{number:x}");
