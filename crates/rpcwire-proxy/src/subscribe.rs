@@ -376,7 +376,8 @@ impl Hub {
         });
         let peer = Peer::new(transport, router);
         let hub = Arc::downgrade(self);
-        let watched = peer.clone();
+        // A link, which does not keep the connection open once the hub lets it go.
+        let watched = peer.link();
         tokio::spawn(async move {
             watched.closed().await;
             if let Some(hub) = hub.upgrade() {
