@@ -259,3 +259,29 @@ async fn a_client_that_stops_reading_is_dropped_and_its_subscription_ended() {
     .await;
     assert!(closed.is_ok(), "the dropped client's connection stays open");
 }
+
+#[tokio::test]
+async fn an_upstream_of_ones_own_that_cannot_connect_is_said_by_its_label() {
+    let refusing: rpcwire::proxy::Connector = Box::new(|| {
+        Box::pin(async {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionRefused,
+                "no node",
+            ))
+        })
+    });
+    let subscriptions = Subscriptions::connecting(vec![("in-memory".to_owned(), refusing)]);
+    let node = WsNode::start();
+    let (address, subscriptions) = gateway(&node, subscriptions).await;
+    let (subscriber, _gets) = client(&address).await;
+    let error = subscriber
+        .call::<_, String>("eth_subscribe", ["newHeads"])
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("-32010") && error.contains("in-memory: not connected"),
+        "{error}"
+    );
+    assert_eq!(subscriptions.stats().active, 0);
+}

@@ -87,5 +87,7 @@ pub use label::upstream_label;
 pub use limit::{DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};
 pub use link::{LinkAnswer, LinkBatch, LinkBatchFuture, LinkError, LinkErrorKind, LinkFuture, UpstreamLink};
 pub use retry::RetryPolicy;
-pub use subscribe::{SubscriptionStats, Subscriptions, DEFAULT_MAX_QUEUED, DEFAULT_MAX_SUBSCRIPTIONS};
+pub use subscribe::{
+    Connector, SubscriptionStats, Subscriptions, DEFAULT_MAX_QUEUED, DEFAULT_MAX_SUBSCRIPTIONS,
+};
 pub use upstream::{Upstream, UpstreamStats, DEFAULT_MAX_BATCH, DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_RESPONSE};

@@ -101,11 +101,28 @@ struct Hub {
 /// One upstream that pushes: its address and its connection now (with the number of the
 /// connection, so that notifications and closes of an old one are told apart).
 struct SubscriptionUpstream {
-    address: Box<str>,
-    dial: Dial,
+    /// Its label (never its address: that may hold a key).
+    label: Box<str>,
+    reach: Reach,
     connection: tokio::sync::Mutex<Option<(u64, Peer)>>,
     connects: AtomicU64,
 }
+
+/// How an upstream's connection is made.
+enum Reach {
+    /// Dialled at its address.
+    Dial { address: Box<str>, dial: Dial },
+    /// Made by a function of the caller's ([`Subscriptions::connecting`]).
+    Connect(Connector),
+}
+
+/// Makes a connection to an upstream that pushes, as [`Subscriptions::connecting`] takes it:
+/// a transport over any reader and writer ([`AnyTransport::stream`]), NDJSON framed.
+pub type Connector = Box<
+    dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<AnyTransport>> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// Where a subscription lives upstream: the upstream, its connection's number, and the
 /// upstream's id for it (its JSON text).
@@ -161,13 +178,51 @@ impl Subscriptions {
             }
             crate::check_address(address).map_err(|error| error.to_string())?;
             upstreams.push(SubscriptionUpstream {
-                address: address.into(),
-                dial: dial.clone(),
+                label: crate::upstream_label(address).into(),
+                reach: Reach::Dial {
+                    address: address.into(),
+                    dial: dial.clone(),
+                },
                 connection: tokio::sync::Mutex::new(None),
                 connects: AtomicU64::new(0),
             });
         }
-        Ok(Subscriptions {
+        Ok(Subscriptions::over(upstreams))
+    }
+
+    /// Subscriptions made on upstreams whose connections `connectors` make, each named by its
+    /// label: in-memory upstreams, or transports of one's own.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use rpcwire::proxy::{Connector, Subscriptions};
+    /// use rpcwire::transport::AnyTransport;
+    /// let connect: Connector = Box::new(|| {
+    ///     Box::pin(async {
+    ///         let (ours, _theirs) = tokio::io::duplex(1024);
+    ///         let (read, write) = tokio::io::split(ours);
+    ///         Ok(AnyTransport::stream(read, write, rpcwire::frame::Framing::Ndjson))
+    ///     })
+    /// });
+    /// let subscriptions = Subscriptions::connecting(vec![("memory".to_owned(), connect)]);
+    /// assert_eq!(subscriptions.stats().active, 0);
+    /// # });
+    /// ```
+    pub fn connecting(connectors: Vec<(String, Connector)>) -> Subscriptions {
+        let upstreams = connectors
+            .into_iter()
+            .map(|(label, connect)| SubscriptionUpstream {
+                label: label.into(),
+                reach: Reach::Connect(connect),
+                connection: tokio::sync::Mutex::new(None),
+                connects: AtomicU64::new(0),
+            })
+            .collect();
+        Subscriptions::over(upstreams)
+    }
+
+    fn over(upstreams: Vec<SubscriptionUpstream>) -> Subscriptions {
+        Subscriptions {
             hub: Arc::new(Hub {
                 upstreams,
                 next: AtomicUsize::new(0),
@@ -179,7 +234,7 @@ impl Subscriptions {
                 dropped_clients: AtomicU64::new(0),
                 ids: AtomicU64::new(seed()),
             }),
-        })
+        }
     }
 
     /// At most `subscriptions` per client ([`DEFAULT_MAX_SUBSCRIPTIONS`]; more are refused
@@ -341,7 +396,7 @@ impl Hub {
                     crate::transport::PeerErrorKind::Remote(refused) => return Err(refused.clone()),
                     // Its label only: the address may hold a key.
                     _ => {
-                        let label = crate::upstream_label(&self.upstreams[index].address);
+                        let label = &self.upstreams[index].label;
                         last = ErrorObject::new(crate::codes::UPSTREAM_NO_ANSWER, "no answer from upstream")
                             .with_data(&format!("{label}: the subscription was not made"))
                             .unwrap_or(last);
@@ -363,11 +418,15 @@ impl Hub {
             }
         }
         let generation = upstream.connects.fetch_add(1, Ordering::Relaxed) + 1;
-        let transport = AnyTransport::dial(&upstream.address, Framing::Ndjson, &upstream.dial)
-            .await
-            .map_err(|_| crate::upstream_label(&upstream.address))?;
-        let mut router =
-            Router::with_limits(crate::parse::Limits::default().with_max_size(upstream.dial.max_response()));
+        let (transport, max_response) = match &upstream.reach {
+            Reach::Dial { address, dial } => (
+                AnyTransport::dial(address, Framing::Ndjson, dial).await,
+                dial.max_response(),
+            ),
+            Reach::Connect(connect) => (connect().await, crate::DEFAULT_MAX_RESPONSE),
+        };
+        let transport = transport.map_err(|_| upstream.label.to_string())?;
+        let mut router = Router::with_limits(crate::parse::Limits::default().with_max_size(max_response));
         let hub = Arc::downgrade(self);
         router.raw_notification("eth_subscription", move |params| {
             if let (Some(hub), Some(params)) = (hub.upgrade(), params) {
