@@ -185,12 +185,7 @@ impl RpcService for Attempts<'_> {
 
 /// Whether a call whose attempt ended so is worth another attempt: one that never reached
 /// its upstream or was refused for a limit (it did not run) always; one that may have
-/// reached it (no answer, a busy answer) only for a method the policy marks safe to repeat.
-fn retries(policy: &RetryPolicy, call: &RpcCall<'_>, outcome: &Result<LinkAnswer, Missed>) -> bool {
-    retries_if(policy.is_safe(call.method()), outcome)
-}
-
-/// [`retries`], for a call that is `safe` to repeat or not.
+/// reached it (no answer, a busy answer) only when it is `safe` to repeat.
 fn retries_if(safe: bool, outcome: &Result<LinkAnswer, Missed>) -> bool {
     match outcome {
         Err(Missed::On(_, Attempt::NotReached(_) | Attempt::Limited(_))) => true,
@@ -475,19 +470,7 @@ impl UpstreamGroup {
 
     /// A call sent from the upstream `first` on, retried as the policy allows (see [`send`]).
     async fn send_from(&self, call: RpcCall<'_>, first: usize) -> Result<LinkAnswer, ForwardError> {
-        let attempts = Attempts {
-            group: self,
-            first,
-            made: AtomicUsize::new(0),
-        };
-        let policy = &self.retry;
-        let retrying = Retrying::new(
-            policy,
-            &self.budget,
-            attempts,
-            |call: &RpcCall<'_>, outcome: &_| retries(policy, call, outcome),
-        );
-        match retrying.call(call).await {
+        match self.retrying(first, None).call(call).await {
             Ok(answer) => Ok(answer),
             Err(missed) => missed.into_outcome(self),
         }
@@ -675,38 +658,41 @@ impl UpstreamGroup {
     ) -> Result<LinkAnswer, ForwardError> {
         let context = CallContext::new().with_frame(frame);
         let call = RpcCall::new(BATCH_METHOD, None).with_context(&context);
-        let attempts = Attempts {
-            group: self,
-            first: self.next.fetch_add(1, Ordering::Relaxed),
-            made: AtomicUsize::new(0),
-        };
-        let retrying = Retrying::new(
-            &self.retry,
-            &self.budget,
-            attempts,
-            move |_: &RpcCall<'_>, outcome: &_| retries_if(safe, outcome),
-        );
-        match retrying.call(call).await {
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        match self.retrying(first, Some(safe)).call(call).await {
             Ok(answer) => Ok(answer),
             Err(missed) => missed.into_outcome(self),
         }
     }
 
-    /// One batch, retried as the policy allows: the group's attempts behind the retry layer.
-    async fn send_batch(&self, entries: &[BatchEntry<'_>]) -> Vec<BatchOutcome<LinkAnswer, ForwardError>> {
+    /// The group's attempts from the upstream `first` on, behind the retry layer: a call is
+    /// sent again as [`retries_if`] says, its method's safety read from the policy (or `safe`,
+    /// for a whole batch).
+    fn retrying(
+        &self,
+        first: usize,
+        safe: Option<bool>,
+    ) -> impl RpcService<Answer = LinkAnswer, Error = Missed> + '_ {
         let attempts = Attempts {
             group: self,
-            first: self.next.fetch_add(1, Ordering::Relaxed),
+            first,
             made: AtomicUsize::new(0),
         };
         let policy = &self.retry;
-        let retrying = Retrying::new(
+        Retrying::new(
             policy,
             &self.budget,
             attempts,
-            |call: &RpcCall<'_>, outcome: &_| retries(policy, call, outcome),
-        );
-        let outcomes = retrying.batch(entries).await;
+            move |call: &RpcCall<'_>, outcome: &_| {
+                retries_if(safe.unwrap_or_else(|| policy.is_safe(call.method())), outcome)
+            },
+        )
+    }
+
+    /// One batch, retried as the policy allows: the group's attempts behind the retry layer.
+    async fn send_batch(&self, entries: &[BatchEntry<'_>]) -> Vec<BatchOutcome<LinkAnswer, ForwardError>> {
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        let outcomes = self.retrying(first, None).batch(entries).await;
         outcomes
             .into_iter()
             .map(|outcome| outcome.map(|outcome| outcome.or_else(|missed| missed.into_outcome(self))))
