@@ -65,6 +65,7 @@ pub struct UpstreamGroup {
     max_limit_pause: Duration,
     hedge: Option<Hedge>,
     hedges: HedgeCounters,
+    max_lag: Option<u64>,
     next: AtomicUsize,
 }
 
@@ -183,6 +184,25 @@ impl RpcService for Attempts<'_> {
     }
 }
 
+/// A call's answer as its result, or the error that stands for it.
+pub(crate) fn into_result(answer: LinkAnswer) -> Result<JsonBytes, ForwardError> {
+    match answer {
+        LinkAnswer::Remote(RemoteAnswer::Result(result))
+        | LinkAnswer::Frame {
+            result: Some(result), ..
+        } => Ok(result),
+        LinkAnswer::Remote(RemoteAnswer::Error { error, .. })
+        | LinkAnswer::Frame {
+            error: Some(error), ..
+        } => Err(ForwardError::Remote(error)),
+        LinkAnswer::NonConforming { reason, error, .. } => Err(ForwardError::NonConforming { reason, error }),
+        // A frame is a result or an error (`response_to_gateway`); a batch answers a batch.
+        LinkAnswer::Frame { .. } | LinkAnswer::Batch { .. } => Err(ForwardError::NoAnswer(
+            "an answer with neither a result nor an error".to_owned(),
+        )),
+    }
+}
+
 /// Whether a call whose attempt ended so is worth another attempt: one that never reached
 /// its upstream or was refused for a limit (it did not run) always; one that may have
 /// reached it (no answer, a busy answer) only when it is `safe` to repeat.
@@ -222,6 +242,7 @@ impl UpstreamGroup {
             max_limit_pause: DEFAULT_MAX_LIMIT_PAUSE,
             hedge: None,
             hedges: HedgeCounters::default(),
+            max_lag: None,
             next: AtomicUsize::new(0),
         }
     }
@@ -364,43 +385,13 @@ impl UpstreamGroup {
     /// # });
     /// ```
     pub async fn call(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<JsonBytes, ForwardError> {
-        match self.send(None, method, params).await? {
-            LinkAnswer::Remote(RemoteAnswer::Result(result))
-            | LinkAnswer::Frame {
-                result: Some(result), ..
-            } => Ok(result),
-            LinkAnswer::Remote(RemoteAnswer::Error { error, .. })
-            | LinkAnswer::Frame {
-                error: Some(error), ..
-            } => Err(ForwardError::Remote(error)),
-            LinkAnswer::NonConforming { reason, error, .. } => {
-                Err(ForwardError::NonConforming { reason, error })
-            }
-            // A frame is a result or an error (`response_to_gateway`); a batch answers a batch.
-            LinkAnswer::Frame { .. } | LinkAnswer::Batch { .. } => Err(ForwardError::NoAnswer(
-                "an answer with neither a result nor an error".to_owned(),
-            )),
-        }
-    }
-
-    /// Forwards `frame`, a request for `method` with `params` whose id is the gateway's
-    /// ([`GATEWAY_ID`](super::upstream::GATEWAY_ID)), as it is to upstreams that take frames (HTTP) and gives their whole
-    /// answer; to the others (behind a `Peer`) the call is made and its result given. Same
-    /// retries, timeouts and breakers as [`call`](UpstreamGroup::call).
-    pub(crate) async fn call_frame(
-        &self,
-        frame: &Bytes,
-        method: &str,
-        params: Option<&JsonBytes>,
-    ) -> Result<LinkAnswer, ForwardError> {
-        let params = params.map(JsonBytes::to_raw_json);
-        self.send(Some(frame), method, params.as_ref()).await
+        into_result(self.send(None, method, params).await?)
     }
 
     /// A call (or a forwarded frame), on the next upstream free and not benched, retried as
     /// the policy allows: the group's attempts (each on the upstream [`pick`] chooses,
     /// through [`stack`]) behind the retry layer.
-    async fn send(
+    pub(crate) async fn send(
         &self,
         frame: Option<&Bytes>,
         method: &str,
@@ -512,25 +503,85 @@ impl UpstreamGroup {
     }
 
     /// The upstream for attempt `index`: the first from there on, in turn, that is not
-    /// benched and has a free slot; else the first not benched (the attempt waits for a
-    /// slot); `None` when every one is benched.
+    /// benched, not behind (see [`with_max_lag`](UpstreamGroup::with_max_lag)) and has a free
+    /// slot; else the first not benched nor behind (the attempt waits for a slot); else the
+    /// first not benched; `None` when every one is benched.
     fn pick(&self, index: usize) -> Option<Arc<Upstream>> {
         let count = self.upstreams.len();
         if count == 0 {
             return None;
         }
+        let floor = self.lag_floor();
         let in_turn = (0..count).map(|step| &self.upstreams[index.wrapping_add(step) % count]);
-        let mut waiting = None;
+        let (mut waiting, mut behind) = (None, None);
         for upstream in in_turn {
+            let lags = floor.is_some_and(|floor| upstream.head.latest().is_some_and(|latest| latest < floor));
             match self.stack(upstream).readiness() {
-                Readiness::Ready => return Some(upstream.clone()),
-                Readiness::Busy => {
+                Readiness::Ready if !lags => return Some(upstream.clone()),
+                Readiness::Ready | Readiness::Busy if lags => {
+                    behind.get_or_insert_with(|| upstream.clone());
+                }
+                Readiness::Ready | Readiness::Busy => {
                     waiting.get_or_insert_with(|| upstream.clone());
                 }
                 Readiness::Down => {}
             }
         }
-        waiting
+        waiting.or(behind)
+    }
+
+    /// The lowest latest block an upstream may have without being behind: the highest any
+    /// has less the largest lag allowed (`None`: no lag set, or no head known).
+    fn lag_floor(&self) -> Option<u64> {
+        let max_lag = self.max_lag?;
+        Some(self.latest_block()?.saturating_sub(max_lag))
+    }
+
+    /// Routes away from upstreams whose latest block is more than `blocks` behind the highest
+    /// any upstream has, as a [`HeadTracker`](crate::HeadTracker) finds them: they are picked
+    /// only when no other upstream would take the call. Without a tracker, nothing is known
+    /// and no upstream is behind.
+    ///
+    /// ```
+    /// use rpcwire::proxy::{Upstream, UpstreamGroup};
+    /// let group = UpstreamGroup::new(vec![Upstream::address("tcp://127.0.0.1:9").unwrap()]).with_max_lag(5);
+    /// assert_eq!(group.latest_block(), None);
+    /// ```
+    pub fn with_max_lag(mut self, blocks: u64) -> UpstreamGroup {
+        self.max_lag = Some(blocks);
+        self
+    }
+
+    /// The highest latest block any upstream has, as a [`HeadTracker`](crate::HeadTracker)
+    /// last found (`None`: not known).
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::proxy::UpstreamGroup::new(vec![]).latest_block(), None);
+    /// ```
+    pub fn latest_block(&self) -> Option<u64> {
+        self.upstreams
+            .iter()
+            .filter_map(|upstream| upstream.head.latest())
+            .max()
+    }
+
+    /// The last block every upstream that is not behind holds final (the lowest of their
+    /// finalized blocks), as a [`HeadTracker`](crate::HeadTracker) last found: an answer about
+    /// a block up to it can no longer change. `None`: not known.
+    ///
+    /// ```
+    /// assert_eq!(rpcwire::proxy::UpstreamGroup::new(vec![]).finalized_block(), None);
+    /// ```
+    pub fn finalized_block(&self) -> Option<u64> {
+        let floor = self.lag_floor();
+        self.upstreams
+            .iter()
+            .filter(|upstream| match floor {
+                Some(floor) => upstream.head.latest().is_some_and(|latest| latest >= floor),
+                None => true,
+            })
+            .filter_map(|upstream| upstream.head.finalized())
+            .min()
     }
 
     /// What an attempt on `upstream` goes through, outermost first: its pause for a limit

@@ -62,6 +62,7 @@ pub mod fleet;
 
 mod batch_split;
 mod breaker;
+mod chain;
 mod dial;
 mod forward_error;
 mod gateway;
@@ -77,9 +78,13 @@ mod subscribe;
 mod upstream;
 
 pub use batch_split::{batch_elements, join_batch};
+pub use chain::{
+    CacheStats, FinalityCache, HeadTracker, Tracking, DEFAULT_CACHE_BYTES, DEFAULT_FINALITY_DEPTH,
+    DEFAULT_HEAD_TTL,
+};
 pub use dial::{check_address, Dial};
 pub use forward_error::ForwardError;
-pub use gateway::{Gateway, GatewayStats, NonConformingPolicy};
+pub use gateway::{Gateway, GatewayStats, NonConformingPolicy, DEFAULT_MAX_LOG_CHUNKS};
 pub use group::{UpstreamGroup, DEFAULT_ATTEMPT_TIMEOUT};
 pub use hedge::{Hedge, HedgeStats};
 pub use id_slot::IdSlot;

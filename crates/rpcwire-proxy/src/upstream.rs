@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::breaker::Breaker;
+use super::chain::Head;
 use super::hedge::Latencies;
 use super::limit::Pause;
 #[cfg(feature = "http")]
@@ -59,6 +60,8 @@ pub struct Upstream {
     max_batch: usize,
     /// Its recent latencies (kept for a hedge that reads them).
     pub(crate) latencies: Latencies,
+    /// Its latest and finalized blocks, as a [`HeadTracker`](crate::HeadTracker) last found.
+    pub(crate) head: Head,
     pub(crate) counters: UpstreamCounters,
 }
 
@@ -176,6 +179,7 @@ impl Upstream {
             pause: Pause::default(),
             max_batch: DEFAULT_MAX_BATCH,
             latencies: Latencies::default(),
+            head: Head::default(),
             counters: UpstreamCounters::default(),
         }
     }
@@ -265,6 +269,7 @@ impl Upstream {
             pause,
             max_batch,
             latencies,
+            head,
             counters,
         } = self;
         Upstream {
@@ -274,6 +279,7 @@ impl Upstream {
             pause,
             max_batch,
             latencies,
+            head,
             counters,
         }
     }
@@ -377,6 +383,8 @@ impl Upstream {
             in_flight: self.service.in_flight(),
             benched: self.breaker.is_open(Instant::now()),
             paused_for: self.pause.remaining(Instant::now()),
+            latest_block: self.head.latest(),
+            finalized_block: self.head.finalized(),
         }
     }
 
@@ -436,4 +444,9 @@ pub struct UpstreamStats {
     pub benched: bool,
     /// How long it is yet left alone for a limit it reached, if it is.
     pub paused_for: Option<Duration>,
+    /// The latest block it has, as a [`HeadTracker`](crate::HeadTracker) last found (`None`:
+    /// not tracked, or not answered).
+    pub latest_block: Option<u64>,
+    /// The last block it holds final, as a [`HeadTracker`](crate::HeadTracker) last found.
+    pub finalized_block: Option<u64>,
 }

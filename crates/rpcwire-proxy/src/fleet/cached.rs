@@ -18,6 +18,23 @@ use crate::sync::lock_unpoisoned;
 /// Before a cached answer's name (the SHA-256 of the method and the params' bytes).
 const CACHE_PREFIX: &str = "rpcwire:cache:";
 
+/// The name a call's answer is cached under in the fleet's Redis: the SHA-256 of its method
+/// and its params' bytes (shared by the [`CacheLayer`] and the gateway's
+/// [`FinalityCache`](crate::FinalityCache)).
+pub(crate) fn cache_name(method: &str, params: Option<&str>) -> String {
+    use sha2::Digest;
+    let mut digest = sha2::Sha256::new();
+    digest.update(method.as_bytes());
+    digest.update(b"\n");
+    if let Some(params) = params {
+        digest.update(params.as_bytes());
+    }
+    let mut name = String::with_capacity(CACHE_PREFIX.len() + 64);
+    name.push_str(CACHE_PREFIX);
+    super::keys::push_hex(&mut name, &digest.finalize());
+    name
+}
+
 /// An answer a [`CacheLayer`] can keep and make: the result it carries for a call, and an
 /// answer made of a result kept.
 ///
@@ -146,17 +163,10 @@ impl CacheLayer {
     pub(super) fn name_of(&self, call: &RpcCall<'_>) -> Option<(String, Option<Duration>)> {
         call.id()?;
         let ttl = self.methods.get(call.method())?;
-        use sha2::Digest;
-        let mut digest = sha2::Sha256::new();
-        digest.update(call.method().as_bytes());
-        digest.update(b"\n");
-        if let Some(params) = call.params() {
-            digest.update(params.get().as_bytes());
-        }
-        let mut name = String::with_capacity(CACHE_PREFIX.len() + 64);
-        name.push_str(CACHE_PREFIX);
-        super::keys::push_hex(&mut name, &digest.finalize());
-        Some((name, *ttl))
+        Some((
+            cache_name(call.method(), call.params().map(|params| params.get())),
+            *ttl,
+        ))
     }
 
     /// Writes `result` under `name` for `ttl` in a task of its own, unless it is over the

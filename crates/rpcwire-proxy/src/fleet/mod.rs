@@ -50,6 +50,7 @@ mod target;
 /// keyed hash: a client's input only probes such a map, it never adds to it.
 type ConfigMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
+pub(crate) use cached::cache_name;
 pub use cached::{CacheLayer, Cached, CachedAnswer};
 pub use gcra::LocalLimiter;
 pub use health::{HealthConfig, HealthStats, SharedHealth};

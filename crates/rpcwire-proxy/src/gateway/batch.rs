@@ -33,11 +33,17 @@ impl Gateway {
                 answers[index] = Some(FallbackAnswer::Error(ErrorObject::method_not_found(method)));
                 continue;
             }
+            let pool = self.pool(method);
+            if element.id.is_some() {
+                if let Some(result) = self.cached(method, element.params.as_ref()).await {
+                    answers[index] = Some(FallbackAnswer::Result(result));
+                    continue;
+                }
+            }
             match element.id {
                 Some(_) => bump(&self.counters.forwarded),
                 None => bump(&self.counters.notifications),
             }
-            let pool = self.pool(method);
             match groups.iter_mut().find(|(group, _)| std::ptr::eq(*group, pool)) {
                 Some((_, indices)) => indices.push(index),
                 None => groups.push((pool, vec![index])),
@@ -47,10 +53,13 @@ impl Gateway {
             .iter()
             .map(|(pool, indices)| Box::pin(Gateway::send_batch(pool, &elements, indices)) as _)
             .collect();
-        for ((_, indices), outcomes) in groups.iter().zip(crate::sync::join_in_order(sent).await) {
+        for ((pool, indices), outcomes) in groups.iter().zip(crate::sync::join_in_order(sent).await) {
             for (&index, outcome) in indices.iter().zip(outcomes) {
                 let element = &elements[index];
                 if let (Some(outcome), Some(id)) = (outcome, &element.id) {
+                    if let Ok(answer) = &outcome {
+                        self.keep(pool, text(&element.method), element.params.as_ref(), answer);
+                    }
                     answers[index] = Some(self.answered(text(&element.method), outcome, id));
                 }
             }

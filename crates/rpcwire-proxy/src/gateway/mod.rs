@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::sync::watch;
 
 use super::forward_error::ForwardError;
-use super::group::UpstreamGroup;
+use super::group::{into_result, UpstreamGroup};
 use super::id_slot::IdSlot;
 use super::link::{LinkAnswer, GATEWAY_ID};
 use super::metrics;
@@ -23,6 +23,9 @@ use crate::trace::event;
 
 /// What a coalesced call's followers wait for.
 mod batch;
+mod chain;
+
+pub use chain::DEFAULT_MAX_LOG_CHUNKS;
 
 type Shared = watch::Receiver<Option<Result<JsonBytes, ForwardError>>>;
 
@@ -58,6 +61,8 @@ pub struct Gateway {
     deny: HashSet<Box<str>>,
     coalesce: bool,
     subscriptions: Option<crate::Subscriptions>,
+    cache: Option<crate::FinalityCache>,
+    log_chunks: Option<u64>,
     non_conforming: NonConformingPolicy,
     under_way: Mutex<HashMap<Key, Shared>>,
     counters: GatewayCounters,
@@ -152,6 +157,8 @@ impl Gateway {
             deny: HashSet::new(),
             coalesce: false,
             subscriptions: None,
+            cache: None,
+            log_chunks: None,
             non_conforming: NonConformingPolicy::default(),
             under_way: Mutex::default(),
             counters: GatewayCounters::default(),
@@ -340,10 +347,8 @@ impl Gateway {
         upstream_frame: Bytes,
         client_id: Bytes,
     ) -> FallbackAnswer {
-        bump(&self.counters.forwarded);
         let outcome = self
-            .pool(method)
-            .call_frame(&upstream_frame, method, params.as_ref())
+            .ask(self.pool(method), method, params.as_ref(), Some(&upstream_frame))
             .await;
         self.answered(method, outcome, &client_id)
     }
@@ -447,9 +452,9 @@ impl Gateway {
             }
         }
         // The leader went away without an answer: call on our own.
-        bump(&self.counters.forwarded);
-        let params = params.as_ref().map(JsonBytes::to_raw_json);
-        pool.call(method, params.as_ref()).await
+        self.ask(pool, method, params.as_ref(), None)
+            .await
+            .and_then(into_result)
     }
 
     /// Makes the upstream call for every identical call that comes while it is under way.
@@ -477,9 +482,10 @@ impl Gateway {
             under_way: &self.under_way,
             key: Some(key),
         };
-        bump(&self.counters.forwarded);
-        let params = params.as_ref().map(JsonBytes::to_raw_json);
-        let answer = pool.call(method, params.as_ref()).await;
+        let answer = self
+            .ask(pool, method, params.as_ref(), None)
+            .await
+            .and_then(into_result);
         drop(leaving);
         let _ = sender.send(Some(answer.clone()));
         answer
@@ -599,7 +605,8 @@ impl Fallback for Forwarding {
             return None;
         }
         let gateway = self.0.clone();
-        if let Some(whole) = gateway.whole(calls) {
+        // With a cache, each element on its own: some may be answered from it.
+        if let Some(whole) = gateway.cache.is_none().then(|| gateway.whole(calls)).flatten() {
             return Some(Box::pin(async move { gateway.forward_whole(whole).await }));
         }
         let elements: Vec<Element> = calls.iter().map(Element::of).collect();
