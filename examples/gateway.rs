@@ -34,7 +34,22 @@
 //! batches of at most `--max-batch` (100 by default) when it is larger. `--hedge MS` (or
 //! `--hedge p95`: the upstream's 95th percentile of its recent latencies) sends a call of a
 //! `--safe` method to a second upstream when the first has not answered by then; the first
-//! answer wins. With `--admin` the gateway answers
+//! answer wins. `--route METHOD=LABEL` (repeated: several labels) sends a method to the
+//! upstreams of those labels only (say, `eth_sendRawTransaction` to one provider,
+//! `debug_traceTransaction` to an archive node).
+//!
+//! Chain-aware (Ethereum-style upstreams): `--track-heads MS` polls each upstream's latest
+//! and finalized block (`eth_blockNumber`, `eth_getBlockByNumber("finalized")`; an upstream
+//! without the tag is taken final `--finality-depth BLOCKS` behind its head, 1024 by default);
+//! `--max-lag BLOCKS` sends calls to an upstream that far behind the highest only when no
+//! other would take them; `--finality-cache` keeps answers about finalized blocks for good and
+//! about the head for `--head-ttl-ms` (1000), never `null`s, errors, `pending` or writes, up to
+//! `--cache-bytes` (64 MiB) here and, with `--redis`, in the fleet's Redis too;
+//! `--log-chunk BLOCKS` splits an `eth_getLogs` over a wider range of block numbers into
+//! requests of that many and answers with their logs in order. `--max-lag` and
+//! `--finality-cache` poll every second unless `--track-heads` says otherwise.
+//!
+//! With `--admin` the gateway answers
 //! `gateway_upstreams` itself: each upstream's name and counters (off by default: any client
 //! could call it). `--metrics ADDRESS` serves the
 //! `rpcwire::proxy` metrics (per upstream and method: attempts by outcome, latency, in
@@ -90,6 +105,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--config FILE] [--check] [--listen ADDRESS] --upstream [LABEL=]URL [--upstream [LABEL=]URL …] [--safe METHOD …] \
                      [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--max-batch N] [--hedge MS|pNN] [--metrics ADDRESS] \
+                     [--route METHOD=LABEL …] [--track-heads MS] [--max-lag BLOCKS] [--finality-depth BLOCKS] \
+                     [--finality-cache [--head-ttl-ms MS] [--cache-bytes BYTES]] [--log-chunk BLOCKS] \
                      [--keys FILE | --keys-from-redis HASH] [--redis URL [--redis-ca PEM] [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
                      [--cache METHOD=SECONDS …]] [--weight METHOD=COST …]] \
                      [--tls-cert PEM --tls-key PEM] [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
@@ -107,6 +124,9 @@ struct Arguments {
     max_batch: usize,
     hedge: Option<rpcwire::proxy::Hedge>,
     metrics: Option<String>,
+    /// `--route METHOD=LABEL`: methods sent to the upstreams of those labels only.
+    routes: Vec<(String, String)>,
+    chain: ChainOptions,
     /// `--check`: validate, print what it would serve, and exit.
     check: bool,
     tls: tls::TlsOptions,
@@ -128,6 +148,8 @@ fn arguments() -> Result<Arguments, String> {
         max_batch: rpcwire::proxy::DEFAULT_MAX_BATCH,
         hedge: None,
         metrics: None,
+        routes: Vec::new(),
+        chain: ChainOptions::default(),
         check: false,
         tls: tls::TlsOptions::default(),
         #[cfg(feature = "redis")]
@@ -182,6 +204,28 @@ fn arguments() -> Result<Arguments, String> {
                 let count = value("--max-batch")?;
                 parsed.max_batch = count.parse().map_err(|e| format!("--max-batch {count}: {e}"))?;
             }
+            "--route" => {
+                let pair = value("--route")?;
+                let (method, label) = pair
+                    .split_once('=')
+                    .ok_or_else(|| format!("--route {pair}: expected METHOD=LABEL"))?;
+                parsed.routes.push((method.to_owned(), label.to_owned()));
+            }
+            "--finality-cache" => parsed.chain.cache = true,
+            "--track-heads" | "--max-lag" | "--finality-depth" | "--head-ttl-ms" | "--cache-bytes"
+            | "--log-chunk" => {
+                let given = value(&arg)?;
+                let number: u64 = given.parse().map_err(|e| format!("{arg} {given}: {e}"))?;
+                let slot = match arg.as_str() {
+                    "--track-heads" => &mut parsed.chain.track_heads_ms,
+                    "--max-lag" => &mut parsed.chain.max_lag,
+                    "--finality-depth" => &mut parsed.chain.finality_depth,
+                    "--head-ttl-ms" => &mut parsed.chain.head_ttl_ms,
+                    "--cache-bytes" => &mut parsed.chain.cache_bytes,
+                    _ => &mut parsed.chain.log_chunk,
+                };
+                *slot = Some(number);
+            }
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other}")),
         }
@@ -190,6 +234,96 @@ fn arguments() -> Result<Arguments, String> {
         return Err("at least one --upstream is needed".to_owned());
     }
     Ok(parsed)
+}
+
+/// The chain-aware settings: each upstream's head polled every `track_heads_ms` (1 s when
+/// only `max_lag` or the cache asks for it), upstreams lagging more than `max_lag` blocks
+/// avoided, answers kept by their blocks' finality, wide `eth_getLogs` split.
+#[derive(Default)]
+struct ChainOptions {
+    track_heads_ms: Option<u64>,
+    max_lag: Option<u64>,
+    finality_depth: Option<u64>,
+    cache: bool,
+    head_ttl_ms: Option<u64>,
+    cache_bytes: Option<u64>,
+    log_chunk: Option<u64>,
+}
+
+impl ChainOptions {
+    /// How often heads are polled, when anything needs them.
+    fn tracking(&self) -> Option<rpcwire::proxy::HeadTracker> {
+        let every = self
+            .track_heads_ms
+            .or((self.max_lag.is_some() || self.cache).then_some(1000))?;
+        let tracker = rpcwire::proxy::HeadTracker::new(Duration::from_millis(every));
+        Some(match self.finality_depth {
+            Some(depth) => tracker.with_finality_depth(depth),
+            None => tracker,
+        })
+    }
+
+    /// The cache `--finality-cache` asks for.
+    fn cache(&self) -> Option<rpcwire::proxy::FinalityCache> {
+        if !self.cache {
+            return None;
+        }
+        let mut cache = rpcwire::proxy::FinalityCache::new();
+        if let Some(ms) = self.head_ttl_ms {
+            cache = cache.with_head_ttl(Duration::from_millis(ms));
+        }
+        if let Some(bytes) = self.cache_bytes {
+            cache = cache.with_max_bytes(usize::try_from(bytes).unwrap_or(usize::MAX));
+        }
+        Some(cache)
+    }
+}
+
+/// The groups `--route` asks for: for each method, a group of its own over the upstreams of
+/// the labels named (each connected apart from the default group's).
+fn routed(arguments: &Arguments, dial: &Dial) -> Result<Vec<(Vec<String>, UpstreamGroup)>, String> {
+    let mut by_labels: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    let mut methods: Vec<(String, Vec<String>)> = Vec::new();
+    for (method, label) in &arguments.routes {
+        match methods.iter_mut().find(|(known, _)| known == method) {
+            Some((_, labels)) => labels.push(label.clone()),
+            None => methods.push((method.clone(), vec![label.clone()])),
+        }
+    }
+    for (method, labels) in methods {
+        match by_labels.iter_mut().find(|(known, _)| *known == labels) {
+            Some((_, routed)) => routed.push(method),
+            None => by_labels.push((labels, vec![method])),
+        }
+    }
+    let mut groups = Vec::new();
+    for (labels, methods) in by_labels {
+        let mut upstreams = Vec::new();
+        for label in &labels {
+            let given = arguments
+                .upstreams
+                .iter()
+                .find(|given| matches!(given.split_once('='), Some((named, _)) if named == label))
+                .ok_or_else(|| format!("--route: no upstream is labelled {label}"))?;
+            upstreams.push(upstream(given, dial)?.with_max_batch(arguments.max_batch));
+        }
+        groups.push((methods, group(arguments, upstreams)));
+    }
+    Ok(groups)
+}
+
+/// A group over `upstreams` with the settings of the command line.
+fn group(arguments: &Arguments, upstreams: Vec<Upstream>) -> UpstreamGroup {
+    let mut pool = UpstreamGroup::new(upstreams)
+        .with_timeout(arguments.timeout)
+        .with_retry(RetryPolicy::new().safe_methods(arguments.safe.iter().map(String::as_str)));
+    if let Some(hedge) = arguments.hedge {
+        pool = pool.with_hedge(hedge);
+    }
+    if let Some(blocks) = arguments.chain.max_lag {
+        pool = pool.with_max_lag(blocks);
+    }
+    pool
 }
 
 /// `--hedge MS` (a second attempt after MS milliseconds) or `--hedge pNN` (after the first
@@ -325,17 +459,46 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut pool = UpstreamGroup::new(upstreams)
-        .with_timeout(arguments.timeout)
-        .with_retry(RetryPolicy::new().safe_methods(arguments.safe.iter().map(String::as_str)));
-    if let Some(hedge) = arguments.hedge {
-        pool = pool.with_hedge(hedge);
-    }
-    let pool = std::sync::Arc::new(pool);
+    let pool = std::sync::Arc::new(group(&arguments, upstreams));
+    let routes = match routed(&arguments, &dial) {
+        Ok(routes) => routes,
+        Err(problem) => {
+            eprintln!("gateway: {problem}");
+            return ExitCode::from(2);
+        }
+    };
     let mut router = Router::with_limits(rpcwire::Limits::default().with_max_size(arguments.max_body));
     let mut gateway = Gateway::from_shared(pool.clone())
         .deny(arguments.deny.iter().map(String::as_str))
         .coalesce(arguments.coalesce);
+    // Each group's heads polled while the gateway runs (the trackers held until it ends).
+    let tracker = arguments.chain.tracking();
+    let mut tracking = Vec::new();
+    for (methods, routed) in routes {
+        let routed = std::sync::Arc::new(routed);
+        if let (Some(tracker), false) = (tracker, arguments.check) {
+            tracking.push(tracker.start(routed.clone()));
+        }
+        gateway = gateway.route_shared(methods.iter().map(String::as_str), routed);
+    }
+    if let (Some(tracker), false) = (tracker, arguments.check) {
+        tracking.push(tracker.start(pool.clone()));
+    }
+    if let Some(cache) = arguments.chain.cache() {
+        #[cfg(feature = "redis")]
+        let cache = match arguments.fleet.store() {
+            Ok(Some(store)) => cache.shared_through(store),
+            Ok(None) => cache,
+            Err(problem) => {
+                eprintln!("gateway: {problem}");
+                return ExitCode::from(2);
+            }
+        };
+        gateway = gateway.with_cache(cache);
+    }
+    if let Some(blocks) = arguments.chain.log_chunk {
+        gateway = gateway.with_log_chunks(blocks);
+    }
     match subscriptions(&arguments.upstreams, &dial) {
         Ok(Some(subscriptions)) => gateway = gateway.with_subscriptions(subscriptions),
         Ok(None) => {}
@@ -426,6 +589,7 @@ fn admin(router: &mut Router, pool: std::sync::Arc<UpstreamGroup>) {
                     "no_answer": s.no_answer, "limited": s.limited, "connects": s.connects,
                     "in_flight": s.in_flight, "benched": s.benched,
                     "paused_ms": s.paused_for.map(|wait| wait.as_millis() as u64),
+                    "latest_block": s.latest_block, "finalized_block": s.finalized_block,
                 })
             })
             .collect();

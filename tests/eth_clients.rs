@@ -214,3 +214,53 @@ fn viems_websocket_transport_watches_blocks_through_the_gateway() {
     }
     assert!(!report.to_string().contains(KEY));
 }
+
+#[test]
+fn viem_reads_logs_wider_than_the_node_serves_and_final_blocks_once_through_a_chain_aware_gateway() {
+    let node = EthNode::start();
+    let front = start_listening(
+        &example_binary("gateway"),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &keyed(&node),
+            "--track-heads",
+            "100",
+            "--finality-cache",
+            "--log-chunk",
+            &eth_node::MAX_LOG_RANGE.to_string(),
+        ],
+    );
+    let Some(direct) = Client::Viem.run(&keyed(&node), "chain") else {
+        return;
+    };
+    // Going direct, the node refuses the range (viem retries -32005, then gives up).
+    assert_eq!(direct["ok"], false, "{direct}");
+    assert!(
+        direct["text"].as_str().unwrap().contains("max block range"),
+        "{direct}"
+    );
+
+    node.reset();
+    let through = Client::Viem
+        .run(&format!("http://{}/", front.address), "chain")
+        .unwrap();
+    // A log in every hundredth block of the 2,500 below the head, in order.
+    let first = (BLOCK_NUMBER - 2499).div_ceil(100) * 100;
+    let last = BLOCK_NUMBER / 100 * 100;
+    let logs = (last - first) / 100 + 1;
+    assert_eq!(
+        through["value"],
+        format!(
+            "{logs} logs from {first} to {last}; block {} read the same twice",
+            BLOCK_NUMBER - 100
+        ),
+        "{through}"
+    );
+    assert_eq!(node.calls("eth_getLogs"), 3, "2,500 blocks in chunks of 1,000");
+    // The block is below the finalized one: its second read came from the gateway's cache.
+    let block = format!("eth_getBlockByNumber {:#x}", BLOCK_NUMBER - 100);
+    assert_eq!(node.calls(&block), 1);
+    assert!(!through.to_string().contains(KEY));
+}

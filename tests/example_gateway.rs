@@ -349,6 +349,14 @@ url = "http://{}/"
 [methods]
 safe = ["subtract"]
 deny = ["update"]
+route = {{ subtract = ["backup", "primary"] }}
+
+[chain]
+track_heads_ms = 200
+max_lag = 5
+cache = true
+head_ttl_ms = 500
+log_chunk = 1000
 "#,
             one.address, two.address
         ),
@@ -407,6 +415,12 @@ deny = ["update"]
             "upstream label",
         ),
         ("none", "listen = \"127.0.0.1:0\"\n", "at least one --upstream"),
+        (
+            "route",
+            "[[upstream]]\nurl = \"http://h:1/\"\n[methods]\nroute = { eth_call = [\"archive\"] }\n",
+            "no upstream is labelled archive",
+        ),
+        ("chain", "[chain]\nmax_lagg = 5\n", "unknown field `max_lagg`"),
     ] {
         let path = config_file(name, text);
         let checked = std::process::Command::new(example_binary("gateway"))

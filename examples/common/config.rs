@@ -21,6 +21,16 @@
 //! [methods]
 //! safe = ["eth_call", "eth_getBalance", "eth_blockNumber"]
 //! deny = ["admin_peers"]
+//! route = { eth_sendRawTransaction = ["alchemy"] }
+//!
+//! [chain]                  # Ethereum-style upstreams
+//! track_heads_ms = 1000    # poll each upstream's latest and finalized block
+//! max_lag = 5              # avoid upstreams more blocks behind than this
+//! finality_depth = 64      # final this far behind the head, where "finalized" is unknown
+//! cache = true             # keep answers about finalized blocks for good…
+//! head_ttl_ms = 1000       # …and about the head this long
+//! cache_bytes = 67108864
+//! log_chunk = 2000         # split eth_getLogs over wider ranges
 //!
 //! [tls]                    # serving HTTPS and WSS, and trusting upstreams
 //! cert = "/etc/gateway/cert.pem"
@@ -57,7 +67,21 @@ struct File {
     #[serde(default)]
     methods: Methods,
     tls: Option<Tls>,
+    chain: Option<Chain>,
     fleet: Option<Fleet>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Chain {
+    track_heads_ms: Option<u64>,
+    max_lag: Option<u64>,
+    finality_depth: Option<u64>,
+    #[serde(default)]
+    cache: bool,
+    head_ttl_ms: Option<u64>,
+    cache_bytes: Option<u64>,
+    log_chunk: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -81,6 +105,9 @@ struct Methods {
     safe: Vec<String>,
     #[serde(default)]
     deny: Vec<String>,
+    /// Each method's upstreams, by label.
+    #[serde(default)]
+    route: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Deserialize)]
@@ -165,6 +192,28 @@ pub fn flags(text: &str) -> Result<Vec<String>, String> {
     }
     for method in file.methods.deny {
         push("--deny", Some(method));
+    }
+    for (method, labels) in file.methods.route {
+        for label in labels {
+            push("--route", Some(format!("{method}={label}")));
+        }
+    }
+    if let Some(chain) = file.chain {
+        for (flag, value) in [
+            ("--track-heads", chain.track_heads_ms),
+            ("--max-lag", chain.max_lag),
+            ("--finality-depth", chain.finality_depth),
+            ("--head-ttl-ms", chain.head_ttl_ms),
+            ("--cache-bytes", chain.cache_bytes),
+            ("--log-chunk", chain.log_chunk),
+        ] {
+            if let Some(value) = value {
+                push(flag, Some(value.to_string()));
+            }
+        }
+        if chain.cache {
+            push("--finality-cache", None);
+        }
     }
     if let Some(tls) = file.tls {
         for (flag, value) in [

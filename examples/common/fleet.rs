@@ -121,6 +121,29 @@ impl FleetOptions {
             }
             return Ok(layer);
         };
+        let limiter = self.limiter(redis)?;
+        layer = layer.with_limiter(limiter);
+        for pair in &self.cache {
+            let (method, seconds) = pair
+                .split_once('=')
+                .ok_or_else(|| format!("--cache {pair}: expected METHOD=SECONDS"))?;
+            let seconds: u64 = seconds.parse().map_err(|e| format!("--cache {pair}: {e}"))?;
+            let ttl = (seconds > 0).then(|| Duration::from_secs(seconds));
+            layer = layer.with_cache(method, ttl);
+        }
+        Ok(layer)
+    }
+
+    /// The store in `--redis` the fleet shares (`None` without `--redis`).
+    pub fn store(&self) -> Result<Option<SharedLimiter>, String> {
+        match self.redis()? {
+            Some(redis) => self.limiter(redis).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// A connection to `redis`, with the `--on-redis-down` and `--redis-timeout-ms` settings.
+    fn limiter(&self, redis: RedisTarget) -> Result<SharedLimiter, String> {
         let on_down = match self.on_redis_down.as_deref().unwrap_or("open") {
             "open" => OnRedisDown::Open {
                 instances: self.instances.unwrap_or(1).max(1),
@@ -135,16 +158,7 @@ impl FleetOptions {
         };
         let url = redis.url().to_owned();
         let limiter = SharedLimiter::new(redis, config).map_err(|e| format!("--redis {url}: {e}"))?;
-        layer = layer.with_limiter(limiter);
-        for pair in &self.cache {
-            let (method, seconds) = pair
-                .split_once('=')
-                .ok_or_else(|| format!("--cache {pair}: expected METHOD=SECONDS"))?;
-            let seconds: u64 = seconds.parse().map_err(|e| format!("--cache {pair}: {e}"))?;
-            let ttl = (seconds > 0).then(|| Duration::from_secs(seconds));
-            layer = layer.with_cache(method, ttl);
-        }
-        Ok(layer)
+        Ok(limiter)
     }
 
     /// With `--redis`: `pool`'s breakers shared with the fleet, for as long as the value lives.

@@ -1,5 +1,5 @@
 // viem's HTTP transport, as an application uses it, against URL: `node viem_client.cjs URL
-// block|batch`. Prints one JSON line: {"ok":true,"value":…} or {"ok":false,"status":…,"code":…,
+// block|batch|chain`. Prints one JSON line: {"ok":true,"value":…} or {"ok":false,"status":…,"code":…,
 // "text":…} (the error's whole text, everything an application could log). Its retries are
 // viem's own (on 429 it waits the Retry-After seconds).
 const { createPublicClient, http, webSocket } = require("viem");
@@ -16,6 +16,7 @@ async function main() {
   try {
     let value;
     if (scenario === "block") value = (await client.getBlockNumber({ cacheTime: 0 })).toString();
+    else if (scenario === "chain") value = await chain(client);
     else if (scenario === "batch") value = summary(await Promise.all(addresses().map((address) => client.getBalance({ address }))));
     else throw new Error(`unknown scenario ${scenario}`);
     console.log(JSON.stringify({ ok: true, value }));
@@ -23,6 +24,16 @@ async function main() {
     const http = findStatus(error);
     console.log(JSON.stringify({ ok: false, status: http, code: error.code ?? null, text: `${error.stack}\n${JSON.stringify(error, replacer)}` }));
   }
+}
+
+// `chain`: the logs of 2,500 blocks below the head (wider than the node's 1,000-block
+// limit), and one block below the finalized one read twice.
+async function chain(client) {
+  const head = await client.getBlockNumber({ cacheTime: 0 });
+  const logs = await client.getLogs({ fromBlock: head - 2499n, toBlock: head });
+  const first = await client.getBlock({ blockNumber: head - 100n });
+  const again = await client.getBlock({ blockNumber: head - 100n });
+  return `${logs.length} logs from ${logs[0]?.blockNumber} to ${logs.at(-1)?.blockNumber}; block ${first.number} ${first.hash === again.hash ? "read the same twice" : "changed"}`;
 }
 
 async function heads(url) {

@@ -17,6 +17,36 @@ use tokio::sync::oneshot;
 /// The block number the node is at (`eth_blockNumber`).
 pub const BLOCK_NUMBER: u64 = 19_531_250;
 
+/// The block the node holds final (`eth_getBlockByNumber("finalized")`).
+pub const FINALIZED: u64 = BLOCK_NUMBER - 64;
+
+/// The widest range of blocks `eth_getLogs` serves (as Alchemy's and others' limits).
+pub const MAX_LOG_RANGE: u64 = 1000;
+
+/// A block as nodes write it (its hash made from its number).
+fn block_object(number: u64) -> Value {
+    json!({
+        "number": format!("{number:#x}"), "hash": format!("0x{number:064x}"),
+        "parentHash": format!("0x{:064x}", number.saturating_sub(1)), "timestamp": format!("{:#x}", 1_700_000_000 + 12 * number),
+        "gasLimit": "0x1c9c380", "gasUsed": "0x0", "baseFeePerGas": "0x3b9aca00", "miner": format!("0x{:040x}", 0),
+        "difficulty": "0x0", "extraData": "0x", "nonce": "0x0000000000000000", "size": "0x220",
+        "logsBloom": format!("0x{}", "0".repeat(512)), "mixHash": format!("0x{:064x}", 0),
+        "stateRoot": format!("0x{:064x}", 1), "transactionsRoot": format!("0x{:064x}", 2),
+        "receiptsRoot": format!("0x{:064x}", 3), "sha3Uncles": format!("0x{:064x}", 4),
+        "transactions": [], "uncles": []
+    })
+}
+
+/// A log of block `number`.
+fn log_object(number: u64) -> Value {
+    json!({
+        "address": format!("0x{:040x}", 0xab), "topics": [format!("0x{:064x}", 0xdd)], "data": "0x",
+        "blockNumber": format!("{number:#x}"), "blockHash": format!("0x{number:064x}"),
+        "transactionHash": format!("0x{:064x}", number + (1 << 40)), "transactionIndex": "0x0",
+        "logIndex": "0x0", "removed": false
+    })
+}
+
 /// The error body of a refusal for the node's rate limit, as Infura writes it.
 pub const RATE_LIMITED: &str = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32005,"message":"project ID request rate exceeded","data":{"see":"https://infura.io/dashboard"}}}"#;
 
@@ -32,6 +62,9 @@ pub struct NodeState {
     /// For how long every POST is refused with 429, and since when (the first POST after
     /// it was set: a client's start-up is not in it).
     pub refusing: Mutex<Option<(Duration, Option<Instant>)>>,
+    /// JSON-RPC requests received by method (`eth_getBlockByNumber` with its block:
+    /// `"eth_getBlockByNumber 0x12a05f2"`).
+    pub methods: Mutex<std::collections::HashMap<String, usize>>,
 }
 
 /// A running node; dropping it stops it.
@@ -103,8 +136,20 @@ impl EthNode {
         self.state.requests.load(Ordering::SeqCst)
     }
 
+    /// How many requests for `method` it got (see [`NodeState::methods`]).
+    pub fn calls(&self, method: &str) -> usize {
+        self.state
+            .methods
+            .lock()
+            .unwrap()
+            .get(method)
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// Forgets what it was sent.
     pub fn reset(&self) {
+        self.state.methods.lock().unwrap().clear();
         self.state.posts.store(0, Ordering::SeqCst);
         self.state.refused.store(0, Ordering::SeqCst);
         self.state.requests.store(0, Ordering::SeqCst);
@@ -142,7 +187,40 @@ async fn answer(
 fn one(state: &NodeState, request: &Value) -> Value {
     state.requests.fetch_add(1, Ordering::SeqCst);
     let id = request.get("id").cloned().unwrap_or(Value::Null);
-    let result = match request["method"].as_str().unwrap_or_default() {
+    let method = request["method"].as_str().unwrap_or_default();
+    let params = &request["params"];
+    let counted = match (method, params[0].as_str()) {
+        ("eth_getBlockByNumber", Some(block)) => format!("{method} {block}"),
+        _ => method.to_owned(),
+    };
+    *state.methods.lock().unwrap().entry(counted).or_default() += 1;
+    let number = |value: &Value| match value.as_str() {
+        Some("latest") => Some(BLOCK_NUMBER),
+        Some("finalized") => Some(FINALIZED),
+        Some(text) => u64::from_str_radix(text.strip_prefix("0x")?, 16).ok(),
+        None => None,
+    };
+    let result = match method {
+        "eth_getBlockByNumber" => match number(&params[0]) {
+            Some(block) if block <= BLOCK_NUMBER => block_object(block),
+            _ => Value::Null,
+        },
+        "eth_getLogs" => {
+            let (Some(from), Some(to)) = (number(&params[0]["fromBlock"]), number(&params[0]["toBlock"]))
+            else {
+                return json!({"jsonrpc":"2.0","id":id,"error":{"code":-32602,"message":"fromBlock and toBlock are needed"}});
+            };
+            if to < from || to - from >= MAX_LOG_RANGE {
+                return json!({"jsonrpc":"2.0","id":id,"error":{"code":-32005,"message":format!("query exceeds max block range {MAX_LOG_RANGE}")}});
+            }
+            // A log in every hundredth block.
+            Value::Array(
+                (from..=to)
+                    .filter(|block| block % 100 == 0)
+                    .map(log_object)
+                    .collect(),
+            )
+        }
         "eth_chainId" => json!("0x1"),
         "net_version" => json!("1"),
         "eth_blockNumber" => json!(format!("{BLOCK_NUMBER:#x}")),

@@ -176,8 +176,27 @@ impl Gateway {
     /// # let _ = gateway;
     /// # });
     /// ```
-    pub fn route<'m>(mut self, methods: impl IntoIterator<Item = &'m str>, pool: UpstreamGroup) -> Gateway {
-        let pool = Arc::new(pool);
+    pub fn route<'m>(self, methods: impl IntoIterator<Item = &'m str>, pool: UpstreamGroup) -> Gateway {
+        self.route_shared(methods, Arc::new(pool))
+    }
+
+    /// Forwards `methods` to a group shared with others (one whose heads a
+    /// [`HeadTracker`](crate::HeadTracker) polls, say) instead of the default group.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use std::sync::Arc;
+    /// use rpcwire::proxy::{Gateway, Upstream, UpstreamGroup};
+    /// let archive = Arc::new(UpstreamGroup::new(vec![Upstream::address("tcp://archive:8545").unwrap()]));
+    /// let gateway = Gateway::new(UpstreamGroup::new(vec![])).route_shared(["debug_traceTransaction"], archive.clone());
+    /// # let _ = gateway;
+    /// # });
+    /// ```
+    pub fn route_shared<'m>(
+        mut self,
+        methods: impl IntoIterator<Item = &'m str>,
+        pool: Arc<UpstreamGroup>,
+    ) -> Gateway {
         for method in methods {
             self.routes.insert(method.into(), pool.clone());
         }
