@@ -793,6 +793,55 @@ fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
         );
     }
     s.push_str(&fleet_table(runs));
+    s.push_str(&chain_table(runs));
+    s
+}
+
+/// The chain subject beside rpcwire's gateway: empty when it was not measured.
+fn chain_table(runs: &[crate::gateway::GatewayRun]) -> String {
+    let chain: Vec<_> = runs.iter().filter(|r| r.cache_hit_rate.is_some()).collect();
+    if chain.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nThe chain rows: rpcwire's gateway with a `HeadTracker` polling the upstream's latest and \
+         finalized block every second (`eth_blockNumber`, `eth_getBlockByNumber(\"finalized\")`: \
+         the corpus's chain is final up to its head, 0x36) and a `FinalityCache` with its defaults, \
+         the corpus replayed round and round: the share of requests answered from the cache \
+         (its hits over the requests of the window, read from the gateway before and after it), \
+         the gateway's CPU per request against rpcwire's without a cache, and the upstream's CPU \
+         per request against what it spends going straight. What is never kept — errors, `null`s, \
+         writes, `pending`, methods outside the Ethereum read API (`debug_*`, `txpool_*`, \
+         `eth_simulateV1`, …) — goes upstream every time.\n\n\
+         | workload | in flight | req/s | added p50 µs | CPU µs/req | × rpcwire's | answered from the cache | upstream CPU µs/req | straight's |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for r in chain {
+        let other = |implementation: &str| {
+            runs.iter()
+                .find(|o| {
+                    o.implementation == implementation
+                        && o.workload == r.workload
+                        && o.in_flight == r.in_flight
+                })
+                .map(|o| o.cpu_us_per_req)
+        };
+        let rpcwire =
+            other("rpcwire").map_or("–".to_owned(), |cpu| format!("{:.2}", r.cpu_us_per_req / cpu));
+        let straight = other("straight").map_or("–".to_owned(), |cpu| format!("{cpu:.2}"));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.0} | {:.1} | {:.2} | {rpcwire} | {:.1}% | {} | {straight} |",
+            r.workload,
+            r.in_flight,
+            r.req_per_s,
+            r.added_p50_us,
+            r.cpu_us_per_req,
+            r.cache_hit_rate.unwrap_or_default() * 100.0,
+            r.upstream_cpu_us_per_req
+                .map_or("–".to_owned(), |cpu| format!("{cpu:.2}")),
+        );
+    }
     s
 }
 

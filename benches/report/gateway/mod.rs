@@ -5,7 +5,10 @@
 //! in front of it, each in a child process on one thread: rpcwire's (`proxy::Gateway`: params
 //! and results passed on as bytes), the usual way (serde_json `Value` in, id set, serialized;
 //! the answer parsed, the id put back, serialized), and the floor (a bare hyper forwarder
-//! copying the bodies without reading them). With the `redis` feature, two more, measured in
+//! copying the bodies without reading them); on ETH also `chain`, rpcwire's gateway with a
+//! `HeadTracker` and a `FinalityCache` (the corpus replayed as a chain final up to its head:
+//! the share of requests answered from the cache, and the upstream's CPU it spares). With the
+//! `redis` feature, two more, measured in
 //! the same rounds on a `redis-server` the section starts (and stops) itself: `fleet`,
 //! rpcwire's gateway behind `proxy::fleet::FleetLayer` (API key, rate limit shared in Redis,
 //! cache lookup of a method no workload sends: every request forwarded), and `fleet-cached`,
@@ -62,9 +65,13 @@ pub(crate) struct GatewayRun {
     /// the commands a script runs inside Redis too).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) redis_commands_per_req: Option<f64>,
-    /// The fleet subjects: the upstream process's CPU per request, µs (what the cache spares).
+    /// The fleet and chain subjects: the upstream process's CPU per request, µs (what the
+    /// cache spares).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) upstream_cpu_us_per_req: Option<f64>,
+    /// The chain subject: the share of requests answered from its cache.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cache_hit_rate: Option<f64>,
 }
 
 /// Without the `http` feature there is nothing to measure.

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::servers::{corpus_pairs, FLEET_KEY_HEADER, W1_RESULT};
+use super::servers::{cache_hits, corpus_pairs, FLEET_KEY_HEADER, W1_RESULT};
 use super::GatewayRun;
 use crate::config::Config;
 use crate::render_json::round;
@@ -14,7 +14,7 @@ use crate::transports::load::{self, Exchange, Protocol};
 const IN_FLIGHT: [usize; 2] = [1, 64];
 
 /// The ways of forwarding, and what each is.
-const SUBJECTS: [(&str, &str); 4] = [
+const SUBJECTS: [(&str, &str); 5] = [
     ("straight", "no gateway: the load generator calls the upstream"),
     (
         "rpcwire",
@@ -25,7 +25,16 @@ const SUBJECTS: [(&str, &str); 4] = [
         "hyper + serde_json::Value: parsed, id set, serialized, both ways",
     ),
     ("floor", "hyper forwarding the bodies as they are"),
+    (
+        "chain",
+        "rpcwire's gateway with a HeadTracker and a FinalityCache: answers about finalized \
+         blocks kept for good, about the head 1 s (ETH only)",
+    ),
 ];
+
+/// The workload the `chain` subject takes part in: the corpus replayed as a chain (W1 is one
+/// request about the head, answered from the cache all but once a second).
+const CHAIN_WORKLOAD: &str = "ETH";
 
 /// The fleet's ways (`redis` feature), measured in the same rounds beside the others.
 const FLEET_SUBJECTS: [(&str, &str); 2] = [
@@ -144,9 +153,10 @@ const ROUNDS: usize = 3;
 /// What one end of a measured window read.
 struct Mark {
     gateway: Duration,
-    /// The upstream's CPU time (for the fleet subjects).
-    #[cfg(feature = "redis")]
+    /// The upstream's CPU time (for the fleet and chain subjects).
     upstream: Duration,
+    /// The chain subject's cache hits.
+    hits: Option<u64>,
     /// The fleet subjects: Redis's CPU time and counters.
     #[cfg(feature = "redis")]
     redis: Option<(Duration, super::redis::RedisCounters)>,
@@ -257,6 +267,9 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                 if *workload == "BATCH" && !BATCH_SUBJECTS.contains(name) {
                     continue;
                 }
+                if *name == "chain" && *workload != CHAIN_WORKLOAD {
+                    continue;
+                }
                 let process = gateway.as_ref().unwrap_or(&upstream);
                 #[cfg(feature = "redis")]
                 let mut fleet_redis = redis.as_mut().filter(|_| name.starts_with("fleet"));
@@ -276,19 +289,25 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                             (Some(redis), true) => Some(redis.counters()),
                             _ => None,
                         };
+                        // The cache's counters outside the window, as Redis's.
+                        let before =
+                            (*name == "chain" && marks.is_empty()).then(|| cache_hits(process.address));
                         let gateway = process.cpu();
+                        let upstream_cpu = upstream.cpu();
                         #[cfg(feature = "redis")]
-                        let (upstream, redis) = (
-                            upstream.cpu(),
-                            fleet_redis.as_mut().map(|redis| {
-                                let cpu = redis.cpu();
-                                (cpu, counted.unwrap_or_else(|| redis.counters()))
-                            }),
-                        );
+                        let redis = fleet_redis.as_mut().map(|redis| {
+                            let cpu = redis.cpu();
+                            (cpu, counted.unwrap_or_else(|| redis.counters()))
+                        });
+                        let hits = match before {
+                            Some(hits) => hits,
+                            None if *name == "chain" => cache_hits(process.address),
+                            None => None,
+                        };
                         marks.push(Mark {
                             gateway,
-                            #[cfg(feature = "redis")]
-                            upstream,
+                            upstream: upstream_cpu,
+                            hits,
                             #[cfg(feature = "redis")]
                             redis,
                         });
@@ -321,6 +340,15 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                 };
                 #[cfg(not(feature = "redis"))]
                 let fleet: Option<(f64, f64, f64, f64, f64)> = None;
+                // The chain subject: the share of requests its cache answered, and the
+                // upstream's CPU per request (what the cache spares it).
+                let chain = match (marks[0].hits, marks[1].hits) {
+                    (Some(before), Some(after)) => Some((
+                        round(after.saturating_sub(before) as f64 / requests, 4),
+                        per_request_us(marks[0].upstream, marks[1].upstream),
+                    )),
+                    _ => None,
+                };
                 let run = GatewayRun {
                     workload,
                     implementation: name,
@@ -338,14 +366,21 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
                     redis_round_trips_per_req: fleet.map(|f| f.1),
                     redis_scripts_per_req: fleet.map(|f| f.2),
                     redis_commands_per_req: fleet.map(|f| f.3),
-                    upstream_cpu_us_per_req: fleet.map(|f| f.4),
+                    upstream_cpu_us_per_req: fleet.map(|f| f.4).or(chain.map(|c| c.1)),
+                    cache_hit_rate: chain.map(|c| c.0),
                 };
                 let fleet = match fleet {
                     Some((redis, trips, scripts, commands, upstream)) => format!(
                         "; Redis CPU {redis:.2} µs/req, {trips:.3} round trips, {scripts:.3} scripts, \
                          {commands:.2} commands per request; upstream CPU {upstream:.2} µs/req"
                     ),
-                    None => String::new(),
+                    None => match chain {
+                        Some((hits, upstream)) => format!(
+                            "; {:.1}% answered from the cache; upstream CPU {upstream:.2} µs/req",
+                            hits * 100.0
+                        ),
+                        None => String::new(),
+                    },
                 };
                 println!(
                     "gateway: round {round_number}/{rounds} {:<3} {:>2} in flight {:<12}: {:>7.0} req/s, p50 {:>7.1} (+{:>6.1}) \

@@ -47,6 +47,7 @@ pub(crate) fn serve(kind: &str, args: &[String]) {
             "rpcwire" => rpcwire(&upstream).await,
             "value" => forwarder(&upstream, true).await,
             "floor" => forwarder(&upstream, false).await,
+            "chain" => chain(&upstream).await,
             #[cfg(feature = "redis")]
             "fleet" | "fleet-cached" => fleet(&upstream, &args[1], &args[2..]).await,
             other => panic!("unknown gateway server {other:?}"),
@@ -87,6 +88,19 @@ pub(crate) async fn upstream(tls: Option<rpcwire::transport::tls::ServerTls>) {
         };
         answers.entry(key).or_insert(value);
     }
+    // The corpus's chain is final up to its head (its "finalized" block is its latest, 0x36);
+    // a gateway tracking heads asks for that block without its transactions.
+    let finalized = (
+        "eth_getBlockByNumber".to_owned(),
+        br#"["finalized",true]"#.to_vec(),
+    );
+    if let Some(block) = answers.get(&finalized).cloned() {
+        let without = (
+            "eth_getBlockByNumber".to_owned(),
+            br#"["finalized",false]"#.to_vec(),
+        );
+        answers.entry(without).or_insert(block);
+    }
     let answers = std::sync::Arc::new(answers);
     let mut router = rpcwire::dispatch::Router::new();
     router.fallback_async(move |call: rpcwire::dispatch::RawCall| {
@@ -111,6 +125,55 @@ async fn rpcwire(upstream: &str) {
     // An upstream that takes batches of a thousand (BATCH's): a client's goes up as one.
     let upstream = rpcwire::proxy::Upstream::address_limited(upstream, 64 << 20).unwrap();
     serve_gateway(upstream.with_max_batch(1000)).await;
+}
+
+/// The method the `chain` subject answers with its cache's counters (`{"hits":…,"misses":…}`).
+pub(crate) const CACHE_STATS: &str = "bench_cacheStats";
+
+/// rpcwire's gateway as the `rpcwire` subject, with each upstream's head tracked (every
+/// second) and a `FinalityCache` (its defaults: answers about finalized blocks kept for good,
+/// about the head for 1 s, 64 MiB); its cache's counters at [`CACHE_STATS`].
+async fn chain(upstream: &str) {
+    use rpcwire::proxy::{FinalityCache, Gateway, HeadTracker, Upstream, UpstreamGroup};
+    let upstream = Upstream::address_limited(upstream, 64 << 20).unwrap();
+    let pool = std::sync::Arc::new(UpstreamGroup::new(vec![upstream]));
+    let _tracking = HeadTracker::new(std::time::Duration::from_secs(1)).start(pool.clone());
+    let mut router = rpcwire::dispatch::Router::new();
+    let gateway = Gateway::from_shared(pool)
+        .with_cache(FinalityCache::new())
+        .install(&mut router);
+    router.method(CACHE_STATS, move |_: rpcwire::dispatch::NoParams| {
+        let stats = gateway.cache_stats().unwrap_or_default();
+        Ok(serde_json::json!({"hits": stats.hits, "misses": stats.misses}))
+    });
+    let listener = bind().await;
+    announce(listener.local_addr().expect("local address"));
+    rpcwire::transport::http::HttpServer::new(router)
+        .with_max_body(64 << 20)
+        .serve(listener)
+        .await
+        .expect("the gateway serves");
+}
+
+/// The `chain` subject's cache hits so far (`None` when it does not answer).
+pub(crate) fn cache_hits(address: std::net::SocketAddr) -> Option<u64> {
+    use std::io::{Read, Write};
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{CACHE_STATS}"}}"#);
+    let mut socket =
+        std::net::TcpStream::connect_timeout(&address, std::time::Duration::from_secs(2)).ok()?;
+    socket
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    write!(
+        socket,
+        "POST / HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut answer = String::new();
+    socket.read_to_string(&mut answer).ok()?;
+    let body: serde_json::Value = serde_json::from_str(answer.split_once("\r\n\r\n")?.1).ok()?;
+    body["result"]["hits"].as_u64()
 }
 
 /// `proxy::Gateway` to `upstream` behind `HttpServer` (bodies up to 64 MiB), announced.

@@ -28,7 +28,7 @@ pub(crate) fn about(method: &str, params: Option<&str>) -> Option<About> {
     let at = |index: usize, required: bool| block_at(params, index, required);
     match method {
         "eth_chainId" | "net_version" => Some(About::Chain),
-        "eth_blockNumber" | "eth_gasPrice" | "eth_maxPriorityFeePerGas" | "eth_blobBaseFee" => {
+        "eth_blockNumber" | "eth_gasPrice" | "eth_maxPriorityFeePerGas" | "eth_blobBaseFee" | "eth_baseFee" => {
             Some(About::Head)
         }
         "eth_getBlockByNumber"
@@ -36,8 +36,22 @@ pub(crate) fn about(method: &str, params: Option<&str>) -> Option<About> {
         | "eth_getUncleCountByBlockNumber"
         | "eth_getTransactionByBlockNumberAndIndex"
         | "eth_getUncleByBlockNumberAndIndex"
-        | "eth_getBlockReceipts" => at(0, true),
-        "eth_getBalance" | "eth_getCode" | "eth_getTransactionCount" | "eth_call" => at(1, false),
+        | "eth_getBlockReceipts"
+        // What a final block holds, traced or raw, is final too.
+        | "debug_getRawBlock"
+        | "debug_getRawHeader"
+        | "debug_getRawReceipts"
+        | "debug_traceBlockByNumber"
+        | "trace_block" => at(0, true),
+        // State at a block, and calls run on it (their overrides are in the params, the key).
+        "eth_getBalance"
+        | "eth_getCode"
+        | "eth_getTransactionCount"
+        | "eth_call"
+        | "eth_estimateGas"
+        | "eth_createAccessList"
+        | "eth_simulateV1"
+        | "eth_getStorageValues" => at(1, false),
         "eth_feeHistory" => at(1, true),
         "eth_getStorageAt" | "eth_getProof" => at(2, false),
         "eth_getBlockByHash" => Some(About::Answer("number")),
@@ -195,6 +209,19 @@ mod tests {
                 Some(About::Answer("blockNumber")),
             ),
             ("eth_sendRawTransaction", Some(r#"["0x01"]"#), None),
+            (
+                "eth_simulateV1",
+                Some(r#"[{"blockStateCalls":[]},"0x1"]"#),
+                Some(About::Block(1)),
+            ),
+            ("eth_estimateGas", Some(r#"[{"to":"0xab"}]"#), Some(About::Head)),
+            (
+                "debug_traceBlockByNumber",
+                Some(r#"["0x1",{"tracer":"callTracer"}]"#),
+                Some(About::Block(1)),
+            ),
+            ("debug_traceTransaction", Some(r#"["0xab"]"#), None),
+            ("txpool_content", None, None),
             ("eth_getBalance", Some(r#"["0xab","0x1ffffffffffffffff"]"#), None),
         ];
         for (method, params, expected) in cases {
