@@ -34,7 +34,8 @@
 //! batches of at most `--max-batch` (100 by default) when it is larger. `--hedge MS` (or
 //! `--hedge p95`: the upstream's 95th percentile of its recent latencies) sends a call of a
 //! `--safe` method to a second upstream when the first has not answered by then; the first
-//! answer wins. `--route METHOD=LABEL` (repeated: several labels) sends a method to the
+//! answer wins. `--prefer-faster` sends each call first to the upstream answering fastest
+//! lately (one call in 32 still in turn). `--route METHOD=LABEL` (repeated: several labels) sends a method to the
 //! upstreams of those labels only (say, `eth_sendRawTransaction` to one provider,
 //! `debug_traceTransaction` to an archive node).
 //!
@@ -104,7 +105,7 @@ use rpcwire::transport::{AnyTransport, Peer};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: gateway [--config FILE] [--check] [--listen ADDRESS] --upstream [LABEL=]URL [--upstream [LABEL=]URL …] [--safe METHOD …] \
-                     [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--max-batch N] [--hedge MS|pNN] [--metrics ADDRESS] \
+                     [--deny METHOD …] [--coalesce] [--admin] [--timeout-ms MS] [--max-body BYTES] [--max-response BYTES] [--max-batch N] [--hedge MS|pNN] [--prefer-faster] [--metrics ADDRESS] \
                      [--route METHOD=LABEL …] [--track-heads MS] [--max-lag BLOCKS] [--finality-depth BLOCKS] \
                      [--finality-cache [--head-ttl-ms MS] [--cache-bytes BYTES]] [--log-chunk BLOCKS] \
                      [--keys FILE | --keys-from-redis HASH] [--redis URL [--redis-ca PEM] [--on-redis-down open|closed] [--instances N] [--redis-timeout-ms MS] \
@@ -123,6 +124,7 @@ struct Arguments {
     max_response: usize,
     max_batch: usize,
     hedge: Option<rpcwire::proxy::Hedge>,
+    prefer_faster: bool,
     metrics: Option<String>,
     /// `--route METHOD=LABEL`: methods sent to the upstreams of those labels only.
     routes: Vec<(String, String)>,
@@ -147,6 +149,7 @@ fn arguments() -> Result<Arguments, String> {
         max_response: rpcwire::proxy::DEFAULT_MAX_RESPONSE,
         max_batch: rpcwire::proxy::DEFAULT_MAX_BATCH,
         hedge: None,
+        prefer_faster: false,
         metrics: None,
         routes: Vec::new(),
         chain: ChainOptions::default(),
@@ -181,6 +184,7 @@ fn arguments() -> Result<Arguments, String> {
             "--safe" => parsed.safe.push(value("--safe")?),
             "--deny" => parsed.deny.push(value("--deny")?),
             "--coalesce" => parsed.coalesce = true,
+            "--prefer-faster" => parsed.prefer_faster = true,
             "--check" => parsed.check = true,
             "--admin" => parsed.admin = true,
             "--metrics" => parsed.metrics = Some(value("--metrics")?),
@@ -323,7 +327,7 @@ fn group(arguments: &Arguments, upstreams: Vec<Upstream>) -> UpstreamGroup {
     if let Some(blocks) = arguments.chain.max_lag {
         pool = pool.with_max_lag(blocks);
     }
-    pool
+    pool.prefer_faster(arguments.prefer_faster)
 }
 
 /// `--hedge MS` (a second attempt after MS milliseconds) or `--hedge pNN` (after the first

@@ -337,6 +337,7 @@ listen = "127.0.0.1:0"
 timeout_ms = 2000
 max_batch = 1000
 hedge = 50
+prefer_faster = true
 
 [[upstream]]
 label = "primary"

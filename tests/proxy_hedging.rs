@@ -144,3 +144,60 @@ async fn a_second_attempt_that_fails_leaves_the_first_to_answer() {
     assert_eq!(call(&alone, "eth_call").await.0, "slow");
     assert_eq!(alone.hedge_stats().sent, 0);
 }
+
+#[tokio::test]
+async fn preferring_the_faster_sends_most_calls_to_it_and_some_still_in_turn() {
+    let slow = delayed("slow", Duration::from_millis(20)).await;
+    let fast = delayed("fast", Duration::ZERO).await;
+    let group = UpstreamGroup::new(vec![
+        Upstream::address(&slow.url).unwrap(),
+        Upstream::address(&fast.url).unwrap(),
+    ])
+    .prefer_faster(true);
+    let mut answered = std::collections::HashMap::new();
+    for _ in 0..128 {
+        *answered.entry(call(&group, "eth_call").await.0).or_insert(0) += 1;
+    }
+    // Each is timed at its first call; from then on the fast one takes all but one call in 32.
+    let (to_slow, to_fast) = (answered["slow"], answered["fast"]);
+    assert!((2..=8).contains(&to_slow), "{answered:?}");
+    assert_eq!(to_slow + to_fast, 128);
+
+    // It slows down and the other speeds up: the choice follows.
+    slow.delay_ms.store(0, Ordering::SeqCst);
+    fast.delay_ms.store(20, Ordering::SeqCst);
+    let before = slow.calls.load(Ordering::SeqCst);
+    for _ in 0..64 {
+        call(&group, "eth_call").await;
+    }
+    assert!(
+        slow.calls.load(Ordering::SeqCst) - before >= 48,
+        "the choice did not follow"
+    );
+}
+
+#[tokio::test]
+async fn an_attempt_a_hedge_won_over_counts_against_its_upstream() {
+    // The first upstream answers late: each call is hedged to the second, which wins; the
+    // first's attempts, dropped, count what they took, so that it is chosen less.
+    let late = delayed("late", Duration::from_millis(300)).await;
+    let quick = delayed("quick", Duration::ZERO).await;
+    let group = UpstreamGroup::new(vec![
+        Upstream::address(&late.url).unwrap(),
+        Upstream::address(&quick.url).unwrap(),
+    ])
+    .with_retry(RetryPolicy::new().safe_method("eth_call"))
+    .with_hedge(Hedge::after(Duration::from_millis(20)))
+    .prefer_faster(true);
+    let mut slow_calls = 0;
+    for _ in 0..40 {
+        let (who, took) = call(&group, "eth_call").await;
+        assert_eq!(who, "quick");
+        if took >= Duration::from_millis(20) {
+            slow_calls += 1;
+        }
+    }
+    // The late one is tried first once (not yet timed) and then one call in 32.
+    assert!(slow_calls <= 4, "{slow_calls} calls waited for the hedge");
+    assert!(late.calls.load(Ordering::SeqCst) <= 4);
+}

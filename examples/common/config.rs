@@ -7,6 +7,7 @@
 //! timeout_ms = 5000
 //! max_batch = 1000
 //! hedge = "p95"            # or a number of milliseconds
+//! prefer_faster = true     # each call first to the upstream answering fastest lately
 //! admin = false
 //! coalesce = true
 //!
@@ -59,6 +60,8 @@ struct File {
     max_response: Option<u64>,
     max_batch: Option<u64>,
     hedge: Option<Hedge>,
+    #[serde(default)]
+    prefer_faster: bool,
     #[serde(default)]
     admin: bool,
     #[serde(default)]
@@ -180,6 +183,9 @@ pub fn flags(text: &str) -> Result<Vec<String>, String> {
     }
     if file.admin {
         push("--admin", None);
+    }
+    if file.prefer_faster {
+        push("--prefer-faster", None);
     }
     if file.coalesce {
         push("--coalesce", None);

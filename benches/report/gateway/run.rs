@@ -400,12 +400,18 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
             }
         }
     }
-    samples
+    drop(gateways);
+    drop(upstream);
+    let mut runs: Vec<GatewayRun> = samples
         .into_iter()
         .flatten()
         .filter(|rounds| !rounds.is_empty())
         .map(median_round)
-        .collect()
+        .collect();
+    if chosen("GATEWAY_WORKLOADS", "HEDGE") {
+        runs.extend(super::hedge::measure_hedging(config));
+    }
+    runs
 }
 
 /// The round with the median CPU per request, with every round's figure beside it.

@@ -44,6 +44,8 @@ pub(crate) fn serve(kind: &str, args: &[String]) {
     run_child_server(async move {
         match kind {
             "upstream" => self::upstream(None).await,
+            "upstream-late" => self::upstream_late(None, true).await,
+            "fast-only" | "no-hedge" | "hedge-p75" | "hedge-2ms" | "faster-2ms" => hedged(kind, args).await,
             "rpcwire" => rpcwire(&upstream).await,
             "value" => forwarder(&upstream, true).await,
             "floor" => forwarder(&upstream, false).await,
@@ -58,6 +60,12 @@ pub(crate) fn serve(kind: &str, args: &[String]) {
 /// The upstream: rpcwire's `HttpServer` answering W1 and every corpus request with the
 /// corpus's answer for the same method and params; over TLS with `tls`.
 pub(crate) async fn upstream(tls: Option<rpcwire::transport::tls::ServerTls>) {
+    upstream_late(tls, false).await;
+}
+
+/// [`upstream`], answering every fifth request 200 ms late when `late` (the hedging rows' slow
+/// upstream).
+async fn upstream_late(tls: Option<rpcwire::transport::tls::ServerTls>, late: bool) {
     type Answer = Result<rpcwire::JsonBytes, rpcwire::ErrorObject<'static>>;
     let mut answers: HashMap<(String, Vec<u8>), Answer> = HashMap::new();
     let w1 = crate::common::workloads::W1.as_bytes().to_vec();
@@ -103,13 +111,21 @@ pub(crate) async fn upstream(tls: Option<rpcwire::transport::tls::ServerTls>) {
     }
     let answers = std::sync::Arc::new(answers);
     let mut router = rpcwire::dispatch::Router::new();
+    let calls = std::sync::atomic::AtomicU64::new(0);
     router.fallback_async(move |call: rpcwire::dispatch::RawCall| {
         let key = (
             call.method().to_owned(),
             call.params().map(|p| p.to_vec()).unwrap_or_default(),
         );
         let answer = answers.get(&key).cloned();
-        async move { answer.unwrap_or_else(|| Err(rpcwire::ErrorObject::method_not_found(&key.0))) }
+        let delay = (late && calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 5 == 0)
+            .then_some(std::time::Duration::from_millis(200));
+        async move {
+            if let Some(delay) = delay {
+                tokio::time::sleep(delay).await;
+            }
+            answer.unwrap_or_else(|| Err(rpcwire::ErrorObject::method_not_found(&key.0)))
+        }
     });
     let listener = bind().await;
     announce(listener.local_addr().expect("local address"));
@@ -125,6 +141,35 @@ async fn rpcwire(upstream: &str) {
     // An upstream that takes batches of a thousand (BATCH's): a client's goes up as one.
     let upstream = rpcwire::proxy::Upstream::address_limited(upstream, 64 << 20).unwrap();
     serve_gateway(upstream.with_max_batch(1000)).await;
+}
+
+/// The hedging rows' gateways: rpcwire's over `upstreams` (W1's method marked safe), hedged
+/// as `kind` says (see `hedge.rs`).
+async fn hedged(kind: &str, upstreams: &[String]) {
+    use rpcwire::proxy::{Gateway, Hedge, RetryPolicy, Upstream, UpstreamGroup};
+    let upstreams = upstreams
+        .iter()
+        .map(|url| Upstream::address_limited(url, 64 << 20).unwrap())
+        .collect();
+    let mut pool = UpstreamGroup::new(upstreams).with_retry(RetryPolicy::new().safe_method("eth_getBalance"));
+    match kind {
+        "hedge-p75" => pool = pool.with_hedge(Hedge::quantile(0.75, std::time::Duration::from_micros(100))),
+        "hedge-2ms" => pool = pool.with_hedge(Hedge::after(std::time::Duration::from_millis(2))),
+        "faster-2ms" => {
+            pool = pool
+                .with_hedge(Hedge::after(std::time::Duration::from_millis(2)))
+                .prefer_faster(true)
+        }
+        _ => {}
+    }
+    let router = Gateway::new(pool).into_router();
+    let listener = bind().await;
+    announce(listener.local_addr().expect("local address"));
+    rpcwire::transport::http::HttpServer::new(router)
+        .with_max_body(64 << 20)
+        .serve(listener)
+        .await
+        .expect("the gateway serves");
 }
 
 /// The method the `chain` subject answers with its cache's counters (`{"hits":…,"misses":…}`).

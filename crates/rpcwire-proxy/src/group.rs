@@ -10,7 +10,7 @@ use bytes::Bytes;
 use super::attempt::{classify, count, trips, Attempt};
 use super::breaker::Breaking;
 use super::forward_error::ForwardError;
-use super::hedge::{Hedge, HedgeCounters, HedgeStats};
+use super::hedge::{Hedge, HedgeCounters, HedgeStats, Timing};
 use super::limit::{Pausing, DEFAULT_LIMIT_PAUSE, DEFAULT_MAX_LIMIT_PAUSE};
 use super::link::{LinkAnswer, LinkError, LinkErrorKind};
 use super::metrics;
@@ -66,8 +66,13 @@ pub struct UpstreamGroup {
     hedge: Option<Hedge>,
     hedges: HedgeCounters,
     max_lag: Option<u64>,
+    prefer_faster: bool,
     next: AtomicUsize,
 }
+
+/// With [`UpstreamGroup::prefer_faster`], one call in this many goes to the upstreams in turn
+/// (so that the slower ones' latencies stay known).
+const IN_TURN_EVERY: usize = 32;
 
 /// The attempts of one call: each on the next upstream from `first` on that would take it
 /// (see [`UpstreamGroup::pick`]), through that upstream's stack.
@@ -243,6 +248,7 @@ impl UpstreamGroup {
             hedge: None,
             hedges: HedgeCounters::default(),
             max_lag: None,
+            prefer_faster: false,
             next: AtomicUsize::new(0),
         }
     }
@@ -328,6 +334,24 @@ impl UpstreamGroup {
         self
     }
 
+    /// Sends each call first to the upstream answering fastest lately (the lowest moving
+    /// average of its latencies — an attempt a hedge won over counted at what it had taken —
+    /// among those not benched nor behind), instead of to each in turn; one call in 32 still
+    /// goes in turn, so that every upstream's latency stays known. Retries and hedges go to the
+    /// next upstreams as before. Off by default: with it a slow upstream gets few calls, which
+    /// suits upstreams that cost the same to call.
+    ///
+    /// ```
+    /// use rpcwire::proxy::{Upstream, UpstreamGroup};
+    /// let group = UpstreamGroup::new(vec![Upstream::address("http://a:1/").unwrap(), Upstream::address("http://b:1/").unwrap()])
+    ///     .prefer_faster(true);
+    /// # let _ = group;
+    /// ```
+    pub fn prefer_faster(mut self, on: bool) -> UpstreamGroup {
+        self.prefer_faster = on;
+        self
+    }
+
     /// What hedging did so far.
     ///
     /// See [`HedgeStats`] for an example.
@@ -402,7 +426,7 @@ impl UpstreamGroup {
         if let Some(context) = &context {
             call = call.with_context(context);
         }
-        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        let first = self.first_pick();
         match self.hedge {
             Some(hedge) if self.upstreams.len() > 1 && self.retry.is_safe(method) => {
                 self.send_hedged(call, first, hedge).await
@@ -480,7 +504,7 @@ impl UpstreamGroup {
     pub async fn notify(&self, method: &str, params: Option<&RawJson<'_>>) -> Result<(), ForwardError> {
         let attempts = Attempts {
             group: self,
-            first: self.next.fetch_add(1, Ordering::Relaxed),
+            first: self.first_pick(),
             made: AtomicUsize::new(0),
         };
         let call = RpcCall::new(method, params);
@@ -528,6 +552,28 @@ impl UpstreamGroup {
             }
         }
         waiting.or(behind)
+    }
+
+    /// Where a call's attempts start: the next upstream in turn, or with
+    /// [`prefer_faster`](UpstreamGroup::prefer_faster) (but one call in [`IN_TURN_EVERY`]) the
+    /// one answering fastest lately among those not benched nor behind (one not yet timed
+    /// first).
+    fn first_pick(&self) -> usize {
+        let turn = self.next.fetch_add(1, Ordering::Relaxed);
+        if !self.prefer_faster || turn % IN_TURN_EVERY == 0 {
+            return turn;
+        }
+        let floor = self.lag_floor();
+        self.upstreams
+            .iter()
+            .enumerate()
+            .filter(|(_, upstream)| {
+                let behind =
+                    floor.is_some_and(|floor| upstream.head.latest().is_some_and(|latest| latest < floor));
+                !behind && self.stack(upstream).readiness() != Readiness::Down
+            })
+            .min_by_key(|(_, upstream)| upstream.latencies.average().unwrap_or(0))
+            .map_or(turn, |(index, _)| index)
     }
 
     /// The lowest latest block an upstream may have without being behind: the highest any
@@ -617,14 +663,12 @@ impl UpstreamGroup {
         bump(&upstream.counters.requests);
         metrics::attempt_started(upstream.name());
         let stopwatch = metrics::Stopwatch::start();
-        // Only a hedge that reads them needs the latencies.
-        let started = self
-            .hedge
-            .is_some_and(|hedge| hedge.reads_latencies())
-            .then(Instant::now);
+        // Only a hedge that reads them and the choice of the fastest need the latencies.
+        let timing = (self.prefer_faster || self.hedge.is_some_and(|hedge| hedge.reads_latencies()))
+            .then(|| Timing::start(&upstream.latencies));
         let outcome = classify(self.stack(upstream).call(call).await, &self.retry);
-        if let (Some(started), Attempt::Answered(_)) = (started, &outcome) {
-            upstream.latencies.record(started.elapsed());
+        if let Some(timing) = timing {
+            timing.end(matches!(outcome, Attempt::Answered(_)));
         }
         count(upstream, call.method(), &outcome, stopwatch);
         outcome
@@ -709,7 +753,7 @@ impl UpstreamGroup {
     ) -> Result<LinkAnswer, ForwardError> {
         let context = CallContext::new().with_frame(frame);
         let call = RpcCall::new(BATCH_METHOD, None).with_context(&context);
-        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        let first = self.first_pick();
         match self.retrying(first, Some(safe)).call(call).await {
             Ok(answer) => Ok(answer),
             Err(missed) => missed.into_outcome(self),
@@ -742,7 +786,7 @@ impl UpstreamGroup {
 
     /// One batch, retried as the policy allows: the group's attempts behind the retry layer.
     async fn send_batch(&self, entries: &[BatchEntry<'_>]) -> Vec<BatchOutcome<LinkAnswer, ForwardError>> {
-        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        let first = self.first_pick();
         let outcomes = self.retrying(first, None).batch(entries).await;
         outcomes
             .into_iter()

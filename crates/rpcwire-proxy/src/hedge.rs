@@ -81,15 +81,30 @@ const MIN_SAMPLES: usize = 16;
 /// How many latencies are kept per upstream.
 const KEPT: usize = 128;
 
-/// An upstream's most recent latencies (the last 128 answers), for [`Hedge::quantile`].
+/// An upstream's most recent latencies (the last 128 answers), for [`Hedge::quantile`], and
+/// their moving average, for [`UpstreamGroup::prefer_faster`](crate::UpstreamGroup::prefer_faster).
 #[derive(Debug, Default)]
 pub(crate) struct Latencies {
     ring: Mutex<(Vec<Duration>, usize)>,
+    /// The exponentially weighted average of the latencies, in nanoseconds, plus one (zero:
+    /// none yet); each new one weighs an eighth.
+    average: AtomicU64,
 }
 
 impl Latencies {
     /// An answer came after `latency`.
     pub(crate) fn record(&self, latency: Duration) {
+        let nanos = u64::try_from(latency.as_nanos())
+            .unwrap_or(u64::MAX / 2)
+            .min(u64::MAX / 2);
+        let _ = self
+            .average
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |average| {
+                Some(match average.checked_sub(1) {
+                    None => nanos + 1,
+                    Some(average) => average - average / 8 + nanos / 8 + 1,
+                })
+            });
         let mut ring = lock_unpoisoned(&self.ring);
         let (kept, next) = &mut *ring;
         if kept.len() < KEPT {
@@ -103,6 +118,45 @@ impl Latencies {
     /// The latencies kept, in no order.
     pub(crate) fn recent(&self) -> Vec<Duration> {
         lock_unpoisoned(&self.ring).0.clone()
+    }
+
+    /// Their moving average, in nanoseconds (`None`: none yet).
+    pub(crate) fn average(&self) -> Option<u64> {
+        self.average.load(Ordering::Relaxed).checked_sub(1)
+    }
+}
+
+/// An attempt's latency, recorded when it ends: answered, or dropped unanswered (a hedge's
+/// other attempt won, or its caller left) — then at what it had taken, a lower bound.
+pub(crate) struct Timing<'a> {
+    latencies: &'a Latencies,
+    started: std::time::Instant,
+    done: bool,
+}
+
+impl<'a> Timing<'a> {
+    pub(crate) fn start(latencies: &'a Latencies) -> Timing<'a> {
+        Timing {
+            latencies,
+            started: std::time::Instant::now(),
+            done: false,
+        }
+    }
+
+    /// It ended with an answer (`answered`: recorded) or a failure (not recorded).
+    pub(crate) fn end(mut self, answered: bool) {
+        self.done = true;
+        if answered {
+            self.latencies.record(self.started.elapsed());
+        }
+    }
+}
+
+impl Drop for Timing<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.latencies.record(self.started.elapsed());
+        }
     }
 }
 
@@ -161,5 +215,25 @@ mod tests {
             Hedge::quantile(1.5, Duration::ZERO).delay(&recent),
             Duration::from_millis(200)
         );
+    }
+
+    #[test]
+    fn the_average_follows_the_latencies_and_an_attempt_dropped_counts_what_it_took() {
+        let latencies = Latencies::default();
+        assert_eq!(latencies.average(), None);
+        latencies.record(Duration::from_micros(800));
+        assert_eq!(latencies.average(), Some(800_000));
+        for _ in 0..64 {
+            latencies.record(Duration::from_micros(80));
+        }
+        let settled = latencies.average().unwrap();
+        assert!((80_000..81_000).contains(&settled), "{settled}");
+        Timing::start(&latencies).end(false);
+        assert_eq!(latencies.recent().len(), 65, "a failure is not a latency");
+        let dropped = Timing::start(&latencies);
+        std::thread::sleep(Duration::from_millis(2));
+        drop(dropped);
+        assert_eq!(latencies.recent().len(), 66);
+        assert!(latencies.average().unwrap() > settled + 200_000);
     }
 }
