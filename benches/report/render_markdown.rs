@@ -777,7 +777,10 @@ fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
         "| workload | in flight | forwarding | req/s | added p50 µs | added p99 µs | CPU µs/req | what forwards | CPU µs/req of each round |\n\
          | --- | ---: | --- | ---: | ---: | ---: | ---: | --- | --- |\n",
     );
-    for r in runs.iter().filter(|r| r.workload != "HEDGE") {
+    for r in runs
+        .iter()
+        .filter(|r| r.workload != "HEDGE" && r.workload != "SUBS")
+    {
         let _ = writeln!(
             s,
             "| {} | {} | {} | {:.0} | {:.1} | {:.1} | {:.2} | {} | {} |",
@@ -795,6 +798,35 @@ fn gateway_table(runs: &[crate::gateway::GatewayRun]) -> String {
     s.push_str(&fleet_table(runs));
     s.push_str(&chain_table(runs));
     s.push_str(&hedge_table(runs));
+    s.push_str(&subscription_table(runs));
+    s
+}
+
+/// The subscription rows: empty when they were not measured.
+fn subscription_table(runs: &[crate::gateway::GatewayRun]) -> String {
+    let subs: Vec<_> = runs.iter().filter(|r| r.workload == "SUBS").collect();
+    if subs.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nThe subscription rows: WebSocket clients each subscribed once to `newHeads` on a node \
+         (tokio-tungstenite, pushing a 1.2 KB head to every subscription every 1, 10 or 100 ms \
+         for 1, 100 or 1,000 subscribers), straight and through rpcwire's gateway \
+         (`Gateway::with_subscriptions`: one connection to the node, each client's subscription \
+         its own there, notifications rewritten to the gateway's ids): notifications delivered \
+         a second, and CPU per delivered notification of the process serving the clients (the \
+         node's straight, the gateway's through it) and, through the gateway, of the node.\n\n\
+         | subscribers | serving the clients | notifications/s | CPU µs per notification | the node's CPU µs per notification |\n\
+         | ---: | --- | ---: | ---: | ---: |\n",
+    );
+    for r in subs {
+        let node = r.upstream_cpu_us_per_req.unwrap_or(r.cpu_us_per_req);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.0} | {:.2} | {node:.2} |",
+            r.in_flight, r.implementation, r.req_per_s, r.cpu_us_per_req
+        );
+    }
     s
 }
 

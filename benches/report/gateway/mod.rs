@@ -25,6 +25,8 @@ mod redis;
 mod run;
 #[cfg(feature = "http")]
 pub(crate) mod servers;
+#[cfg(feature = "http")]
+mod subscribe;
 
 #[cfg(feature = "http")]
 pub(crate) use run::measure_gateway;

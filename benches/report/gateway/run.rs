@@ -411,6 +411,9 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
     if chosen("GATEWAY_WORKLOADS", "HEDGE") {
         runs.extend(super::hedge::measure_hedging(config));
     }
+    if chosen("GATEWAY_WORKLOADS", "SUBS") {
+        runs.extend(super::subscribe::measure_subscriptions(config));
+    }
     runs
 }
 

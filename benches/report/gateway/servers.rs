@@ -50,6 +50,8 @@ pub(crate) fn serve(kind: &str, args: &[String]) {
             "value" => forwarder(&upstream, true).await,
             "floor" => forwarder(&upstream, false).await,
             "chain" => chain(&upstream).await,
+            "ws-node" => super::subscribe::node(upstream.parse().expect("an interval in ms")).await,
+            "subs" => super::subscribe::gateway(&upstream).await,
             #[cfg(feature = "redis")]
             "fleet" | "fleet-cached" => fleet(&upstream, &args[1], &args[2..]).await,
             other => panic!("unknown gateway server {other:?}"),
