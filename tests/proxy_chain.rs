@@ -39,6 +39,8 @@ struct NodeState {
     finalized: AtomicU64,
     knows_finalized: AtomicBool,
     limited: AtomicBool,
+    /// Answers `eth_getLogs` with an object, not a list.
+    odd_logs: AtomicBool,
     max_log_range: u64,
     calls: Mutex<HashMap<String, usize>>,
 }
@@ -51,6 +53,7 @@ impl Node {
             finalized: AtomicU64::new(finalized),
             knows_finalized: AtomicBool::new(true),
             limited: AtomicBool::new(false),
+            odd_logs: AtomicBool::new(false),
             max_log_range: 1000,
             calls: Mutex::default(),
         });
@@ -123,6 +126,7 @@ impl NodeState {
                 },
             },
             "eth_getTransactionReceipt" => json!({"blockNumber": "0x5", "transactionHash": params[0]}),
+            "eth_getLogs" if self.odd_logs.load(Ordering::SeqCst) => json!({"logs": []}),
             "eth_getLogs" => {
                 let (from, to) = (
                     number(&params[0]["fromBlock"]).unwrap(),
@@ -427,5 +431,50 @@ async fn gateways_of_a_fleet_share_their_final_answers_through_redis() {
         node.calls("eth_getBlockByNumber 0x7") <= 2,
         "{}",
         node.calls("eth_getBlockByNumber 0x7")
+    );
+}
+
+#[tokio::test]
+async fn a_silent_upstream_has_no_head_and_chunks_that_are_not_lists_fail_the_call() {
+    // Accepts connections and never answers: each poll ends at the group's timeout.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", silent.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            held.push(socket);
+        }
+    });
+    let node = Node::start("node", 300, 200).await;
+    let group = Arc::new(
+        UpstreamGroup::new(vec![Upstream::address(&url).unwrap(), node.upstream()])
+            .with_timeout(Duration::from_millis(100))
+            .with_max_lag(10),
+    );
+    let _tracking = HeadTracker::new(Duration::from_millis(20)).start(group.clone());
+    until("the node's head known", || group.latest_block() == Some(300)).await;
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let silent_stats = group.upstreams()[0].stats();
+    assert_eq!(
+        (silent_stats.latest_block, silent_stats.finalized_block),
+        (None, None)
+    );
+    // Not knowing a head is not being behind; the known ones decide the finality.
+    assert_eq!(group.finalized_block(), Some(200));
+
+    node.state.odd_logs.store(true, Ordering::SeqCst);
+    let only_node = Arc::new(UpstreamGroup::new(vec![node.upstream()]));
+    let (router, _) = gateway(only_node, Duration::ZERO);
+    let answer = ask(
+        &router,
+        r#"{"jsonrpc":"2.0","id":1,"method":"eth_getLogs","params":[{"fromBlock":"0x1","toBlock":"0x7d0"}]}"#,
+    )
+    .await;
+    assert!(answer["result"].is_null(), "{answer}");
+    assert!(
+        answer["error"]
+            .to_string()
+            .contains("something other than a list"),
+        "{answer}"
     );
 }
