@@ -169,50 +169,63 @@ fn viems_websocket_transport_watches_blocks_through_the_gateway() {
     let node = eth_node::WsNode::start();
     let front = gateway(&node.url);
     let url = format!("ws://{}/", front.address);
-    // Heads pushed every 100 ms while viem watches (it stops at three).
-    let pushing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let pusher = {
-        let (still, node) = (pushing.clone(), &node);
-        std::thread::scope(|scope| {
-            let handle = scope.spawn(move || {
-                let mut number = 100;
-                while still.load(std::sync::atomic::Ordering::SeqCst) {
-                    number += 1;
-                    node.push(number);
-                    std::thread::sleep(Duration::from_millis(100));
+    for scenario in ["heads", "blocks"] {
+        // Heads pushed every 100 ms while viem watches (it stops at three): watchBlockNumber,
+        // then watchBlocks.
+        let pushing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let pusher = {
+            let (still, node) = (pushing.clone(), &node);
+            /// Stops the pushing when the client's run ends, even by a panic (or the scope
+            /// would wait for the pusher for ever).
+            struct Stop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+            impl Drop for Stop {
+                fn drop(&mut self) {
+                    self.0.store(false, std::sync::atomic::Ordering::SeqCst);
                 }
-            });
-            let report = Client::Viem.run(&url, "heads");
-            pushing.store(false, std::sync::atomic::Ordering::SeqCst);
-            handle.join().unwrap();
-            report
-        })
-    };
-    let Some(report) = pusher else {
-        return;
-    };
-    assert_eq!(report["ok"], true, "{report}");
-    let heads: Vec<u64> = report["value"]
-        .as_str()
-        .unwrap()
-        .split(',')
-        .map(|n| n.parse().unwrap())
-        .collect();
-    assert_eq!(heads.len(), 3, "{report}");
-    assert!(
-        heads.windows(2).all(|pair| pair[1] > pair[0]) && heads[0] > 100,
-        "{heads:?}"
-    );
-    // viem unsubscribed: nothing is left at the node.
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while node.subscriptions() > 0 {
+            }
+            std::thread::scope(|scope| {
+                let _stop = Stop(pushing.clone());
+                let handle = scope.spawn(move || {
+                    let mut number = 100;
+                    while still.load(std::sync::atomic::Ordering::SeqCst) {
+                        number += 1;
+                        node.push(number);
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                });
+                let report = Client::Viem.run(&url, scenario);
+                pushing.store(false, std::sync::atomic::Ordering::SeqCst);
+                handle.join().unwrap();
+                report
+            })
+        };
+        let Some(report) = pusher else {
+            return;
+        };
+        eprintln!("{scenario}: {report}");
+        assert_eq!(report["ok"], true, "{report}");
+        let heads: Vec<u64> = report["value"]
+            .as_str()
+            .unwrap()
+            .split(',')
+            .map(|n| n.parse().unwrap())
+            .collect();
+        assert_eq!(heads.len(), 3, "{report}");
         assert!(
-            std::time::Instant::now() < deadline,
-            "a subscription left at the node"
+            heads.windows(2).all(|pair| pair[1] > pair[0]) && heads[0] > 100,
+            "{heads:?}"
         );
-        std::thread::sleep(Duration::from_millis(20));
+        // viem unsubscribed: nothing is left at the node.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while node.subscriptions() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "a subscription left at the node"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!report.to_string().contains(KEY));
     }
-    assert!(!report.to_string().contains(KEY));
 }
 
 #[test]

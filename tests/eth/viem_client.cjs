@@ -9,7 +9,8 @@ async function main() {
   const [url, scenario] = process.argv.slice(2);
   // `heads`: viem's webSocket() transport watching block numbers (eth_subscribe newHeads)
   // until it has seen three, then unsubscribing.
-  if (scenario === "heads") return heads(url);
+  // `blocks`: the same with watchBlocks (each head formatted as a block).
+  if (scenario === "heads" || scenario === "blocks") return heads(url, scenario);
   // `batch`: viem's batch transport, 1,000 calls in one JSON-RPC batch.
   const batch = scenario === "batch" ? { batchSize: 1000, wait: 0 } : false;
   const client = createPublicClient({ chain: mainnet, transport: http(url, { retryCount: 3, timeout: 20000, batch }) });
@@ -36,14 +37,16 @@ async function chain(client) {
   return `${logs.length} logs from ${logs[0]?.blockNumber} to ${logs.at(-1)?.blockNumber}; block ${first.number} ${first.hash === again.hash ? "read the same twice" : "changed"}`;
 }
 
-async function heads(url) {
+async function heads(url, scenario) {
   const client = createPublicClient({ chain: mainnet, transport: webSocket(url, { retryCount: 0 }) });
   const seen = [];
   try {
     await new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`only ${seen.length} heads in 20 s`)), 20000);
-      const unwatch = client.watchBlockNumber({
-        emitOnBegin: false,
+      const watch = scenario === "blocks"
+        ? (handlers) => client.watchBlocks({ emitOnBegin: false, onBlock: (block) => (block ? handlers.onBlockNumber(block.number) : handlers.onError(new Error("a head without its block"))), onError: handlers.onError })
+        : (handlers) => client.watchBlockNumber({ emitOnBegin: false, ...handlers });
+      const unwatch = watch({
         onBlockNumber: (number) => {
           seen.push(number.toString());
           if (seen.length === 3) {

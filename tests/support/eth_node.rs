@@ -380,6 +380,11 @@ async fn ws_connection(socket: tokio::net::TcpStream, shared: Arc<WsShared>) {
                         json!(subscriptions.len() < before)
                     }
                     "eth_chainId" => json!("0x1"),
+                    // What viem's watchBlocks asks for each head it is pushed.
+                    "eth_getBlockByNumber" => request["params"][0]
+                        .as_str()
+                        .and_then(|number| u64::from_str_radix(number.strip_prefix("0x")?, 16).ok())
+                        .map_or(Value::Null, block_object),
                     _ => json!(null),
                 };
                 let answer = json!({"jsonrpc":"2.0","id":id,"result":result}).to_string();
