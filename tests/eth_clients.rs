@@ -277,3 +277,48 @@ fn viem_reads_logs_wider_than_the_node_serves_and_final_blocks_once_through_a_ch
     assert_eq!(node.calls(&block), 1);
     assert!(!through.to_string().contains(KEY));
 }
+
+#[test]
+fn each_client_keeps_getting_answers_through_the_gateway_when_one_of_two_nodes_dies() {
+    let dying = EthNode::start();
+    let staying = EthNode::start();
+    let front = start_listening(
+        &example_binary("gateway"),
+        &[
+            "--listen",
+            "127.0.0.1:0",
+            "--upstream",
+            &keyed(&dying),
+            "--upstream",
+            &keyed(&staying),
+        ],
+    );
+    let through = format!("http://{}/", front.address);
+    for client in Client::ALL {
+        let Some(before) = client.run(&through, "block") else {
+            return;
+        };
+        assert_eq!(
+            outcome(&before),
+            Value::from(BLOCK_NUMBER.to_string()),
+            "{client:?}: {before}"
+        );
+    }
+    let answered_by_dying = dying.requests();
+    drop(dying);
+    // Every client's calls now reach the node that stays: those sent to the dead one never
+    // reached it and go on to the other, whatever their method.
+    for client in Client::ALL {
+        for _ in 0..2 {
+            let after = client.run(&through, "block").unwrap();
+            assert_eq!(
+                outcome(&after),
+                Value::from(BLOCK_NUMBER.to_string()),
+                "{client:?}: {after}"
+            );
+            assert!(!after.to_string().contains(KEY), "{client:?}: {after}");
+        }
+    }
+    assert!(answered_by_dying > 0, "both nodes took calls before");
+    assert!(staying.requests() >= 6);
+}

@@ -88,29 +88,18 @@ impl EthNode {
     /// processes with blocking waits).
     pub fn start() -> EthNode {
         let state = Arc::new(NodeState::default());
-        let (stop, stopped) = oneshot::channel::<()>();
-        let (bound, address) = std::sync::mpsc::channel();
         let served = state.clone();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                bound.send(listener.local_addr().unwrap()).unwrap();
-                let app = axum::Router::new()
-                    .route("/", axum::routing::post(answer))
-                    .route("/{*path}", axum::routing::post(answer))
-                    .with_state(served);
-                let _ = axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = stopped.await;
-                    })
-                    .await;
-            });
+        let (address, stop) = serve_on_own_thread(move |listener, stopped| async move {
+            let app = axum::Router::new()
+                .route("/", axum::routing::post(answer))
+                .route("/{*path}", axum::routing::post(answer))
+                .with_state(served);
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await;
         });
-        let address = address.recv().unwrap();
         EthNode {
             base: format!("http://{address}"),
             state,
@@ -154,6 +143,30 @@ impl EthNode {
         self.state.refused.store(0, Ordering::SeqCst);
         self.state.requests.store(0, Ordering::SeqCst);
     }
+}
+
+/// Runs `serve` on a listener on a fresh 127.0.0.1 port, on a thread of its own with a runtime
+/// of its own (the tests that use the nodes run child processes with blocking waits); its
+/// address, and what stops it when sent or dropped.
+fn serve_on_own_thread<F, Fut>(serve: F) -> (std::net::SocketAddr, oneshot::Sender<()>)
+where
+    F: FnOnce(tokio::net::TcpListener, oneshot::Receiver<()>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let (stop, stopped) = oneshot::channel::<()>();
+    let (bound, address) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            bound.send(listener.local_addr().unwrap()).unwrap();
+            serve(listener, stopped).await;
+        });
+    });
+    (address.recv().unwrap(), stop)
 }
 
 async fn answer(
@@ -266,29 +279,18 @@ impl Drop for WsNode {
 impl WsNode {
     pub fn start() -> WsNode {
         let shared = Arc::new(WsShared::default());
-        let (stop, mut stopped) = oneshot::channel::<()>();
-        let (bound, address) = std::sync::mpsc::channel();
         let served = shared.clone();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                bound.send(listener.local_addr().unwrap()).unwrap();
-                loop {
-                    tokio::select! {
-                        _ = &mut stopped => break,
-                        accepted = listener.accept() => {
-                            let Ok((socket, _)) = accepted else { break };
-                            tokio::spawn(ws_connection(socket, served.clone()));
-                        }
+        let (address, stop) = serve_on_own_thread(move |listener, mut stopped| async move {
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    accepted = listener.accept() => {
+                        let Ok((socket, _)) = accepted else { break };
+                        tokio::spawn(ws_connection(socket, served.clone()));
                     }
                 }
-            });
+            }
         });
-        let address = address.recv().unwrap();
         WsNode {
             url: format!("ws://{address}/v3/SECRET-KEY-7f3a9c41d2"),
             shared,
