@@ -142,10 +142,7 @@ impl Gateway {
             }
             ids.push(id);
         }
-        // Each id once (sorted, a duplicate is beside its twin).
-        let mut sorted: Vec<&[u8]> = ids.iter().flatten().map(|id| &id[..]).collect();
-        sorted.sort_unstable();
-        if sorted.is_empty() || sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+        if !each_once(&ids) {
             return None;
         }
         Some(Whole {
@@ -205,6 +202,28 @@ fn plain_id(id: &[u8]) -> bool {
     }
 }
 
+/// Whether there is at least one id and each is there once: at once when they are numbers
+/// that rise from one request to the next (the way clients number a batch), else sorted (a
+/// duplicate is then beside its twin).
+fn each_once(ids: &[Option<Bytes>]) -> bool {
+    let mut last = None;
+    let rising = ids.iter().flatten().all(|id| {
+        // A plain id of digits has fewer than 16 of them: it fits.
+        let number = std::str::from_utf8(id)
+            .ok()
+            .and_then(|text| text.parse::<u64>().ok());
+        let rises = number.is_some() && last.map_or(true, |last| number > Some(last));
+        last = number;
+        rises
+    });
+    if rising {
+        return last.is_some();
+    }
+    let mut sorted: Vec<&[u8]> = ids.iter().flatten().map(|id| &id[..]).collect();
+    sorted.sort_unstable();
+    !sorted.is_empty() && sorted.windows(2).all(|pair| pair[0] != pair[1])
+}
+
 /// Whether the answer's `answered` ids are the requests' (`ids`, notifications' `None`), in
 /// their order: each request answered once, nothing else, the client's order kept.
 fn answers_each(ids: &[Option<Bytes>], answered: &[Bytes]) -> bool {
@@ -227,4 +246,30 @@ fn answers_by_id(answer: &Bytes) -> HashMap<Bytes, Bytes> {
         }
     }
     by_id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_each_once_whether_they_rise_or_not() {
+        let ids = |list: &[Option<&'static str>]| -> Vec<Option<Bytes>> {
+            list.iter()
+                .map(|id| id.map(|id| Bytes::from_static(id.as_bytes())))
+                .collect()
+        };
+        for (list, once) in [
+            (&[Some("1"), None, Some("2"), Some("10")][..], true),
+            (&[Some("3"), Some("1"), Some("2")][..], true),
+            (&[Some("1"), Some("\"a\""), Some("2")][..], true),
+            (&[Some("1"), Some("2"), Some("2")][..], false),
+            (&[Some("2"), Some("1"), Some("2")][..], false),
+            (&[Some("\"a\""), Some("\"a\"")][..], false),
+            (&[None, None][..], false),
+            (&[][..], false),
+        ] {
+            assert_eq!(each_once(&ids(list)), once, "{list:?}");
+        }
+    }
 }
