@@ -872,8 +872,8 @@ fn chain_table(runs: &[crate::gateway::GatewayRun]) -> String {
          (its hits over the requests of the window, read from the gateway before and after it), \
          the gateway's CPU per request against rpcwire's without a cache, and the upstream's CPU \
          per request against what it spends going straight. What is never kept — errors, `null`s, \
-         writes, `pending`, methods outside the Ethereum read API (`debug_*`, `txpool_*`, \
-         `eth_simulateV1`, …) — goes upstream every time.\n\n\
+         writes, `pending`, methods the cache does not know (`debug_traceTransaction`, `txpool_*`, \
+         `testing_buildBlockV1`, …) — goes upstream every time.\n\n\
          | workload | in flight | req/s | added p50 µs | CPU µs/req | × rpcwire's | answered from the cache | upstream CPU µs/req | straight's |\n\
          | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
