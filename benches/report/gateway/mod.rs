@@ -21,6 +21,7 @@
 mod hedge;
 #[cfg(feature = "redis")]
 mod redis;
+pub(crate) mod render;
 #[cfg(feature = "http")]
 mod run;
 #[cfg(feature = "http")]
