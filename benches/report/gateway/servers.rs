@@ -165,13 +165,7 @@ async fn hedged(kind: &str, upstreams: &[String]) {
         _ => {}
     }
     let router = Gateway::new(pool).into_router();
-    let listener = bind().await;
-    announce(listener.local_addr().expect("local address"));
-    rpcwire::transport::http::HttpServer::new(router)
-        .with_max_body(64 << 20)
-        .serve(listener)
-        .await
-        .expect("the gateway serves");
+    serve_router(router).await;
 }
 
 /// The method the `chain` subject answers with its cache's counters (`{"hits":…,"misses":…}`).
@@ -193,13 +187,7 @@ async fn chain(upstream: &str) {
         let stats = gateway.cache_stats().unwrap_or_default();
         Ok(serde_json::json!({"hits": stats.hits, "misses": stats.misses}))
     });
-    let listener = bind().await;
-    announce(listener.local_addr().expect("local address"));
-    rpcwire::transport::http::HttpServer::new(router)
-        .with_max_body(64 << 20)
-        .serve(listener)
-        .await
-        .expect("the gateway serves");
+    serve_router(router).await;
 }
 
 /// The `chain` subject's cache hits so far (`None` when it does not answer).
@@ -227,6 +215,12 @@ pub(crate) fn cache_hits(address: std::net::SocketAddr) -> Option<u64> {
 pub(crate) async fn serve_gateway(upstream: rpcwire::proxy::Upstream) {
     use rpcwire::proxy::{Gateway, UpstreamGroup};
     let router = Gateway::new(UpstreamGroup::new(vec![upstream])).into_router();
+    serve_router(router).await;
+}
+
+/// Serves `router` behind `HttpServer` (bodies up to 64 MiB) on a fresh port, announced: how
+/// every rpcwire gateway of the section is served.
+pub(crate) async fn serve_router(router: rpcwire::dispatch::Router) {
     let listener = bind().await;
     announce(listener.local_addr().expect("local address"));
     rpcwire::transport::http::HttpServer::new(router)

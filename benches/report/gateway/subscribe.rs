@@ -118,12 +118,7 @@ pub(crate) async fn gateway(url: &str) {
     let subscriptions = Subscriptions::new([url], &Dial::new()).expect("a ws:// URL");
     let pool = UpstreamGroup::new(vec![Upstream::address(url).expect("a ws:// URL")]);
     let router = Gateway::new(pool).with_subscriptions(subscriptions).into_router();
-    let listener = bind().await;
-    announce(listener.local_addr().expect("local address"));
-    rpcwire::transport::http::HttpServer::new(router)
-        .serve(listener)
-        .await
-        .expect("the gateway serves");
+    super::servers::serve_router(router).await;
 }
 
 /// `count` clients at `url`, each subscribed to `newHeads` once (all subscribed when it

@@ -134,12 +134,16 @@ fn logs(params: &str) -> Option<About> {
 /// The block number an answer names in `member` (in it, or in its first element when it is
 /// a list).
 pub(crate) fn answer_block(result: &str, member: &str) -> Option<u64> {
-    let value: serde_json::Value = serde_json::from_str(result).ok()?;
-    let object = match &value {
-        serde_json::Value::Array(list) => list.first()?,
-        other => other,
+    // Only the member is looked at: a block with its transactions is not built as a tree.
+    let object = match result.trim_start().as_bytes().first()? {
+        b'[' => serde_json::from_str::<Vec<&RawValue>>(result)
+            .ok()?
+            .first()?
+            .get(),
+        _ => result,
     };
-    hex_number(object.get(member)?.as_str()?)
+    let members: std::collections::HashMap<&str, &RawValue> = serde_json::from_str(object).ok()?;
+    hex_number(serde_json::from_str::<&str>(members.get(member)?.get()).ok()?)
 }
 
 #[cfg(test)]

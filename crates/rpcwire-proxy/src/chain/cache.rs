@@ -202,7 +202,7 @@ impl FinalityCache {
         let held = {
             let mut local = lock_unpoisoned(&self.local);
             match local.answers.get(&key[..]) {
-                Some(kept) if kept.until.is_none_or_later(now) => Some(kept.answer.clone()),
+                Some(kept) if kept.until.map_or(true, |until| until > now) => Some(kept.answer.clone()),
                 Some(_) => {
                     local.remove(&key);
                     None
@@ -313,20 +313,6 @@ impl Local {
     fn remove(&mut self, key: &[u8]) {
         if let Some(kept) = self.answers.remove(key) {
             self.bytes -= key.len() + kept.answer.len();
-        }
-    }
-}
-
-/// Whether a time limit (`None`: none) is still ahead of `now`.
-trait Ahead {
-    fn is_none_or_later(&self, now: Instant) -> bool;
-}
-
-impl Ahead for Option<Instant> {
-    fn is_none_or_later(&self, now: Instant) -> bool {
-        match self {
-            Some(until) => *until > now,
-            None => true,
         }
     }
 }

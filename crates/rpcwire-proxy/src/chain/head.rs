@@ -130,11 +130,12 @@ impl HeadTracker {
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 ticks.tick().await;
-                let polls = group
+                let polls: Vec<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + '_>>> = group
                     .upstreams()
                     .iter()
-                    .map(|upstream| self.poll(upstream, group.timeout()));
-                futures_join_all(polls).await;
+                    .map(|upstream| Box::pin(self.poll(upstream, group.timeout())) as _)
+                    .collect();
+                crate::sync::join_in_order(polls).await;
             }
         });
         Tracking { task }
@@ -175,20 +176,6 @@ impl HeadTracker {
         };
         upstream.head.set(latest, finalized);
     }
-}
-
-/// Waits for every future (a handful: one per upstream), polled together.
-async fn futures_join_all<F: std::future::Future<Output = ()>>(futures: impl Iterator<Item = F>) {
-    let mut set: Vec<std::pin::Pin<Box<F>>> = futures.map(Box::pin).collect();
-    std::future::poll_fn(move |cx| {
-        set.retain_mut(|future| future.as_mut().poll(cx).is_pending());
-        if set.is_empty() {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
 }
 
 /// The result an answer carries (none for an error).

@@ -34,7 +34,7 @@ impl Gateway {
                 continue;
             }
             let pool = self.pool(method);
-            if element.id.is_some() {
+            if element.id.is_some() && self.cache.is_some() {
                 if let Some(result) = self.cached(method, element.params.as_ref()).await {
                     answers[index] = Some(FallbackAnswer::Result(result));
                     continue;
