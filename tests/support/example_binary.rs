@@ -64,6 +64,7 @@ pub fn example_binary(name: &str) -> PathBuf {
             ("metrics", cfg!(feature = "metrics")),
             ("mcp", cfg!(feature = "mcp")),
             ("redis", cfg!(feature = "redis")),
+            ("auth", cfg!(feature = "auth")),
         ]
         .into_iter()
         .filter_map(|(name, on)| on.then_some(name))

@@ -39,6 +39,8 @@ pub struct McpClientBuilder {
     on_log: Option<Arc<dyn Fn(Value) + Send + Sync>>,
     #[cfg(feature = "http")]
     tls: Option<crate::transport::tls::ClientTls>,
+    #[cfg(feature = "auth")]
+    authorizer: Option<crate::auth::Authorizer>,
 }
 
 impl std::fmt::Debug for McpClientBuilder {
@@ -71,6 +73,8 @@ impl McpClient {
             on_log: None,
             #[cfg(feature = "http")]
             tls: None,
+            #[cfg(feature = "auth")]
+            authorizer: None,
         }
     }
 }
@@ -243,6 +247,21 @@ impl McpClientBuilder {
         self
     }
 
+    /// Authorizes through `authorizer` when a Streamable HTTP server asks for it (MCP's
+    /// OAuth 2.1: a `401`, or a `403` for a scope the token lacks).
+    ///
+    /// ```
+    /// let builder = rpcwire::mcp::McpClient::builder("host", "1")
+    ///     .with_authorizer(rpcwire::mcp::auth::Authorizer::new("host"));
+    /// # let _ = builder;
+    /// ```
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    pub fn with_authorizer(mut self, authorizer: crate::auth::Authorizer) -> McpClientBuilder {
+        self.authorizer = Some(authorizer);
+        self
+    }
+
     /// Connects to the Streamable HTTP endpoint at `url` (`http://…`, or `https://…` with
     /// the system's roots or [`with_tls`](McpClientBuilder::with_tls)'s configuration); an
     /// address it cannot serve is [`ConnectError::Address`], before anything is sent.
@@ -261,6 +280,10 @@ impl McpClientBuilder {
         let mut transport = super::http::StreamableHttpClient::new(url)?;
         if let Some(tls) = self.tls.clone() {
             transport = transport.with_tls(tls);
+        }
+        #[cfg(feature = "auth")]
+        if let Some(authorizer) = self.authorizer.clone() {
+            transport = transport.with_authorizer(authorizer)?;
         }
         let headers = transport.clone();
         self.connect_with(transport, move |version| headers.set_protocol_version(version))

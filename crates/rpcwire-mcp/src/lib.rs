@@ -31,6 +31,9 @@ mod transport {
     pub(crate) use rpcwire_http::{http, tls};
 }
 
+#[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+pub mod auth;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod gateway;

@@ -17,6 +17,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
+use super::credentials::{Credentials, MAX_REFUSALS};
 use super::events::EventReader;
 use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use crate::message::{Message, Params};
@@ -69,6 +70,8 @@ struct Shared {
     headers: HeaderMap,
     /// One recovery at a time.
     recovering: tokio::sync::Mutex<()>,
+    /// The authorizer's credentials on every request (`auth` feature).
+    credentials: Credentials,
 }
 
 impl StreamableHttpClient {
@@ -96,6 +99,7 @@ impl StreamableHttpClient {
                 handshake: Mutex::new((None, None)),
                 headers: HeaderMap::new(),
                 recovering: tokio::sync::Mutex::new(()),
+                credentials: Credentials::default(),
             }),
         })
     }
@@ -147,6 +151,28 @@ impl StreamableHttpClient {
         self
     }
 
+    /// Authorizes through `authorizer` (MCP's OAuth 2.1): a request the server refuses
+    /// (`401`, or `403` for a scope it lacks) is sent again once the authorizer has got
+    /// credentials, and every request carries them.
+    ///
+    /// ```
+    /// let transport = rpcwire::mcp::http::StreamableHttpClient::new("http://127.0.0.1:8000/mcp".parse().unwrap())
+    ///     .unwrap()
+    ///     .with_authorizer(rpcwire::mcp::auth::Authorizer::new("host"))
+    ///     .unwrap();
+    /// # let _ = transport;
+    /// ```
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    pub fn with_authorizer(
+        mut self,
+        authorizer: crate::auth::Authorizer,
+    ) -> Result<StreamableHttpClient, AddressError> {
+        let credentials = Credentials::new(authorizer, &self.shared.url)?;
+        self.settings().credentials = credentials;
+        Ok(self)
+    }
+
     /// The settings, to change: this client's own, or (when it was cloned) a copy of them
     /// with no session yet.
     fn settings(&mut self) -> &mut Shared {
@@ -168,6 +194,7 @@ impl StreamableHttpClient {
                 handshake: Mutex::new((None, None)),
                 headers: old.headers.clone(),
                 recovering: tokio::sync::Mutex::new(()),
+                credentials: old.credentials.clone(),
             });
         }
         Arc::get_mut(&mut self.shared).expect("just made its own")
@@ -291,6 +318,7 @@ impl FrameSender for ClientSender {
             *request.method_mut() = Method::DELETE;
             *request.headers_mut() = self.shared.headers.clone();
             request.headers_mut().insert(SESSION_HEADER, session);
+            let _ = self.shared.credentials.add(&mut request).await;
             let ended =
                 tokio::time::timeout(Duration::from_secs(5), self.shared.connections.send(request)).await;
             if let Ok(Ok((response, lease))) = ended {
@@ -468,14 +496,41 @@ impl Shared {
             headers.insert("mcp-name", name);
         }
         let failed = ExchangeFailure::new;
-        let (response, lease) = match self.connections.send(request).await {
-            Ok(sent) => sent,
-            Err(failure) => {
-                if let Some(answer) = failure_answer(&frame, &failed(failure.reason, failure.reached, None)) {
-                    let _ = frames.send(answer);
-                }
-                return;
+        let fail = |reason: String, reached: bool| {
+            if let Some(answer) = failure_answer(&frame, &failed(reason, reached, None)) {
+                let _ = frames.send(answer);
             }
+        };
+        let mut refusals = 0;
+        let (response, lease) = loop {
+            // The request is kept to be sent again after an authorization.
+            let mut again = Request::new(Full::new(frame.clone()));
+            *again.method_mut() = request.method().clone();
+            again.headers_mut().clone_from(request.headers());
+            let sent = match self.credentials.add(&mut again).await {
+                Ok(sent) => sent,
+                Err(reason) => return fail(reason, false),
+            };
+            let (response, lease) = match self.connections.send(again).await {
+                Ok(answered) => answered,
+                Err(failure) => return fail(failure.reason, failure.reached),
+            };
+            let status = response.status();
+            if refusals < MAX_REFUSALS {
+                let headers = response.headers().clone();
+                if let Some(authorized) = self.credentials.refused(status, &headers, sent.as_ref()).await {
+                    let _ = response.into_body().collect().await;
+                    refusals += 1;
+                    match authorized {
+                        Ok(()) => continue,
+                        Err(reason) => return fail(reason, true),
+                    }
+                }
+            }
+            if status.is_success() {
+                self.credentials.accepted(response.headers());
+            }
+            break (response, lease);
         };
         let status = response.status();
         if initialize && status == StatusCode::OK {
@@ -577,7 +632,11 @@ impl Shared {
             headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             request
         };
-        let Ok((response, _lease)) = self.connections.send(post(initialize)).await else {
+        let mut initialize = post(initialize);
+        if self.credentials.add(&mut initialize).await.is_err() {
+            return false;
+        }
+        let Ok((response, _lease)) = self.connections.send(initialize).await else {
             return false;
         };
         let session = response.headers().get(SESSION_HEADER).cloned();
@@ -589,7 +648,9 @@ impl Shared {
         *lock_unpoisoned(&self.session) = Some(session);
         self.listening.store(false, Ordering::Release);
         if let Some(initialized) = initialized {
-            if let Ok((response, _lease)) = self.connections.send(post(initialized)).await {
+            let mut initialized = post(initialized);
+            let _ = self.credentials.add(&mut initialized).await;
+            if let Ok((response, _lease)) = self.connections.send(initialized).await {
                 let _ = response.into_body().collect().await;
             }
         }
@@ -672,6 +733,9 @@ impl Shared {
                 return;
             };
             request.headers_mut().insert(LAST_EVENT_ID, last);
+            if self.credentials.add(&mut request).await.is_err() {
+                return;
+            }
             let Ok((response, _lease)) = self.connections.send(request).await else {
                 continue;
             };
@@ -710,6 +774,9 @@ impl Shared {
                 .and_then(|id| HeaderValue::from_str(id).ok())
             {
                 request.headers_mut().insert(LAST_EVENT_ID, last);
+            }
+            if self.credentials.add(&mut request).await.is_err() {
+                return;
             }
             let Ok((response, _lease)) = self.connections.send(request).await else {
                 return;

@@ -13,6 +13,7 @@
 pub(crate) mod answer;
 mod body;
 mod client;
+mod credentials;
 mod events;
 pub(crate) mod front;
 pub(crate) mod headers;

@@ -1,0 +1,164 @@
+//! `Fetcher`: the few HTTP exchanges of authorization — metadata documents read with GET,
+//! forms and JSON posted to an authorization server's endpoints — each on a connection of
+//! its own (there are a handful per authorization), bounded in time and in body size, with
+//! redirects not followed (the caller decides what a `Location` means).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderMap, HeaderName, HeaderValue, ACCEPT, CONTENT_TYPE};
+use http::{Method, Request, StatusCode};
+use http_body_util::Full;
+use url::Url;
+
+use super::error::AuthError;
+use crate::transport::http::body::ReadError;
+use crate::transport::http::connections::Connections;
+use crate::transport::tls::ClientTls;
+use rpcwire_http::endpoint::Endpoint;
+
+/// The largest body read from an authorization server or a metadata document.
+pub(crate) const MAX_BODY: usize = 1 << 20;
+
+/// How long one exchange may take, connecting included.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// What came back.
+#[derive(Debug)]
+pub(crate) struct Fetched {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Fetched {
+    /// The body as JSON of type `T` when the status is a success.
+    pub fn json<T: serde::de::DeserializeOwned>(&self, url: &Url) -> Result<T, AuthError> {
+        if !self.status.is_success() {
+            return Err(AuthError::fetch(url, format_args!("HTTP status {}", self.status)));
+        }
+        serde_json::from_slice(&self.body)
+            .map_err(|e| AuthError::fetch(url, format_args!("not the JSON expected: {e}")))
+    }
+
+    /// The `error` (and `error_description`) of an OAuth error body, for error texts.
+    pub fn oauth_error(&self) -> String {
+        let body: serde_json::Value = serde_json::from_slice(&self.body).unwrap_or_default();
+        let code = body
+            .get("error")
+            .and_then(|v| v.as_str())
+            .unwrap_or("no error code");
+        match body.get("error_description").and_then(|v| v.as_str()) {
+            Some(description) => format!("HTTP status {} {code}: {description}", self.status),
+            None => format!("HTTP status {} {code}", self.status),
+        }
+    }
+
+    /// The `Location` header, resolved against `base`.
+    pub fn location(&self, base: &Url) -> Option<Url> {
+        let location = self.headers.get(http::header::LOCATION)?.to_str().ok()?;
+        base.join(location).ok()
+    }
+}
+
+/// The HTTP client of authorization.
+#[derive(Clone, Debug)]
+pub(crate) struct Fetcher {
+    tls: Option<ClientTls>,
+    timeout: Duration,
+}
+
+impl Default for Fetcher {
+    fn default() -> Self {
+        Fetcher {
+            tls: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+}
+
+impl Fetcher {
+    pub fn with_tls(mut self, tls: Option<ClientTls>) -> Fetcher {
+        self.tls = tls;
+        self
+    }
+
+    /// GET `url`, asking for JSON.
+    pub async fn get(&self, url: &Url, headers: &[(HeaderName, HeaderValue)]) -> Result<Fetched, AuthError> {
+        let mut all = vec![(ACCEPT, HeaderValue::from_static("application/json"))];
+        all.extend_from_slice(headers);
+        self.send(Method::GET, url, &all, Bytes::new()).await
+    }
+
+    /// POST `pairs` to `url` as `application/x-www-form-urlencoded`.
+    pub async fn post_form(
+        &self,
+        url: &Url,
+        headers: &[(HeaderName, HeaderValue)],
+        pairs: &[(&str, &str)],
+    ) -> Result<Fetched, AuthError> {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish();
+        let mut all = vec![
+            (ACCEPT, HeaderValue::from_static("application/json")),
+            (
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/x-www-form-urlencoded"),
+            ),
+        ];
+        all.extend_from_slice(headers);
+        self.send(Method::POST, url, &all, Bytes::from(body)).await
+    }
+
+    /// POST `body` to `url` as JSON.
+    pub async fn post_json(&self, url: &Url, body: &serde_json::Value) -> Result<Fetched, AuthError> {
+        let all = [
+            (ACCEPT, HeaderValue::from_static("application/json")),
+            (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+        ];
+        let body = serde_json::to_vec(body).map_err(|e| AuthError::fetch(url, e))?;
+        self.send(Method::POST, url, &all, Bytes::from(body)).await
+    }
+
+    /// One exchange: `method` to `url` with `headers` and `body`, the answer read whole.
+    pub async fn send(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: &[(HeaderName, HeaderValue)],
+        body: Bytes,
+    ) -> Result<Fetched, AuthError> {
+        let uri: http::Uri = url.as_str().parse().map_err(|e| AuthError::fetch(url, e))?;
+        let endpoint = Endpoint::http(&uri).map_err(|e| AuthError::fetch(url, e))?;
+        let connections = Connections::new(endpoint).with_tls(self.tls.clone());
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        for (name, value) in headers {
+            request.headers_mut().append(name.clone(), value.clone());
+        }
+        let exchange = async {
+            let (response, _lease) = connections
+                .send(request)
+                .await
+                .map_err(|failure| AuthError::fetch(url, failure.reason))?;
+            let (parts, mut body) = response.into_parts();
+            let body = crate::transport::http::body::read_limited(std::pin::Pin::new(&mut body), MAX_BODY)
+                .await
+                .map_err(|e| match e {
+                    ReadError::TooLarge => {
+                        AuthError::fetch(url, format_args!("a body over {MAX_BODY} bytes"))
+                    }
+                    ReadError::Broken(why) => AuthError::fetch(url, why),
+                })?;
+            Ok(Fetched {
+                status: parts.status,
+                headers: parts.headers,
+                body,
+            })
+        };
+        tokio::time::timeout(self.timeout, exchange)
+            .await
+            .map_err(|_| AuthError::fetch(url, format_args!("no answer in {:?}", self.timeout)))?
+    }
+}
