@@ -21,6 +21,8 @@
 //! `--exercise` lists every tool, resource and prompt and uses each: tools called with
 //! arguments made from their schemas, elicitations accepted with their defaults; a call the
 //! server refuses is printed, a connection or authorization that fails ends it with an error.
+//! Skills are listed; with `--load-skills` each is loaded and its files read, verified
+//! against the listing (a file that fails ends it with an error).
 //!
 //! With `MCP_CONFORMANCE_SCENARIO` set (the official conformance suite starts it that way,
 //! the server URL as its last argument) it plays that client scenario: `--exercise` at the
@@ -60,6 +62,8 @@ struct Plan {
     calls: Vec<(String, Value)>,
     /// Call `to` with its arguments `{"schema": …}` the input schema of tool `of`, as listed.
     echo_schema: Option<(String, String)>,
+    /// Load each skill the server lists, and read its files (verified), in `--exercise`.
+    load_skills: bool,
     /// Speak this revision.
     version: Option<ProtocolVersion>,
     auth: AuthOptions,
@@ -207,6 +211,28 @@ async fn exercise(client: &McpClient, plan: &Plan) -> Result<(), String> {
     if plan.echo_schema.is_some() || !plan.calls.is_empty() {
         return Ok(());
     }
+    if client.offers_skills() {
+        // Listed only; loaded (and verified) when asked for.
+        for skill in client
+            .list_skills()
+            .await
+            .map_err(|e| format!("skills/list: {e}"))?
+        {
+            println!("skill {}: {}", skill.uri, skill.name().unwrap_or_default());
+            if plan.load_skills {
+                client
+                    .load_skill(&skill)
+                    .await
+                    .map_err(|e| format!("skill refused: {e}"))?;
+                for file in skill.supporting_files() {
+                    client
+                        .read_skill_file(&skill, &file.uri)
+                        .await
+                        .map_err(|e| format!("skill file refused: {e}"))?;
+                }
+            }
+        }
+    }
     let capabilities = &client.initialize_result()["capabilities"];
     if capabilities.get("resources").is_some() {
         for resource in client
@@ -263,6 +289,8 @@ fn conformance_plan(scenario: &str, mut plan: Plan) -> Plan {
             plan.calls.push((name.to_owned(), call["arguments"].clone()));
         }
     }
+    // The verification scenarios load the listed skill; the others only list.
+    plan.load_skills = scenario.starts_with("sep-2640-client-verify");
     if scenario == "json-schema-2020-12-preservation" {
         plan.echo_schema = Some((
             "json_schema_2020_12_tool".to_owned(),
@@ -329,6 +357,7 @@ fn main() -> ExitCode {
                 }
             }
             "--exercise" => plan.exercise = true,
+            "--load-skills" => plan.load_skills = true,
             "--ca" => {
                 let Some(path) = args.next() else {
                     eprintln!("--ca needs a PEM file\n{USAGE}");

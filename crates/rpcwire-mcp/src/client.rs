@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::child::ChildProcess;
 use super::logging::LogLevel;
+use super::param_headers::ParamHeaders;
 use super::prompt::{GetPromptResult, Prompt};
 use super::resource::{ReadResourceResult, Resource};
 use super::tool::{CallToolResult, Tool};
@@ -75,6 +76,8 @@ pub struct McpClient {
     /// In the stateless revision: what each request carries, and who answers the server's
     /// input requests.
     pub(crate) stateless: Option<Arc<StatelessClient>>,
+    /// The `x-mcp-header` marks of the tools listed, shared with an HTTP transport.
+    pub(crate) param_headers: Arc<ParamHeaders>,
 }
 
 /// Rounds of input-required results a stateless call goes through at most.
@@ -204,11 +207,16 @@ impl McpClient {
         self.version
     }
 
-    /// Every tool the server offers (all pages).
+    /// Every tool the server offers (all pages), but those whose `x-mcp-header` marks break
+    /// SEP-2243's rules (left out, as the specification asks); the marks of the others are
+    /// learnt, and a Streamable HTTP call of one carries its marked arguments as
+    /// `Mcp-Param-*` headers.
     ///
     /// (See [`McpClient`] for an example.)
     pub async fn list_tools(&self) -> Result<Vec<Tool>, PeerError> {
-        self.list("tools/list", "tools").await
+        let mut tools = self.list("tools/list", "tools").await?;
+        self.param_headers.keep_valid(&mut tools);
+        Ok(tools)
     }
 
     /// Every resource the server lists (all pages).
@@ -413,7 +421,11 @@ impl McpClient {
         }
     }
 
-    async fn list<T: DeserializeOwned>(&self, method: &str, member: &str) -> Result<Vec<T>, PeerError> {
+    pub(crate) async fn list<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        member: &str,
+    ) -> Result<Vec<T>, PeerError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {

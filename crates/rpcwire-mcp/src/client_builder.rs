@@ -12,6 +12,7 @@ use super::child::ChildProcess;
 use super::client::{
     failed, refused_version, ConnectError, McpClient, Progress, ProgressHandlers, RequestFn, StatelessClient,
 };
+use super::param_headers::ParamHeaders;
 use super::version::ProtocolVersion;
 use crate::dispatch::{RawCall, Router};
 use crate::frame::Framing;
@@ -41,6 +42,8 @@ pub struct McpClientBuilder {
     tls: Option<crate::transport::tls::ClientTls>,
     #[cfg(feature = "auth")]
     authorizer: Option<crate::auth::Authorizer>,
+    /// The tools' `x-mcp-header` marks, shared by the client and its HTTP transport.
+    param_headers: Arc<ParamHeaders>,
 }
 
 impl std::fmt::Debug for McpClientBuilder {
@@ -75,6 +78,7 @@ impl McpClient {
             tls: None,
             #[cfg(feature = "auth")]
             authorizer: None,
+            param_headers: Arc::default(),
         }
     }
 }
@@ -285,6 +289,7 @@ impl McpClientBuilder {
         if let Some(authorizer) = self.authorizer.clone() {
             transport = transport.with_authorizer(authorizer)?;
         }
+        transport = transport.with_param_headers(self.param_headers.clone());
         let headers = transport.clone();
         self.connect_with(transport, move |version| headers.set_protocol_version(version))
             .await
@@ -347,6 +352,7 @@ impl McpClientBuilder {
             progress,
             child: None,
             stateless: None,
+            param_headers: self.param_headers,
         })
     }
 
@@ -416,6 +422,7 @@ impl McpClientBuilder {
             progress,
             child: None,
             stateless: Some(stateless),
+            param_headers: self.param_headers,
         })
     }
 

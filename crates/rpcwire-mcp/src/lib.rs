@@ -52,11 +52,13 @@ mod context;
 mod input;
 mod logging;
 mod methods;
+mod param_headers;
 mod prompt;
 mod registry;
 mod resource;
 mod server;
 mod session;
+mod skills;
 mod state;
 mod stateless;
 mod tool;
@@ -78,6 +80,9 @@ pub use prompt::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
 pub use registry::{CacheScope, RESOURCE_NOT_FOUND};
 pub use resource::{ReadResourceResult, Resource, ResourceTemplate};
 pub use server::McpServer;
+pub use skills::{
+    Skill, SkillError, SkillFile, SkillFiles, MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS_EXTENSION,
+};
 pub use stateless::{HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION};
 pub use tool::{CallToolResult, Tool};
 pub use version::{ProtocolVersion, UnknownVersion};

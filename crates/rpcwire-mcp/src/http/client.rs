@@ -21,6 +21,7 @@ use super::credentials::{Credentials, MAX_REFUSALS};
 use super::events::EventReader;
 use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use crate::message::{Message, Params};
+use crate::param_headers::{header_text, ParamHeaders};
 use crate::parse::Parsed;
 use crate::sync::lock_unpoisoned;
 use crate::transport::http::client::{failure_answer, ExchangeFailure};
@@ -72,6 +73,8 @@ struct Shared {
     recovering: tokio::sync::Mutex<()>,
     /// The authorizer's credentials on every request (`auth` feature).
     credentials: Credentials,
+    /// The tools' `x-mcp-header` marks (learnt by the client from `tools/list`).
+    param_headers: Option<Arc<ParamHeaders>>,
 }
 
 impl StreamableHttpClient {
@@ -100,6 +103,7 @@ impl StreamableHttpClient {
                 headers: HeaderMap::new(),
                 recovering: tokio::sync::Mutex::new(()),
                 credentials: Credentials::default(),
+                param_headers: None,
             }),
         })
     }
@@ -173,6 +177,13 @@ impl StreamableHttpClient {
         Ok(self)
     }
 
+    /// Sends each call's arguments marked `x-mcp-header` as `Mcp-Param-*` headers, from the
+    /// marks `headers` learnt.
+    pub(crate) fn with_param_headers(mut self, headers: Arc<ParamHeaders>) -> StreamableHttpClient {
+        self.settings().param_headers = Some(headers);
+        self
+    }
+
     /// The settings, to change: this client's own, or (when it was cloned) a copy of them
     /// with no session yet.
     fn settings(&mut self) -> &mut Shared {
@@ -195,6 +206,7 @@ impl StreamableHttpClient {
                 headers: old.headers.clone(),
                 recovering: tokio::sync::Mutex::new(()),
                 credentials: old.credentials.clone(),
+                param_headers: old.param_headers.clone(),
             });
         }
         Arc::get_mut(&mut self.shared).expect("just made its own")
@@ -265,7 +277,7 @@ impl FrameSender for ClientSender {
         let Some(frames) = self.frames.clone() else {
             return Err(TransportError::Closed);
         };
-        let posted = requests_in(&body);
+        let posted = requests_in(&body, self.shared.param_headers.as_deref());
         if self.shared.recover {
             let mut handshake = lock_unpoisoned(&self.shared.handshake);
             if posted.initialize {
@@ -341,6 +353,8 @@ struct Posted {
     method: Option<String>,
     /// A single request's tool or prompt name, or resource URI (`Mcp-Name`).
     name: Option<String>,
+    /// A tool call's marked arguments (`Mcp-Param-*`): header names and values.
+    params: Vec<(String, String)>,
     /// The id (JSON text) a `notifications/cancelled` cancels.
     cancelled: Option<String>,
     /// A single request's revision in its `_meta` (the stateless revision's requests say
@@ -348,8 +362,9 @@ struct Posted {
     stateless: Option<String>,
 }
 
-/// What `frame` holds, as far as the POST carrying it needs to know.
-fn requests_in(frame: &[u8]) -> Posted {
+/// What `frame` holds, as far as the POST carrying it needs to know; a tool call's marked
+/// arguments from `marks`.
+fn requests_in(frame: &[u8], marks: Option<&ParamHeaders>) -> Posted {
     let mut posted = Posted::default();
     let mut one = |message: &Message<'_>| {
         if let Message::Request(request) = message {
@@ -385,6 +400,13 @@ fn requests_in(frame: &[u8]) -> Posted {
                 .filter(|_| !target.is_empty())
                 .and_then(|params| params.get(target))
                 .and_then(|value| value.decode::<String>().ok());
+            if let (Some(marks), Some("tools/call"), Some(tool)) = (marks, method, &posted.name) {
+                let arguments = params
+                    .and_then(|params| params.get("arguments"))
+                    .and_then(|arguments| arguments.decode::<serde_json::Value>().ok())
+                    .unwrap_or_default();
+                posted.params = marks.headers(tool, &arguments);
+            }
         }
         Ok(Parsed::Batch(batch)) => batch.iter().flatten().for_each(|message| one(&message)),
         Err(_) => {}
@@ -401,23 +423,9 @@ fn has_content_type<B>(response: &http::Response<B>, media: &str) -> bool {
         .is_some_and(|value| value.starts_with(media))
 }
 
-/// A header value for `text`: as it is when it is visible ASCII without spaces at its ends,
-/// else `=?base64?…?=`.
+/// A header value for `text` ([`header_text`]: plain, or base64 when it must be).
 fn header_value(text: &str) -> Option<HeaderValue> {
-    let plain = !text.is_empty()
-        && text.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && !text.starts_with(' ')
-        && !text.ends_with(' ')
-        && !text.starts_with("=?base64?");
-    if plain {
-        return HeaderValue::from_str(text).ok();
-    }
-    use base64::Engine;
-    HeaderValue::from_str(&format!(
-        "=?base64?{}?=",
-        base64::engine::general_purpose::STANDARD.encode(text)
-    ))
-    .ok()
+    HeaderValue::from_str(&header_text(text)).ok()
 }
 
 /// The id (as JSON text) of the response `message` is, if it is one.
@@ -494,6 +502,14 @@ impl Shared {
         }
         if let Some(name) = posted.name.as_deref().and_then(header_value) {
             headers.insert("mcp-name", name);
+        }
+        for (name, value) in &posted.params {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::from_bytes(name.as_bytes()),
+                HeaderValue::from_str(value),
+            ) {
+                headers.insert(name, value);
+            }
         }
         let failed = ExchangeFailure::new;
         let fail = |reason: String, reached: bool| {
