@@ -8,13 +8,13 @@
 //! cargo run --release --features mcp,http --example mcp_client -- --call add '{"a":5,"b":3}' \
 //!     -- target/release/examples/mcp_server
 //! # A server that asks for OAuth: the URL to open is printed, the tokens kept in a file.
-//! cargo run --release --features auth --example mcp_client -- --token-file ~/.mcp-tokens.json https://mcp.example/mcp
+//! cargo run --release --features auth --example mcp_client -- --oauth-tokens ~/.mcp-tokens.json https://mcp.example/mcp
 //! ```
 //!
 //! An `https://` server is trusted through the system's roots, and through each `--ca` PEM
 //! file given. With the `auth` feature, a server that answers `401` is authorized by itself
 //! (MCP's OAuth 2.1): a client id given with `--client-id` / `--client-secret` (or
-//! `--client-key` for `private_key_jwt`, `--client-credentials` for a machine), else a client
+//! `--assertion-key` for `private_key_jwt`, `--client-credentials` for a machine), else a client
 //! metadata document (`--client-metadata-url`) or dynamic registration; a person opens the
 //! printed URL, or `--oauth-headless` follows the redirects itself.
 //!
@@ -334,7 +334,8 @@ fn main() -> ExitCode {
     let mut target = None;
     let mut authorities = Vec::new();
     while let Some(arg) = args.next() {
-        match plan.auth.take(&arg, &mut args) {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match plan.auth.take(&arg, &mut value) {
             Ok(true) => continue,
             Ok(false) => {}
             Err(error) => {

@@ -44,9 +44,13 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+#[path = "common/authorize.rs"]
+mod authorize;
 #[cfg(feature = "metrics")]
 #[path = "common/prometheus.rs"]
 mod prometheus;
+#[path = "common/protect.rs"]
+mod protect;
 #[path = "common/tls.rs"]
 mod tls;
 
@@ -57,8 +61,10 @@ const USAGE: &str =
                    [--allow-host HOST …] [--no-host-check] [--max-sessions N] [--idle-timeout SECS]
                    [--session-in-flight N] [--in-flight N] [--call-timeout SECS] [--max-message BYTES]
                    [--shutdown-deadline SECS] [--metrics ADDRESS] [--tls-cert PEM --tls-key PEM]
+                   [AUTH]
        mcp_gateway --connect URL [--header \"NAME: VALUE\" …] [--header-file FILE]
-                   [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]";
+                   [--ca PEM …] [--webpki-roots] [--client-cert PEM --client-key PEM]
+                   [OAUTH]";
 
 struct Arguments {
     stdio: Vec<String>,
@@ -78,6 +84,10 @@ struct Arguments {
     shutdown_deadline: u64,
     metrics: Option<String>,
     tls: tls::TlsOptions,
+    /// How `--connect` authorizes (OAuth).
+    auth: authorize::AuthOptions,
+    /// The front as a protected resource.
+    protect: protect::ProtectOptions,
 }
 
 fn parse_arguments() -> Result<Arguments, String> {
@@ -99,11 +109,16 @@ fn parse_arguments() -> Result<Arguments, String> {
         shutdown_deadline: 10,
         metrics: None,
         tls: tls::TlsOptions::default(),
+        auth: authorize::AuthOptions::default(),
+        protect: protect::ProtectOptions::default(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
-        if parsed.tls.take(&arg, &mut value)? {
+        if parsed.tls.take(&arg, &mut value)?
+            || parsed.auth.take(&arg, &mut value)?
+            || parsed.protect.take(&arg, &mut value)?
+        {
             continue;
         }
         let number = |name: &str, text: String| {
@@ -197,7 +212,11 @@ async fn main() -> ExitCode {
             if !error.is_empty() {
                 eprintln!("mcp_gateway: {error}");
             }
-            eprintln!("{USAGE}");
+            eprintln!(
+                "{USAGE}\n  AUTH: {}\n  OAUTH: {}",
+                protect::PROTECT_USAGE,
+                authorize::AUTH_USAGE
+            );
             return ExitCode::from(2);
         }
     };
@@ -216,14 +235,39 @@ async fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        match arguments.tls.client() {
-            Ok(Some(tls)) => remote = remote.with_tls(tls),
-            Ok(None) => {}
+        let client_tls = match arguments.tls.client() {
+            Ok(tls) => tls,
             Err(problem) => {
                 eprintln!("mcp_gateway: {problem}");
                 return ExitCode::from(2);
             }
+        };
+        if let Some(tls) = client_tls.clone() {
+            remote = remote.with_tls(tls);
         }
+        #[cfg(feature = "auth")]
+        {
+            // A remote server that answers 401 is authorized (OAuth), as mcp_client does.
+            let mut authorizer = match arguments.auth.authorizer("rpcwire-mcp-gateway") {
+                Ok(authorizer) => authorizer,
+                Err(problem) => {
+                    eprintln!("mcp_gateway: {problem}");
+                    return ExitCode::from(2);
+                }
+            };
+            if let Some(tls) = client_tls {
+                authorizer = authorizer.with_tls(tls);
+            }
+            remote = match remote.with_authorizer(authorizer) {
+                Ok(remote) => remote,
+                Err(error) => {
+                    eprintln!("mcp_gateway: --connect: {error}");
+                    return ExitCode::from(2);
+                }
+            };
+        }
+        #[cfg(not(feature = "auth"))]
+        let _ = client_tls;
         for line in &arguments.headers {
             match header(line) {
                 Ok((name, value)) => remote = remote.with_header(name, value),
@@ -317,13 +361,28 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match listener.local_addr() {
-        Ok(address) => println!("listening on {scheme}://{address}/mcp"),
+    let endpoint = match listener.local_addr() {
+        Ok(address) => format!("{scheme}://{address}/mcp"),
         Err(error) => {
             eprintln!("mcp_gateway: {error}");
             return ExitCode::FAILURE;
         }
+    };
+    #[cfg(feature = "auth")]
+    match arguments.protect.protection(&endpoint).await {
+        Ok(Some(protected)) => gateway = gateway.with_protection(protected),
+        Ok(None) => {}
+        Err(problem) => {
+            eprintln!("mcp_gateway: {problem}");
+            return ExitCode::from(2);
+        }
     }
+    #[cfg(not(feature = "auth"))]
+    if arguments.protect.issuer.is_some() || arguments.auth.client_id.is_some() {
+        eprintln!("mcp_gateway: OAuth (--auth-issuer, --client-id) needs the auth feature");
+        return ExitCode::from(2);
+    }
+    println!("listening on {endpoint}");
     let deadline = Duration::from_secs(arguments.shutdown_deadline);
     match gateway.serve_until(listener, stop_signal(), deadline).await {
         Ok(()) => ExitCode::SUCCESS,

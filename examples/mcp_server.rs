@@ -18,6 +18,11 @@
 //! (with port 0 the one the system chose; `https://` with `--tls-cert` and `--tls-key`, whose
 //! files are read again when they change). Over stdio nothing but JSON-RPC is written to
 //! stdout, and it exits when stdin closes.
+//!
+//! With `--auth-issuer URL` (`auth` feature) it serves as an OAuth protected resource: the
+//! issuer's JWKS found through its metadata, tokens for `--auth-audience` (default its own
+//! `/mcp` URL), `--auth-scope TOOL=SCOPE` the scope a tool needs (`*=SCOPE`: every request).
+//! The demo tool `whoami` answers with the token's subject and scopes.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,7 +41,12 @@ use serde_json::{json, Value};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: mcp_server [--http ADDRESS [--tls-cert PEM --tls-key PEM]]";
+#[path = "common/protect.rs"]
+mod protect;
+
+use protect::{ProtectOptions, PROTECT_USAGE};
+
+const USAGE: &str = "usage: mcp_server [--http ADDRESS [--tls-cert PEM --tls-key PEM] [AUTH…]]";
 
 /// A 1×1 PNG and a tiny WAV (the conformance suite's test media).
 const PNG: &str =
@@ -618,6 +628,11 @@ fn demo(server: McpServer) -> McpServer {
                 ))
             },
         )
+        .tool(
+            "whoami",
+            "Who the request's token is for, its scopes, and the client's User-Agent",
+            |_: Nothing, cx: McpContext| async move { Ok(CallToolResult::text(whoami(&cx).to_string())) },
+        )
         .tool("stats", "What the sleep tool has done", move |_: Nothing, _| {
             let stats = stats.clone();
             async move {
@@ -659,11 +674,38 @@ fn server() -> McpServer {
     )))
 }
 
+/// What `whoami` answers: the verified token's subject and scopes (`auth`), and the HTTP
+/// request's `User-Agent` (`http`).
+fn whoami(cx: &McpContext) -> Value {
+    let mut answer = json!({"subject": null, "scopes": [], "user_agent": null});
+    #[cfg(feature = "auth")]
+    if let Some(claims) = cx.claims() {
+        answer["subject"] = json!(claims.subject);
+        answer["scopes"] = json!(claims.scopes);
+    }
+    #[cfg(feature = "http")]
+    if let Some(agent) = cx.http_headers().and_then(|h| h.get(http::header::USER_AGENT)) {
+        answer["user_agent"] = json!(agent.to_str().unwrap_or_default());
+    }
+    let _ = cx;
+    answer
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
     let mut http = None;
     let mut tls = (None, None);
+    let mut protect = ProtectOptions::default();
     while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match protect.take(&arg, &mut value) {
+            Ok(true) => continue,
+            Ok(false) => {}
+            Err(error) => {
+                eprintln!("{error}\n{USAGE}\n  AUTH: {PROTECT_USAGE}");
+                return ExitCode::from(2);
+            }
+        }
         match arg.as_str() {
             flag @ ("--tls-cert" | "--tls-key") => match args.next() {
                 Some(path) if flag == "--tls-cert" => tls.0 = Some(path),
@@ -681,7 +723,7 @@ fn main() -> ExitCode {
                 }
             },
             "-h" | "--help" => {
-                println!("{USAGE}");
+                println!("{USAGE}\n  AUTH: {PROTECT_USAGE}");
                 return ExitCode::SUCCESS;
             }
             other => {
@@ -703,14 +745,18 @@ fn main() -> ExitCode {
                 server().serve_stdio().await;
                 ExitCode::SUCCESS
             }
-            Some(address) => serve_http(&address, tls).await,
+            Some(address) => serve_http(&address, tls, &protect).await,
         }
     })
 }
 
 /// Serves Streamable HTTP on `address`, HTTPS with `(cert, key)` PEM files.
 #[cfg(feature = "http")]
-async fn serve_http(address: &str, tls: (Option<String>, Option<String>)) -> ExitCode {
+async fn serve_http(
+    address: &str,
+    tls: (Option<String>, Option<String>),
+    protect: &ProtectOptions,
+) -> ExitCode {
     let tls = match tls {
         (Some(cert), Some(key)) => match rpcwire::transport::tls::ServerTls::from_pem_files(&cert, &key) {
             Ok(tls) => Some(tls),
@@ -736,9 +782,23 @@ async fn serve_http(address: &str, tls: (Option<String>, Option<String>)) -> Exi
         .local_addr()
         .map_or_else(|_| address.to_owned(), |a| a.to_string());
     let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut service = rpcwire::mcp::http::StreamableHttpService::new(server());
+    #[cfg(feature = "auth")]
+    match protect.protection(&format!("{scheme}://{bound}/mcp")).await {
+        Ok(Some(protected)) => service = service.with_protection(protected),
+        Ok(None) => {}
+        Err(error) => {
+            eprintln!("mcp_server: {error}");
+            return ExitCode::from(2);
+        }
+    }
+    #[cfg(not(feature = "auth"))]
+    if protect.issuer.is_some() {
+        eprintln!("mcp_server: --auth-issuer needs the auth feature");
+        return ExitCode::from(2);
+    }
     println!("listening on {scheme}://{bound}/mcp");
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    let mut service = rpcwire::mcp::http::StreamableHttpService::new(server());
     if let Some(tls) = tls {
         service = service.with_tls(tls);
     }
@@ -752,7 +812,7 @@ async fn serve_http(address: &str, tls: (Option<String>, Option<String>)) -> Exi
 }
 
 #[cfg(not(feature = "http"))]
-async fn serve_http(_: &str, _: (Option<String>, Option<String>)) -> ExitCode {
+async fn serve_http(_: &str, _: (Option<String>, Option<String>), _: &ProtectOptions) -> ExitCode {
     eprintln!("mcp_server: --http needs the http feature");
     ExitCode::from(2)
 }

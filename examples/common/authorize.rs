@@ -1,6 +1,8 @@
 //! The authorization options of the MCP examples that connect to servers (`mcp_client`,
 //! `mcp_gateway --connect`), and the `Authorizer` they make (`auth` feature).
 
+#![allow(dead_code)] // each example uses its part
+
 /// What the command line said of authorization.
 #[derive(Clone, Debug, Default)]
 pub struct AuthOptions {
@@ -25,33 +27,37 @@ pub struct AuthOptions {
     pub headless: bool,
     pub redirect_uri: Option<String>,
     pub scope: Option<String>,
-    /// Keep tokens in this file (0600).
+    /// Keep tokens in this file (0600), `--oauth-tokens`.
     pub token_file: Option<String>,
 }
 
 /// The flags, for a usage line.
 pub const AUTH_USAGE: &str = "[--client-id ID] [--client-secret SECRET] [--client-metadata-url URL] \
-[--client-key PEM-FILE] [--client-credentials] [--oauth-headless] [--redirect-uri URL] [--scope S] [--token-file PATH]";
+[--assertion-key PEM] [--client-credentials] [--oauth-headless] [--redirect-uri URL] [--scope S] [--oauth-tokens FILE]";
 
 impl AuthOptions {
-    /// Takes `flag` (and its value from `args`) when it is one of these options: `Ok(true)`;
-    /// `Ok(false)` when it is not.
-    pub fn take(&mut self, flag: &str, args: &mut impl Iterator<Item = String>) -> Result<bool, String> {
-        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+    /// Takes `flag` (and its value) when it is one of these options: `Ok(true)`; `Ok(false)`
+    /// when it is not.
+    pub fn take(
+        &mut self,
+        flag: &str,
+        value: &mut dyn FnMut(&str) -> Result<String, String>,
+    ) -> Result<bool, String> {
         match flag {
             "--client-id" => self.client_id = Some(value(flag)?),
             "--client-secret" => self.client_secret = Some(value(flag)?),
             "--client-metadata-url" => self.client_metadata_url = Some(value(flag)?),
-            "--client-key" => {
+            "--assertion-key" => {
                 let path = value(flag)?;
-                let pem = std::fs::read_to_string(&path).map_err(|e| format!("--client-key {path}: {e}"))?;
+                let pem =
+                    std::fs::read_to_string(&path).map_err(|e| format!("--assertion-key {path}: {e}"))?;
                 self.private_key_pem = Some(pem);
             }
             "--client-credentials" => self.client_credentials = true,
             "--oauth-headless" => self.headless = true,
             "--redirect-uri" => self.redirect_uri = Some(value(flag)?),
             "--scope" => self.scope = Some(value(flag)?),
-            "--token-file" => self.token_file = Some(value(flag)?),
+            "--oauth-tokens" => self.token_file = Some(value(flag)?),
             _ => return Ok(false),
         }
         Ok(true)

@@ -37,6 +37,9 @@ pub struct McpContext {
     progress_token: Option<Arc<RawValue>>,
     /// A stateless request's answers and state (2026-07-28); `None` on a session.
     input: Option<Arc<RequestInput>>,
+    /// The HTTP request it came in (Streamable HTTP).
+    #[cfg(feature = "http")]
+    http: Option<Arc<crate::request_info::RequestInfo>>,
 }
 
 impl std::fmt::Debug for McpContext {
@@ -59,7 +62,33 @@ impl McpContext {
             session,
             progress_token: progress_token.map(Arc::from),
             input: None,
+            #[cfg(feature = "http")]
+            http: crate::request_info::current(),
         }
+    }
+
+    /// The headers of the HTTP request this one came in (Streamable HTTP; `None` over
+    /// stdio).
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("tools/call").http_headers().is_none());
+    /// ```
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    pub fn http_headers(&self) -> Option<&http::HeaderMap> {
+        self.http.as_ref().map(|info| &info.headers)
+    }
+
+    /// The claims of the verified access token the request came with (a server protected
+    /// with [`ProtectedResource`](crate::auth::ProtectedResource); `None` otherwise).
+    ///
+    /// ```
+    /// assert!(rpcwire::mcp::McpContext::detached("tools/call").claims().is_none());
+    /// ```
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    pub fn claims(&self) -> Option<&crate::auth::Claims> {
+        self.http.as_ref().and_then(|info| info.claims.as_ref())
     }
 
     /// The context of a stateless request, with what its retry brought.

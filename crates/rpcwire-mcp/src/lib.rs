@@ -55,6 +55,8 @@ mod methods;
 mod param_headers;
 mod prompt;
 mod registry;
+#[cfg(feature = "http")]
+mod request_info;
 mod resource;
 mod server;
 mod session;

@@ -146,6 +146,9 @@ pub(super) struct Flow {
     pub(super) auth: Option<ClientAuth>,
     /// The scope last asked for (a step-up asks for it and what is missing).
     pub(super) scope: Option<String>,
+    /// Whether the resource takes DPoP-bound tokens (its challenge was `DPoP`, or its
+    /// metadata lists DPoP algorithms).
+    pub(super) resource_dpop: bool,
     /// Authorizations since a request last got through.
     attempts: u32,
 }
@@ -276,9 +279,9 @@ impl Authorizer {
         self
     }
 
-    /// Binds tokens to a key of this client (DPoP, RFC 9449) with every authorization
-    /// server, not only those that say they take ES256 proofs (which they are by default):
-    /// every request then carries a proof.
+    /// Binds tokens to a key of this client (DPoP, RFC 9449) always, not only where the
+    /// authorization server takes ES256 proofs and the resource DPoP tokens (which they are
+    /// by default): every request then carries a proof.
     ///
     /// ```
     /// let authorizer = rpcwire::mcp::auth::Authorizer::new("host").with_dpop();
@@ -533,7 +536,7 @@ impl Authorizer {
         if let Some(resource) = &resource {
             grant.push(("resource", resource));
         }
-        let mut tokens = self.token_request(&server, &client, auth, &grant).await?;
+        let mut tokens = self.token_request(flow, &server, &client, auth, &grant).await?;
         if tokens.refresh_token.is_none() {
             tokens.refresh_token = Some(refresh_token);
         }
@@ -544,6 +547,7 @@ impl Authorizer {
 
     pub(super) async fn token_request(
         &self,
+        flow: &Flow,
         server: &ServerMetadata,
         client: &RegisteredClient,
         auth: ClientAuth,
@@ -554,10 +558,13 @@ impl Authorizer {
             .as_deref()
             .ok_or_else(|| AuthError::Discovery(format!("{} names no token endpoint", server.issuer)))?;
         let endpoint = Url::parse(endpoint).map_err(|e| AuthError::Fetch(format!("token_endpoint: {e}")))?;
+        // By default, tokens are bound to a key where both the authorization server and the
+        // resource take DPoP proofs.
         let dpop = match self.inner.dpop_use {
             DpopUse::Always => Some(self.dpop_key()?),
             DpopUse::WhenOffered
-                if ServerMetadata::lists(&server.dpop_signing_alg_values_supported, "ES256", false) =>
+                if flow.resource_dpop
+                    && ServerMetadata::lists(&server.dpop_signing_alg_values_supported, "ES256", false) =>
             {
                 Some(self.dpop_key()?)
             }

@@ -85,6 +85,10 @@ impl Authorizer {
         flow.resource = Some(resource.clone());
         flow.auth = Some(auth);
         flow.scope = scope.clone();
+        flow.resource_dpop = challenge.is("DPoP")
+            || resource_metadata
+                .as_ref()
+                .is_some_and(|m| m.dpop_signing_alg_values_supported.is_some());
         kept.client = Some(client.clone());
         let scope = scope.as_deref();
         let tokens = match &self.inner.grant {
@@ -94,12 +98,12 @@ impl Authorizer {
                     ("resource", resource.as_str()),
                 ];
                 grant.extend(scope.map(|scope| ("scope", scope)));
-                self.token_request(&server, &client, auth, &grant).await?
+                self.token_request(flow, &server, &client, auth, &grant).await?
             }
             Grant::JwtBearer(assertion) => {
                 let mut grant = vec![("grant_type", JWT_BEARER), ("assertion", assertion.as_str())];
                 grant.extend(scope.map(|scope| ("scope", scope)));
-                self.token_request(&server, &client, auth, &grant).await?
+                self.token_request(flow, &server, &client, auth, &grant).await?
             }
             Grant::IdentityAssertion(provider) => {
                 let assertion = self
@@ -107,10 +111,10 @@ impl Authorizer {
                     .await?;
                 let mut grant = vec![("grant_type", JWT_BEARER), ("assertion", assertion.as_str())];
                 grant.extend(scope.map(|scope| ("scope", scope)));
-                self.token_request(&server, &client, auth, &grant).await?
+                self.token_request(flow, &server, &client, auth, &grant).await?
             }
             Grant::AuthorizationCode => {
-                self.authorization_code(&server, &client, auth, &resource, scope)
+                self.authorization_code(flow, &server, &client, auth, &resource, scope)
                     .await?
             }
         };
@@ -211,6 +215,7 @@ impl Authorizer {
     /// the code exchanged.
     async fn authorization_code(
         &self,
+        flow: &Flow,
         server: &ServerMetadata,
         client: &RegisteredClient,
         auth: ClientAuth,
@@ -254,7 +259,7 @@ impl Authorizer {
             ("code_verifier", pkce.verifier.as_str()),
             ("resource", resource),
         ];
-        self.token_request(server, client, auth, &grant).await
+        self.token_request(flow, server, client, auth, &grant).await
     }
 
     /// The user's ID token exchanged at the enterprise identity provider (RFC 8693) for an

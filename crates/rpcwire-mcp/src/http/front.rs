@@ -38,6 +38,9 @@ pub(crate) struct Door {
     pub(crate) allowed_hosts: Option<Vec<String>>,
     /// The SHA-256 of the bearer token, when one is asked for.
     pub(crate) token: Option<[u8; 32]>,
+    /// OAuth: the endpoint as a protected resource (its metadata, tokens, scopes).
+    #[cfg(feature = "auth")]
+    pub(crate) protection: Option<Arc<crate::auth::ProtectedResource>>,
 }
 
 impl Door {
@@ -50,6 +53,8 @@ impl Door {
             body_timeout: Duration::from_secs(30),
             allowed_hosts: Some(LOOPBACK_HOSTS.iter().map(|host| host.to_string()).collect()),
             token: None,
+            #[cfg(feature = "auth")]
+            protection: None,
         }
     }
 
@@ -139,6 +144,14 @@ where
             };
         }
     }
+    #[cfg(feature = "auth")]
+    if let Some(protected) = door.protection.as_deref().filter(|p| p.serves_metadata_at(path)) {
+        // Public, and read by browser-based clients of other origins.
+        return match *request.method() {
+            Method::GET => protected_resource_metadata(protected),
+            _ => not_allowed("Method Not Allowed", "GET"),
+        };
+    }
     if door.path.as_deref().is_some_and(|served| served != path) {
         return refusal(StatusCode::NOT_FOUND, "Not Found");
     }
@@ -149,6 +162,19 @@ where
             return refusal(StatusCode::FORBIDDEN, "Forbidden: Host or Origin not allowed");
         }
     }
+    #[cfg(feature = "auth")]
+    let claims = match door.protection.as_deref() {
+        Some(protected) => match protected.admit(request.headers()).await {
+            Ok(claims) => Some(claims),
+            Err(denied) => {
+                backend.refused("unauthorized");
+                return denial(denied);
+            }
+        },
+        None => None,
+    };
+    #[cfg(not(feature = "auth"))]
+    let claims = ();
     if let Some(token) = &door.token {
         if !bearer_matches(request.headers(), token) {
             backend.refused("unauthorized");
@@ -173,7 +199,7 @@ where
         // Without a session, the stateless revision checks the header itself (with the
         // body), and has nothing but POST.
         if *request.method() == Method::POST {
-            return post(backend, request).await;
+            return post(backend, request, claims).await;
         }
         if version.flatten().is_some_and(ProtocolVersion::is_stateless) {
             return not_allowed(
@@ -191,7 +217,7 @@ where
         }
     }
     match *request.method() {
-        Method::POST => post(backend, request).await,
+        Method::POST => post(backend, request, claims).await,
         Method::GET => {
             let headers = request.headers();
             match get_session(&backend, headers).await {
@@ -205,8 +231,16 @@ where
     }
 }
 
-/// A POST: its headers, its session and its body checked, then the backend's.
-async fn post<S, B>(backend: S, request: Request<B>) -> Response<McpBody>
+/// The verified token's claims a request came with (`auth` feature).
+#[cfg(feature = "auth")]
+type Admitted = Option<crate::auth::Claims>;
+#[cfg(not(feature = "auth"))]
+type Admitted = ();
+
+/// A POST: its headers, its session and its body checked (with a protected resource, the
+/// scopes each of its requests needs), then the backend's, with the request's headers (and
+/// `claims`) for its handlers to see.
+async fn post<S, B>(backend: S, request: Request<B>, claims: Admitted) -> Response<McpBody>
 where
     S: Backend,
     B: Body + Send + 'static,
@@ -222,10 +256,81 @@ where
         Err(refused) => return refused,
     };
     let door = backend.door();
-    match read_post_body(body, door.max_body, door.body_timeout).await {
-        Ok(body) => backend.post(session, parts.headers, body).await,
-        Err(refused) => refused,
+    let body = match read_post_body(body, door.max_body, door.body_timeout).await {
+        Ok(body) => body,
+        Err(refused) => return refused,
+    };
+    #[cfg(feature = "auth")]
+    if let (Some(protected), Some(claims)) = (door.protection.as_deref(), &claims) {
+        for (method, name) in requests_of(&body) {
+            if let Err(denied) = protected.allows(claims, &method, name.as_deref()) {
+                backend.refused("forbidden");
+                return denial(denied);
+            }
+        }
     }
+    let info = crate::request_info::RequestInfo {
+        headers: parts.headers.clone(),
+        #[cfg(feature = "auth")]
+        claims,
+    };
+    #[cfg(not(feature = "auth"))]
+    let () = claims;
+    crate::request_info::serving(info, backend.post(session, parts.headers, body)).await
+}
+
+/// The method of each request in `body`, and the tool or prompt it names.
+#[cfg(feature = "auth")]
+fn requests_of(body: &[u8]) -> Vec<(String, Option<String>)> {
+    use crate::message::Message;
+    use crate::parse::Parsed;
+    let one = |message: &Message<'_>| {
+        let Message::Request(request) = message else {
+            return None;
+        };
+        let method = request.method();
+        let name = matches!(method, "tools/call" | "prompts/get")
+            .then(|| request.params()?.get("name")?.decode::<String>().ok())
+            .flatten();
+        Some((method.to_owned(), name))
+    };
+    match crate::parse(body) {
+        Ok(Parsed::Single(message)) => one(&message).into_iter().collect(),
+        Ok(Parsed::Batch(batch)) => batch.iter().flatten().filter_map(|m| one(&m)).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The answer to a request a protected resource refused: its status, the challenge, and
+/// (for a `401`) the JSON-RPC error the bearer token's absence has always had.
+#[cfg(feature = "auth")]
+fn denial(denied: crate::auth::Denied) -> Response<McpBody> {
+    let mut answer = if denied.status == StatusCode::UNAUTHORIZED {
+        rpc_refusal(denied.status, crate::codes::UNAUTHORIZED, &denied.reason)
+    } else {
+        refusal(denied.status, &denied.reason)
+    };
+    if let Ok(challenge) = HeaderValue::from_str(&denied.challenge) {
+        answer.headers_mut().insert(WWW_AUTHENTICATE, challenge);
+    }
+    answer
+}
+
+/// The protected resource metadata document, to anyone (CORS: any origin).
+#[cfg(feature = "auth")]
+fn protected_resource_metadata(protected: &crate::auth::ProtectedResource) -> Response<McpBody> {
+    let json = serde_json::to_vec(protected.metadata()).unwrap_or_default();
+    let mut answer = Response::new(McpBody::whole(Bytes::from(json)));
+    let headers = answer.headers_mut();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        http::header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    answer
 }
 
 /// The session a request names: `Ok(None)` without the header; `404` for one not (or no

@@ -163,6 +163,24 @@ impl StreamableHttpService {
         Arc::make_mut(&mut self.config).door.allowed_hosts = None;
         self
     }
+    /// Serves as an OAuth protected resource (MCP's authorization): its metadata at the
+    /// well-known URLs, every request's bearer token verified (`401` with a challenge
+    /// naming the metadata otherwise), the scopes each method, tool or prompt needs checked
+    /// (`403 insufficient_scope`); handlers see the claims in their
+    /// [`McpContext`](crate::McpContext).
+    ///
+    /// ```
+    /// use rpcwire::mcp::auth::{JwtVerifier, ProtectedResource};
+    /// let verifier = JwtVerifier::new("https://as.example", "https://mcp.example/mcp", "https://as.example/jwks".parse().unwrap());
+    /// let protected = ProtectedResource::new("https://mcp.example/mcp", "https://as.example", verifier);
+    /// # let _ = protected;
+    /// ```
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    pub fn with_protection(mut self, protected: crate::auth::ProtectedResource) -> StreamableHttpService {
+        Arc::make_mut(&mut self.config).door.protection = Some(Arc::new(protected));
+        self
+    }
 
     /// Asks every request for `Authorization: Bearer TOKEN` (`401` with `-32001` otherwise);
     /// the token is kept only as its SHA-256 and compared in constant time.

@@ -1,0 +1,268 @@
+//! `JwtVerifier`: access tokens that are JWTs (RFC 9068), verified with the authorization
+//! server's keys — its JWKS fetched (over https) and cached, fetched again when a token
+//! names a key it does not have (at most every 30 s) or when the cache is old — and their
+//! issuer, audience (this server, RFC 8707), life and algorithm checked.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::{Jwk, JwkSet};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use url::Url;
+
+use super::error::AuthError;
+use super::fetch::Fetcher;
+use super::metadata::{server_metadata_urls, ServerMetadata};
+use super::verify::{Claims, Refusal, TokenVerifier, VerifyFuture};
+
+/// How long fetched keys are used before they are fetched again.
+pub const DEFAULT_KEYS_TTL: Duration = Duration::from_secs(600);
+
+/// A token naming a key not in the cache fetches the keys again at most this often.
+const MIN_REFETCH: Duration = Duration::from_secs(30);
+
+/// How far expiry and not-before are let slip (clocks differ).
+const LEEWAY_SECONDS: u64 = 30;
+
+/// The algorithms taken (asymmetric ones only: a shared secret is never a server's key).
+const ALGORITHMS: [Algorithm; 8] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+];
+
+/// Verifies JWT access tokens with an authorization server's published keys.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), rpcwire::mcp::auth::AuthError> {
+/// use rpcwire::mcp::auth::JwtVerifier;
+/// // The issuer's JWKS found through its metadata; tokens must be for this server.
+/// let verifier = JwtVerifier::discover("https://as.example", "https://mcp.example/mcp").await?;
+/// # let _ = verifier;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct JwtVerifier {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    issuer: String,
+    audience: String,
+    jwks_uri: Url,
+    fetcher: Fetcher,
+    ttl: Duration,
+    keys: tokio::sync::Mutex<Keys>,
+}
+
+#[derive(Default)]
+struct Keys {
+    set: Vec<(Option<String>, DecodingKey, Option<Algorithm>)>,
+    fetched: Option<Instant>,
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keys").field("count", &self.set.len()).finish()
+    }
+}
+
+impl JwtVerifier {
+    /// Tokens of `issuer`, for `audience` (this server's resource URI), signed with the keys
+    /// at `jwks_uri`.
+    ///
+    /// ```
+    /// let verifier = rpcwire::mcp::auth::JwtVerifier::new(
+    ///     "https://as.example",
+    ///     "https://mcp.example/mcp",
+    ///     "https://as.example/jwks".parse().unwrap(),
+    /// );
+    /// # let _ = verifier;
+    /// ```
+    pub fn new(issuer: impl Into<String>, audience: impl Into<String>, jwks_uri: Url) -> JwtVerifier {
+        JwtVerifier::with_fetcher(issuer.into(), audience.into(), jwks_uri, Fetcher::default())
+    }
+
+    fn with_fetcher(issuer: String, audience: String, jwks_uri: Url, fetcher: Fetcher) -> JwtVerifier {
+        JwtVerifier {
+            inner: Arc::new(Inner {
+                issuer,
+                audience,
+                jwks_uri,
+                fetcher,
+                ttl: DEFAULT_KEYS_TTL,
+                keys: tokio::sync::Mutex::new(Keys::default()),
+            }),
+        }
+    }
+
+    /// Tokens of `issuer` for `audience`, the keys' URL read from the issuer's metadata
+    /// (RFC 8414, or OpenID Connect discovery).
+    pub async fn discover(issuer: &str, audience: &str) -> Result<JwtVerifier, AuthError> {
+        JwtVerifier::discover_with(issuer, audience, None).await
+    }
+
+    /// [`discover`](JwtVerifier::discover), speaking TLS through `tls` to the issuer.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), rpcwire::mcp::auth::AuthError> {
+    /// let tls = rpcwire::transport::tls::ClientTls::builder().add_ca_file("ca.pem").unwrap().build().unwrap();
+    /// let verifier = rpcwire::mcp::auth::JwtVerifier::discover_with("https://as.internal", "https://mcp.internal/mcp", Some(tls)).await?;
+    /// # let _ = verifier;
+    /// # Ok(()) }
+    /// ```
+    pub async fn discover_with(
+        issuer: &str,
+        audience: &str,
+        tls: Option<crate::transport::tls::ClientTls>,
+    ) -> Result<JwtVerifier, AuthError> {
+        let fetcher = Fetcher::default().with_tls(tls);
+        let issuer_url =
+            Url::parse(issuer).map_err(|e| AuthError::Discovery(format!("issuer {issuer:?}: {e}")))?;
+        let mut tried = Vec::new();
+        for candidate in server_metadata_urls(&issuer_url) {
+            let fetched = fetcher.get(&candidate, &[]).await?;
+            if !fetched.status.is_success() {
+                tried.push(format!("{candidate} ({})", fetched.status));
+                continue;
+            }
+            let metadata: ServerMetadata = fetched.json(&candidate)?;
+            if metadata.issuer != issuer {
+                return Err(AuthError::Mismatch(format!(
+                    "the metadata at {candidate} is of issuer {:?}, not {issuer:?}",
+                    metadata.issuer
+                )));
+            }
+            let jwks_uri = metadata
+                .jwks_uri
+                .ok_or_else(|| AuthError::Discovery(format!("{issuer} publishes no jwks_uri")))?;
+            let jwks_uri =
+                Url::parse(&jwks_uri).map_err(|e| AuthError::Discovery(format!("jwks_uri: {e}")))?;
+            return Ok(JwtVerifier::with_fetcher(
+                issuer.to_owned(),
+                audience.to_owned(),
+                jwks_uri,
+                fetcher,
+            ));
+        }
+        Err(AuthError::Discovery(format!(
+            "no metadata for {issuer}: tried {}",
+            tried.join(", ")
+        )))
+    }
+
+    /// Uses fetched keys for `ttl` before fetching them again (default
+    /// [`DEFAULT_KEYS_TTL`]).
+    ///
+    /// ```
+    /// let verifier = rpcwire::mcp::auth::JwtVerifier::new("https://as", "https://mcp/mcp", "https://as/jwks".parse().unwrap())
+    ///     .with_keys_ttl(std::time::Duration::from_secs(60));
+    /// # let _ = verifier;
+    /// ```
+    pub fn with_keys_ttl(mut self, ttl: Duration) -> JwtVerifier {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.ttl = ttl;
+        }
+        self
+    }
+
+    /// The key for `kid` (and `algorithm`): from the cache, or the keys fetched again when
+    /// the cache is old or does not have it (not more often than every 30 s).
+    async fn key(&self, kid: Option<&str>, algorithm: Algorithm) -> Result<DecodingKey, Refusal> {
+        let mut keys = self.inner.keys.lock().await;
+        let stale = none_or_older(keys.fetched, self.inner.ttl);
+        let found = |keys: &Keys| {
+            keys.set
+                .iter()
+                .find(|(id, _, alg)| {
+                    (kid.is_none() || id.as_deref() == kid) && alg.map_or(true, |a| a == algorithm)
+                })
+                .map(|(_, key, _)| key.clone())
+        };
+        if !stale {
+            if let Some(key) = found(&keys) {
+                return Ok(key);
+            }
+        }
+        let may_fetch = stale || none_or_older(keys.fetched, MIN_REFETCH);
+        if may_fetch {
+            match self.fetch().await {
+                Ok(set) => {
+                    keys.set = set;
+                    keys.fetched = Some(Instant::now());
+                }
+                Err(why) if keys.set.is_empty() => return Err(Refusal::Unavailable(why)),
+                Err(_) => {}
+            }
+        }
+        found(&keys)
+            .ok_or_else(|| Refusal::Invalid("signed with a key the issuer does not publish".to_owned()))
+    }
+
+    async fn fetch(&self) -> Result<Vec<(Option<String>, DecodingKey, Option<Algorithm>)>, String> {
+        let fetched = self
+            .inner
+            .fetcher
+            .get(&self.inner.jwks_uri, &[])
+            .await
+            .map_err(|e| e.to_string())?;
+        let set: JwkSet = fetched.json(&self.inner.jwks_uri).map_err(|e| e.to_string())?;
+        Ok(set.keys.iter().filter_map(decoding_key).collect())
+    }
+
+    async fn check(&self, token: &str) -> Result<Claims, Refusal> {
+        let invalid = |why: &dyn std::fmt::Display| Refusal::Invalid(why.to_string());
+        let header = jsonwebtoken::decode_header(token).map_err(|e| invalid(&e))?;
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(invalid(&format_args!("algorithm {:?} is not taken", header.alg)));
+        }
+        let key = self.key(header.kid.as_deref(), header.alg).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_issuer(&[&self.inner.issuer]);
+        validation.set_audience(&[&self.inner.audience]);
+        validation.leeway = LEEWAY_SECONDS;
+        validation.validate_nbf = true;
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let data =
+            jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation).map_err(|e| invalid(&e))?;
+        Ok(Claims::from_json(data.claims))
+    }
+}
+
+/// A JWK as a key to verify with, and the algorithm it is for; `None` for a key that is not
+/// a signing key of a kind taken.
+fn decoding_key(jwk: &Jwk) -> Option<(Option<String>, DecodingKey, Option<Algorithm>)> {
+    use jsonwebtoken::jwk::PublicKeyUse;
+    if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption)) {
+        return None;
+    }
+    let algorithm = match jwk.common.key_algorithm {
+        None => None,
+        Some(named) => Some(
+            named
+                .to_string()
+                .parse::<Algorithm>()
+                .ok()
+                .filter(|a| ALGORITHMS.contains(a))?,
+        ),
+    };
+    let key = DecodingKey::from_jwk(jwk).ok()?;
+    Some((jwk.common.key_id.clone(), key, algorithm))
+}
+
+/// Whether `at` is none, or `age` ago or longer.
+fn none_or_older(at: Option<Instant>, age: Duration) -> bool {
+    at.map_or(true, |at| at.elapsed() >= age)
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+        Box::pin(self.check(token))
+    }
+}
