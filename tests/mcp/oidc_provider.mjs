@@ -30,8 +30,14 @@ async function start() {
     jwks: { keys: [jwk] },
     clients: [
       // Machines: client credentials, the second with access tokens that live one second.
-      { client_id: 'robot', client_secret: 'robot-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
-      { client_id: 'short', client_secret: 'short-secret', grant_types: ['client_credentials'], redirect_uris: [], response_types: [] },
+      ...['robot', 'short'].map((id) => ({
+        client_id: id,
+        client_secret: `${id}-secret`,
+        token_endpoint_auth_method: 'client_secret_post',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+      })),
     ],
     scopes: ['openid', 'offline_access'],
     features: {

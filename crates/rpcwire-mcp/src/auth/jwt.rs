@@ -21,8 +21,8 @@ pub const DEFAULT_KEYS_TTL: Duration = Duration::from_secs(600);
 /// A token naming a key not in the cache fetches the keys again at most this often.
 const MIN_REFETCH: Duration = Duration::from_secs(30);
 
-/// How far expiry and not-before are let slip (clocks differ).
-const LEEWAY_SECONDS: u64 = 30;
+/// How far expiry and not-before are let slip by default (clocks differ).
+pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 
 /// The algorithms taken (asymmetric ones only: a shared secret is never a server's key).
 const ALGORITHMS: [Algorithm; 8] = [
@@ -58,6 +58,7 @@ struct Inner {
     jwks_uri: Url,
     fetcher: Fetcher,
     ttl: Duration,
+    leeway: Duration,
     keys: tokio::sync::Mutex<Keys>,
 }
 
@@ -97,6 +98,7 @@ impl JwtVerifier {
                 jwks_uri,
                 fetcher,
                 ttl: DEFAULT_KEYS_TTL,
+                leeway: DEFAULT_LEEWAY,
                 keys: tokio::sync::Mutex::new(Keys::default()),
             }),
         }
@@ -172,6 +174,20 @@ impl JwtVerifier {
         self
     }
 
+    /// Lets expiry and not-before slip by `leeway` (default [`DEFAULT_LEEWAY`]).
+    ///
+    /// ```
+    /// let verifier = rpcwire::mcp::auth::JwtVerifier::new("https://as", "https://mcp/mcp", "https://as/jwks".parse().unwrap())
+    ///     .with_leeway(std::time::Duration::ZERO);
+    /// # let _ = verifier;
+    /// ```
+    pub fn with_leeway(mut self, leeway: Duration) -> JwtVerifier {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.leeway = leeway;
+        }
+        self
+    }
+
     /// The key for `kid` (and `algorithm`): from the cache, or the keys fetched again when
     /// the cache is old or does not have it (not more often than every 30 s).
     async fn key(&self, kid: Option<&str>, algorithm: Algorithm) -> Result<DecodingKey, Refusal> {
@@ -226,7 +242,7 @@ impl JwtVerifier {
         let mut validation = Validation::new(header.alg);
         validation.set_issuer(&[&self.inner.issuer]);
         validation.set_audience(&[&self.inner.audience]);
-        validation.leeway = LEEWAY_SECONDS;
+        validation.leeway = self.inner.leeway.as_secs();
         validation.validate_nbf = true;
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         let data =

@@ -46,7 +46,7 @@ pub use authorizer::{Authorizer, IdentityProvider, DEFAULT_REDIRECT_URI};
 pub use challenge::Challenge;
 pub use error::AuthError;
 pub use introspection::{IntrospectionVerifier, DEFAULT_INTROSPECTION_TTL};
-pub use jwt::{JwtVerifier, DEFAULT_KEYS_TTL};
+pub use jwt::{JwtVerifier, DEFAULT_KEYS_TTL, DEFAULT_LEEWAY};
 pub use keys::ClientKey;
 pub use metadata::{
     resource_covers, resource_metadata_urls, server_metadata_urls, ResourceMetadata, ServerMetadata,
