@@ -377,3 +377,159 @@ fn the_examples_authorize_and_protect_as_users_run_them() {
         bridge.stdout
     );
 }
+
+/// Every credential the client was given or got: tokens (as kept), codes (as the step saw
+/// them).
+#[derive(Clone, Debug, Default)]
+struct Seen(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Seen {
+    fn add(&self, secret: &str) {
+        if !secret.is_empty() {
+            self.0.lock().unwrap().push(secret.to_owned());
+        }
+    }
+    fn all(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// A memory store that records what it keeps.
+#[derive(Debug)]
+struct RecordingStore(rpcwire::mcp::auth::MemoryStore, Seen);
+
+impl rpcwire::mcp::auth::TokenStore for RecordingStore {
+    fn load(&self, resource: &str) -> rpcwire::mcp::auth::Kept {
+        self.0.load(resource)
+    }
+    fn save(&self, resource: &str, kept: &rpcwire::mcp::auth::Kept) {
+        if let Some(tokens) = &kept.tokens {
+            self.1.add(&tokens.access_token);
+            self.1.add(tokens.refresh_token.as_deref().unwrap_or_default());
+        }
+        if let Some(client) = &kept.client {
+            self.1.add(client.client_secret.as_deref().unwrap_or_default());
+        }
+        self.0.save(resource, kept);
+    }
+}
+
+/// The headless step, recording the codes it brings back.
+#[derive(Debug)]
+struct RecordingStep(Headless, Seen);
+
+impl rpcwire::mcp::auth::AuthorizationStep for RecordingStep {
+    fn authorize<'a>(
+        &'a self,
+        authorization_url: &'a rpcwire::mcp::auth::Url,
+        redirect_uri: &'a rpcwire::mcp::auth::Url,
+    ) -> rpcwire::mcp::auth::StepFuture<'a> {
+        Box::pin(async move {
+            let back = self.0.authorize(authorization_url, redirect_uri).await?;
+            for (name, value) in back.query_pairs() {
+                if name == "code" {
+                    self.1.add(&value);
+                }
+            }
+            Ok(back)
+        })
+    }
+}
+
+#[cfg(feature = "tracing")]
+#[test]
+fn no_token_secret_or_code_shows_in_logs_errors_or_debug_output() {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    let Some(providers) = providers() else {
+        return;
+    };
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_max_level(tracing::Level::TRACE)
+        .with_ansi(false)
+        .finish();
+    let seen = Seen::default();
+    let texts = tracing::subscriber::with_default(subscriber, || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let mut texts = Vec::new();
+                let url = protected_server(&providers.issuer).await;
+                let authorizer = Authorizer::new("secrets-test")
+                    .with_store(RecordingStore(Default::default(), seen.clone()))
+                    .with_step(RecordingStep(Headless::default(), seen.clone()));
+                texts.push(format!("{authorizer:?}"));
+                let client = McpClient::builder("secrets-test", "1")
+                    .with_authorizer(authorizer.clone())
+                    .connect_http(url.parse().unwrap())
+                    .await
+                    .expect("authorized");
+                let called = client.call_tool("whoami", json!({})).await;
+                texts.push(format!("{called:?}"));
+                texts.push(format!("{client:?}"));
+                client.close().await;
+                // A confidential client's secret, refused by the provider: the error says so
+                // without it.
+                let secret = "s3cret-never-shown";
+                seen.add(secret);
+                let refused = McpClient::builder("secrets-test", "1")
+                    .with_authorizer(Authorizer::new("secrets-test").with_client_credentials("robot", secret))
+                    .connect_http(url.parse().unwrap())
+                    .await;
+                let error = refused.expect_err("a wrong secret is refused");
+                texts.push(format!("{error}"));
+                texts.push(format!("{error:?}"));
+                // Tokens the server refuses: its challenge and error body.
+                let http = http_client();
+                let mut tokens = seen.all();
+                tokens.push("not-a-jwt-secret".to_owned());
+                seen.add("not-a-jwt-secret");
+                for token in tokens {
+                    let (_, challenge, body) = post(&http, &url, Some(&token), initialize()).await;
+                    texts.push(challenge);
+                    texts.push(body.to_string());
+                }
+                let garbage = post(&http, &url, Some("not-a-jwt-secret"), initialize()).await;
+                texts.push(format!("{garbage:?}"));
+                texts
+            })
+    });
+    let logs = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
+    let secrets = seen.all();
+    assert!(
+        secrets.len() >= 3,
+        "an access token, a code and a secret at least: {}",
+        secrets.len()
+    );
+    for secret in &secrets {
+        assert!(
+            !logs.contains(secret.as_str()),
+            "a credential in the logs:\n{logs}"
+        );
+        for text in &texts {
+            assert!(!text.contains(secret.as_str()), "a credential in {text}");
+        }
+    }
+    assert!(
+        !texts.is_empty() && texts.iter().any(|t| t.contains("refused")),
+        "{texts:?}"
+    );
+}

@@ -26,7 +26,7 @@ use crate::sync::lock_unpoisoned;
 pub const DEFAULT_REDIRECT_URI: &str = "http://127.0.0.1:33418/callback";
 
 /// How tokens are got.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub(super) enum Grant {
     /// A user authorizes (authorization code with PKCE).
     AuthorizationCode,
@@ -85,6 +85,18 @@ impl std::fmt::Debug for IdentityProvider {
     }
 }
 
+impl std::fmt::Debug for Grant {
+    /// The grant's kind, without the assertion it may hold.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Grant::AuthorizationCode => f.write_str("AuthorizationCode"),
+            Grant::ClientCredentials => f.write_str("ClientCredentials"),
+            Grant::JwtBearer(_) => f.write_str("JwtBearer(…)"),
+            Grant::IdentityAssertion(provider) => f.debug_tuple("IdentityAssertion").field(provider).finish(),
+        }
+    }
+}
+
 /// When tokens are bound to a key of this client (DPoP).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum DpopUse {
@@ -113,7 +125,6 @@ pub struct Authorizer {
     pub(super) inner: Arc<Inner>,
 }
 
-#[derive(Debug)]
 pub(super) struct Inner {
     pub(super) profile: ClientProfile,
     /// A pre-registered client: its id, secret.
@@ -135,6 +146,22 @@ pub(super) struct Inner {
     /// The DPoP nonces the resource server and the authorization server asked for.
     resource_nonce: Mutex<Option<String>>,
     server_nonce: Mutex<Option<String>>,
+}
+
+impl std::fmt::Debug for Inner {
+    /// What the authorizer is, without the client's secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("client_name", &self.profile.name)
+            .field("redirect_uri", &self.profile.redirect_uri.as_str())
+            .field("client_id", &self.given.as_ref().map(|(id, _)| id))
+            .field("grant", &self.grant)
+            .field("step", &self.step)
+            .field("store", &self.store)
+            .field("dpop", &self.dpop_use)
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What an authorization found out.

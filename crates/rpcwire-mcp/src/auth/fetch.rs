@@ -23,8 +23,7 @@ pub(crate) const MAX_BODY: usize = 1 << 20;
 /// How long one exchange may take, connecting included.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// What came back.
-#[derive(Debug)]
+/// What came back (no `Debug`: a token response's body is a credential).
 pub(crate) struct Fetched {
     pub status: StatusCode,
     pub headers: HeaderMap,
