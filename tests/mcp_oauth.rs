@@ -533,3 +533,85 @@ fn no_token_secret_or_code_shows_in_logs_errors_or_debug_output() {
         "{texts:?}"
     );
 }
+
+/// Runs an SDK client script: every check of its report passed; its stdout.
+fn sdk_run(command: &mut Command, what: &str) -> String {
+    let finished = run(command, Duration::from_secs(90)).expect("run the SDK client");
+    assert!(finished.success(), "{}", finished.describe(what));
+    let line = finished.stdout.lines().last().unwrap_or_default();
+    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{what} report {line:?}: {e}"));
+    let checks = report["checks"].as_array().expect("checks");
+    assert!(checks.len() >= 5, "{what}: {report}");
+    assert!(
+        checks.iter().all(|check| check[1] == true),
+        "{}",
+        finished.describe(what)
+    );
+    finished.stdout
+}
+
+#[test]
+fn the_official_sdk_clients_authorize_with_the_server_and_the_gateway() {
+    let (Some(providers), Some(modules), Some(python)) =
+        (providers(), mcp_peers::node_modules(), mcp_peers::python())
+    else {
+        return;
+    };
+    let server = start_listening(
+        &example_binary("mcp_server"),
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            &providers.issuer,
+            "--auth-scope",
+            "whoami=mcp:whoami",
+        ],
+    );
+    let gateway = start_listening(
+        &example_binary("mcp_gateway"),
+        &[
+            "--stdio",
+            &example_binary("mcp_server").display().to_string(),
+            "--listen",
+            "127.0.0.1:0",
+            "--auth-issuer",
+            &providers.issuer,
+            "--auth-scope",
+            "*=mcp:tools",
+        ],
+    );
+    let typescript = |args: &[&str]| {
+        let mut command = Command::new(mcp_peers::node(&modules));
+        command
+            .env("NODE_PATH", &modules)
+            .arg(mcp_peers::mcp_dir().join("ts_oauth_client.cjs"))
+            .args(args);
+        command
+    };
+    let python_client = |args: &[&str]| {
+        let mut command = Command::new(&python);
+        command
+            .arg(mcp_peers::mcp_dir().join("py_oauth_client.py"))
+            .args(args);
+        command
+    };
+    for (what, mut command) in [
+        ("TypeScript SDK, server", typescript(&[&server.address, "whoami"])),
+        ("Python SDK, server", python_client(&[&server.address, "whoami"])),
+    ] {
+        let stdout = sdk_run(&mut command, what);
+        assert!(stdout.contains(r#""subject":"alice""#), "{what}: {stdout}");
+        assert!(stdout.contains("mcp:whoami"), "{what}: {stdout}");
+    }
+    for (what, mut command) in [
+        ("TypeScript SDK, gateway", typescript(&[&gateway.address])),
+        ("Python SDK, gateway", python_client(&[&gateway.address])),
+    ] {
+        let stdout = sdk_run(&mut command, what);
+        assert!(
+            stdout.contains("whoami"),
+            "{what} lists the tools behind the gateway: {stdout}"
+        );
+    }
+}

@@ -77,10 +77,16 @@ fn request(piece: &[u8], session: &str) -> http::Request<Full<Bytes>> {
         builder = builder.header("origin", "http://evil.example.com");
     }
     if flags & 0x80 != 0 {
-        let version = if body.len() % 2 == 0 { "2025-06-18" } else { "1999-01-01" };
+        let version = if body.len() % 2 == 0 {
+            "2025-06-18"
+        } else {
+            "1999-01-01"
+        };
         builder = builder.header("mcp-protocol-version", version);
     }
-    builder.body(Full::new(Bytes::copy_from_slice(body))).expect("a request")
+    builder
+        .body(Full::new(Bytes::copy_from_slice(body)))
+        .expect("a request")
 }
 
 /// A JSON-RPC message or batch.

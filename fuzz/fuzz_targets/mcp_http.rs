@@ -35,7 +35,9 @@ fn service() -> StreamableHttpService {
         .with_versions(&ProtocolVersion::ALL)
         .with_max_message(4096)
         .raw_tool(mirrored, |arguments, _| async move {
-            Ok(CallToolResult::text(arguments.map_or_else(String::new, |a| a.get().to_owned())))
+            Ok(CallToolResult::text(
+                arguments.map_or_else(String::new, |a| a.get().to_owned()),
+            ))
         })
         .raw_tool(asks, |_, cx| async move {
             match (cx.request_state(), cx.input_response("a")) {
@@ -44,7 +46,9 @@ fn service() -> StreamableHttpService {
             }
         })
         .raw_tool(echo, |arguments, _| async move {
-            Ok(CallToolResult::text(arguments.map_or_else(String::new, |a| a.get().to_owned())))
+            Ok(CallToolResult::text(
+                arguments.map_or_else(String::new, |a| a.get().to_owned()),
+            ))
         })
         .raw_tool(noisy, |_, cx| async move {
             let _ = cx.log(LogLevel::Info, None, "noise").await;
@@ -87,7 +91,9 @@ fn request(piece: &[u8], session: &str) -> http::Request<Full<Bytes>> {
         // The headers the body calls for, as a well-behaved client of the revision sends them.
         let message: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
         let method = message["method"].as_str().unwrap_or("tools/call");
-        let target = message["params"]["name"].as_str().or(message["params"]["uri"].as_str());
+        let target = message["params"]["name"]
+            .as_str()
+            .or(message["params"]["uri"].as_str());
         builder = builder
             .header("mcp-protocol-version", "2026-07-28")
             .header("mcp-param-v", "=?base64?eA==?=");
@@ -100,7 +106,9 @@ fn request(piece: &[u8], session: &str) -> http::Request<Full<Bytes>> {
     } else if flags & 0x80 != 0 {
         builder = builder.header("mcp-protocol-version", "1999-01-01");
     }
-    builder.body(Full::new(Bytes::copy_from_slice(body))).expect("a request")
+    builder
+        .body(Full::new(Bytes::copy_from_slice(body)))
+        .expect("a request")
 }
 
 /// A JSON-RPC message or batch.
@@ -123,7 +131,10 @@ fuzz_target!(|data: &[u8]| {
             .body(Full::new(Bytes::from_static(INITIALIZE)))
             .expect("a request");
         let answer = service.call(init).await.expect("infallible");
-        let session = answer.headers()["mcp-session-id"].to_str().expect("ASCII").to_owned();
+        let session = answer.headers()["mcp-session-id"]
+            .to_str()
+            .expect("ASCII")
+            .to_owned();
         for piece in data.split(|&b| b == 0xff).take(8) {
             let request = request(piece, &session);
             let is_get = request.method() == http::Method::GET;
@@ -155,7 +166,8 @@ fuzz_target!(|data: &[u8]| {
                         // Open on purpose only when it is a listen stream, acknowledged first.
                         let text = String::from_utf8_lossy(&body);
                         assert!(
-                            content_type == "text/event-stream" && text.contains("notifications/subscriptions/acknowledged"),
+                            content_type == "text/event-stream"
+                                && text.contains("notifications/subscriptions/acknowledged"),
                             "the body ends: {status} {content_type} {text:?}"
                         );
                         break;

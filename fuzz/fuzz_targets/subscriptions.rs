@@ -79,7 +79,10 @@ async fn serve(io: tokio::io::DuplexStream, node: Arc<Mutex<Node>>) {
             }
         }
     }
-    node.lock().unwrap().subscriptions.retain(|(_, _, at)| *at != number);
+    node.lock()
+        .unwrap()
+        .subscriptions
+        .retain(|(_, _, at)| *at != number);
 }
 
 /// A client of the gateway: its peer, the ids it was given, the ids it was sent.
@@ -100,7 +103,10 @@ fn client(router: &Arc<Router>) -> Client {
         let params: Value = params
             .and_then(|p| serde_json::from_str(p.raw().get()).ok())
             .unwrap_or(Value::Null);
-        noted.lock().unwrap().push(params["subscription"].as_str().unwrap_or("").to_owned());
+        noted
+            .lock()
+            .unwrap()
+            .push(params["subscription"].as_str().unwrap_or("").to_owned());
     });
     Client {
         peer: Peer::new(StreamTransport::from_io(ours, Framing::Ndjson), notes),
@@ -113,7 +119,10 @@ fn client(router: &Arc<Router>) -> Client {
 fn check(clients: &[Client], gone: &[Client]) {
     for client in clients.iter().chain(gone) {
         for id in client.sent.lock().unwrap().iter() {
-            assert!(client.given.contains(id), "a notification under {id}, not this client's");
+            assert!(
+                client.given.contains(id),
+                "a notification under {id}, not this client's"
+            );
         }
     }
 }
@@ -148,7 +157,9 @@ async fn run(data: &[u8]) {
         let which = usize::from(arg) % clients.len();
         match op % 6 {
             0 => {
-                let call = clients[which].peer.call::<_, String>("eth_subscribe", ["newHeads"]);
+                let call = clients[which]
+                    .peer
+                    .call::<_, String>("eth_subscribe", ["newHeads"]);
                 if let Ok(Ok(id)) = within(call).await {
                     clients[which].given.insert(format!("{id}"));
                 }
@@ -193,8 +204,15 @@ async fn run(data: &[u8]) {
     }
     tokio::time::sleep(Duration::from_secs(40)).await;
     check(&clients, &gone);
-    assert_eq!(subscriptions.stats().active, 0, "subscriptions left in the gateway");
-    assert!(node.lock().unwrap().subscriptions.is_empty(), "subscriptions left at the node");
+    assert_eq!(
+        subscriptions.stats().active,
+        0,
+        "subscriptions left in the gateway"
+    );
+    assert!(
+        node.lock().unwrap().subscriptions.is_empty(),
+        "subscriptions left at the node"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {

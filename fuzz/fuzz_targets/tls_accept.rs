@@ -29,7 +29,8 @@ fn fixture() -> &'static Fixture {
         let listener = runtime
             .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
             .expect("a loopback port");
-        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("a certificate");
+        let certified =
+            rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).expect("a certificate");
         let tls = ServerTls::from_pem(
             certified.cert.pem().as_bytes(),
             certified.signing_key.serialize_pem().as_bytes(),
@@ -55,7 +56,10 @@ fuzz_target!(|data: &[u8]| {
         let accepted = tokio::time::timeout(Duration::from_secs(5), fixture.tls.accept(server))
             .await
             .expect("the handshake ends within its deadline");
-        assert!(accepted.is_none(), "no handshake completes without a key exchange");
+        assert!(
+            accepted.is_none(),
+            "no handshake completes without a key exchange"
+        );
         let mut answer = Vec::new();
         let _ = tokio::time::timeout(Duration::from_secs(5), client.read_to_end(&mut answer)).await;
         if data.first().is_some_and(|&first| first != 22) {

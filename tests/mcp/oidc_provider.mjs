@@ -39,7 +39,9 @@ async function start() {
         response_types: [],
       })),
     ],
-    scopes: ['openid', 'offline_access'],
+    // The resource scopes too: clients that register with a scope (the TypeScript SDK does)
+    // must name ones the provider lists.
+    scopes: ['openid', 'offline_access', ...SCOPES],
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true },

@@ -7,17 +7,21 @@ No person is involved: the redirect handler follows the authorization server's r
 itself (keeping cookies, as a browser does) until one leads to the redirect URI, and the
 callback handler hands the SDK the code, state and `iss` of that redirect.
 
+The SDK's registration requests are recorded (not changed) for the report.
+
 Usage: `py_oauth_client.py URL [TOOL]`: connects, lists the tools and, given TOOL, calls it
 with {} and prints its text. The last line of stdout is one JSON report
 {"checks": [[name, passed, detail], ...]}; the exit status is 0 when every check passed.
 """
 
 import json
+import os
 import sys
 from urllib.parse import parse_qs, urljoin, urlparse
 
 import anyio
 import httpx2 as httpx
+import mcp.client.auth.oauth2 as sdk_oauth2
 from mcp import Client
 from mcp.client.auth import AuthorizationCodeResult, OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -26,6 +30,22 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAu
 REDIRECT_URI = "http://127.0.0.1:33420/callback"
 
 checks = []
+registrations = []
+
+
+def _recorded(build):
+    """The SDK's registration request, as it builds it, recorded."""
+
+    def registration_request(server_metadata, client_metadata, fallback_base):
+        request = build(server_metadata, client_metadata, fallback_base)
+        registrations.append(json.loads(request.content))
+        return request
+
+    return registration_request
+
+
+# The flow looks the builder up in its module at the time it registers.
+sdk_oauth2.create_client_registration_request = _recorded(sdk_oauth2.create_client_registration_request)
 
 
 def check(name, passed, detail=""):
@@ -119,7 +139,7 @@ async def scenario(url, tool):
             check(
                 "client registered",
                 storage.client_info is not None and storage.client_info.client_id,
-                storage.client_info and storage.client_info.client_id,
+                (storage.client_info and storage.client_info.client_id, registrations),
             )
             token = storage.tokens
             check(
@@ -136,7 +156,8 @@ async def scenario(url, tool):
                 )
             tools = await client.list_tools()
             names = sorted(t.name for t in tools.tools)
-            check("tools listed", len(names) > 0 and (tool is None or tool in names), names)
+            print("tools: " + " ".join(names))
+            check("tools listed", len(names) > 0 and (tool is None or tool in names), (len(names), names))
             if tool is not None:
                 result = await client.call_tool(tool, {})
                 text = text_of(result)
