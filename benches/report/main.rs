@@ -1,4 +1,4 @@
-//! The performance report of issue 3: `cargo bench --bench report --features http,mcp,redis` (README's
+//! The performance report of issue 3: `cargo bench --bench report --features http,mcp,auth,redis` (README's
 //! "main job"; with `--features tokio` only, the transports section is skipped; without
 //! either, the peer round-trip section too).
 //!
@@ -59,7 +59,7 @@ static GLOBAL: common::alloc::Counting = common::alloc::COUNTING;
 // Main
 
 pub(crate) const USAGE: &str =
-    "usage: cargo bench --bench report --features http,mcp,redis [-- [--quick] [--only W1,W2,...,stages,transports,gateway,tls,overload,mcp] \
+    "usage: cargo bench --bench report --features http,mcp,auth,redis [-- [--quick] [--only W1,W2,...,stages,transports,gateway,tls,overload,mcp] \
                      | --instructions WORKLOAD PARSER N]";
 
 pub(crate) fn instructions_mode(args: &[String]) {

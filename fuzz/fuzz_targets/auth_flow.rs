@@ -1,7 +1,8 @@
 //! Any bytes as what a client meets when it authorizes: the server's challenge, the
 //! protected resource metadata, the authorization server's metadata, the registration
 //! answer, the authorization redirect and the token answer (the input cut at 0xff bytes
-//! into those six, in that order; `{base}` in them stands for the test server's URL), served
+//! into those six, in that order; `{base}` in them stands for the test server's URL, and
+//! `{state}` in the redirect for the state the client sent), served
 //! by a local server that wants a bearer token on its MCP endpoint. `McpClient` with an
 //! `Authorizer` connects: never a panic, always an end within its bound, and a connection
 //! that gets through carries the token the token endpoint gave.
@@ -87,7 +88,12 @@ fn harness() -> &'static Harness {
                 ("GET", "/.well-known/oauth-authorization-server") => (200, json, piece(2).into_bytes()),
                 ("POST", "/register") => (201, json, piece(3).into_bytes()),
                 ("GET", "/authorize") => {
-                    let location = piece(4);
+                    let state = asked
+                        .target
+                        .split(['?', '&'])
+                        .find_map(|pair| pair.strip_prefix("state="))
+                        .unwrap_or_default();
+                    let location = piece(4).replace("{state}", state);
                     if location.bytes().all(|b| (0x20..0x7f).contains(&b)) {
                         (302, vec![("location".to_owned(), location)], Vec::new())
                     } else {

@@ -223,7 +223,7 @@ pub(crate) fn measure_gateway(config: &Config) -> Vec<GatewayRun> {
     let fleet = redis.is_some();
     #[cfg(not(feature = "redis"))]
     let fleet = {
-        println!("gateway: fleet, fleet-cached skipped (run with --features http,mcp,redis)");
+        println!("gateway: fleet, fleet-cached skipped (run with --features http,mcp,auth,redis)");
         false
     };
     let subjects: Vec<(&str, &str)> = SUBJECTS

@@ -144,12 +144,24 @@ async fn connect(address: SocketAddr) -> Sender {
     sender
 }
 
+/// The bearer token the server under load takes (a protected server's), sent with every
+/// request.
+static BEARER: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Sends `Authorization: Bearer TOKEN` with every request from now on (`None`: nothing).
+pub(crate) fn set_bearer(token: Option<String>) {
+    *BEARER.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = token;
+}
+
 fn post(address: SocketAddr, session: Option<&str>, body: String) -> http::Request<Full<Bytes>> {
     let mut request = http::Request::post("/mcp")
         .header("host", address.to_string())
         .header("accept", "application/json, text/event-stream")
         .header("content-type", "application/json")
         .header("mcp-protocol-version", "2025-11-25");
+    if let Some(token) = &*BEARER.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) {
+        request = request.header("authorization", format!("Bearer {token}"));
+    }
     if let Some(session) = session {
         request = request.header("mcp-session-id", session);
     }
@@ -290,7 +302,11 @@ async fn drive(
             );
             let last = last_event_id(&body)
                 .unwrap_or_else(|| panic!("unexpected answer {}", String::from_utf8_lossy(&body)));
-            let get = http::Request::get("/mcp")
+            let mut get = http::Request::get("/mcp");
+            if let Some(token) = &*BEARER.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) {
+                get = get.header("authorization", format!("Bearer {token}"));
+            }
+            let get = get
                 .header("host", address.to_string())
                 .header("accept", "text/event-stream")
                 .header("mcp-protocol-version", "2025-11-25")

@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::load;
 use super::servers::{
     FLOOR_HTTP, FLOOR_PIPES, FLOOR_STDIO, RMCP_HTTP, RMCP_STDIO, RPCWIRE_GATEWAY, RPCWIRE_GATEWAY_SHARED,
-    RPCWIRE_HTTP, RPCWIRE_STDIO,
+    RPCWIRE_HTTP, RPCWIRE_HTTP_JWT, RPCWIRE_STDIO,
 };
 use super::{McpRun, SessionMemory};
 use crate::config::Config;
@@ -62,13 +62,14 @@ enum Bridge {
     McpProxy,
 }
 
-const SUBJECTS: [Subject; 13] = [
+const SUBJECTS: [Subject; 14] = [
     Subject { server: "rpcwire", transport: "stdio", implementation: "rpcwire McpServer::serve_stdio, 1 tokio thread", start: Start::Bench(RPCWIRE_STDIO) },
     Subject { server: "rmcp", transport: "stdio", implementation: "rmcp 3.11 #[tool_router] over rmcp::transport::stdio, 1 tokio thread", start: Start::Bench(RMCP_STDIO) },
     Subject { server: "typescript", transport: "stdio", implementation: "@modelcontextprotocol/sdk 1.32.2 McpServer + StdioServerTransport, Node 22", start: Start::Node("stdio") },
     Subject { server: "floor", transport: "stdio", implementation: "blocking line reads, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_STDIO) },
     Subject { server: "floor-pipes", transport: "stdio", implementation: "the stdio side of a gateway with a child per session: 1 tokio thread writing a call line to a child's stdin and reading the answer line, an rpcwire-stdio child (the gateway's) per call in flight, no JSON parsed (the children's CPU not counted)", start: Start::Bench(FLOOR_PIPES) },
     Subject { server: "rpcwire", transport: "http", implementation: "rpcwire StreamableHttpService::serve, 1 tokio thread", start: Start::Bench(RPCWIRE_HTTP) },
+    Subject { server: "rpcwire-jwt", transport: "http", implementation: "rpcwire StreamableHttpService::serve with_protection: every request's bearer token a JWT (ES256) verified by JwtVerifier (JWKS cached, a verified token known by its SHA-256), a scope required, 1 tokio thread", start: Start::Bench(RPCWIRE_HTTP_JWT) },
     Subject { server: "rmcp", transport: "http", implementation: "rmcp 3.11 StreamableHttpService (defaults: sessions, SSE) on hyper-util, 1 tokio thread", start: Start::Bench(RMCP_HTTP) },
     Subject { server: "floor", transport: "http", implementation: "hyper 1 http1, body read, the id copied into a fixed answer, no JSON parsed", start: Start::Bench(FLOOR_HTTP) },
     Subject { server: "typescript", transport: "http", implementation: "@modelcontextprotocol/sdk 1.32.2 StreamableHTTPServerTransport (sessions, SSE) on node:http, Node 22", start: Start::Node("http") },
@@ -85,6 +86,8 @@ struct Process {
     address: Option<SocketAddr>,
     /// An HTTP server's stdin: it exits when this closes.
     keep: Option<(ChildStdin, BufReader<ChildStdout>)>,
+    /// The token a protected server takes.
+    bearer: Option<String>,
 }
 
 impl Process {
@@ -144,6 +147,7 @@ impl Process {
                 stdio: None,
                 address: None,
                 keep: Some((stdin, stdout)),
+                bearer: None,
             });
         }
         if subject.transport == "stdio" {
@@ -154,10 +158,17 @@ impl Process {
                 stdio: Some((stdin, stdout)),
                 address: None,
                 keep: None,
+                bearer: None,
             });
         }
         let mut line = String::new();
         stdout.read_line(&mut line).expect("the server's first line");
+        // A protected server says first which token to send.
+        let bearer = line.trim().strip_prefix("bearer ").map(str::to_owned);
+        if bearer.is_some() {
+            line.clear();
+            stdout.read_line(&mut line).expect("the server's second line");
+        }
         let address = line
             .trim()
             .strip_prefix("listening on ")
@@ -173,6 +184,7 @@ impl Process {
             stdio: None,
             address: Some(address),
             keep: Some((stdin, stdout)),
+            bearer,
         })
     }
 
@@ -229,6 +241,7 @@ impl Process {
             stdio: None,
             address: Some(SocketAddr::from(([127, 0, 0, 1], port))),
             keep: None,
+            bearer: None,
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -328,6 +341,8 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
     let chosen = std::env::var("MCP_SERVERS").ok();
     let mut processes: Vec<(Subject, Process)> = SUBJECTS
         .iter()
+        // The protected server needs the `auth` feature.
+        .filter(|subject| cfg!(feature = "auth") || subject.server != "rpcwire-jwt")
         .filter(|subject| {
             let name = format!("{}-{}", subject.server, subject.transport);
             chosen
@@ -363,6 +378,7 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
             } else {
                 let address = process.address.expect("an address");
                 let pid = process.child.id();
+                load::set_bearer(process.bearer.clone());
                 load::http_run(address, *in_flight, warmup, duration, || {
                     marks.push(cpu_time(pid))
                 })
@@ -412,6 +428,7 @@ pub(crate) fn measure_mcp(config: &Config) -> (Vec<McpRun>, Vec<SessionMemory>) 
             IDLE_SESSIONS
         };
         let before = process.rss_kib();
+        load::set_bearer(process.bearer.clone());
         load::http_open_sessions(address, sessions);
         std::thread::sleep(Duration::from_millis(200));
         let after = process.rss_kib();

@@ -23,6 +23,10 @@ pub(crate) const FLOOR_PIPES: &str = "floor-pipes";
 pub(crate) const RPCWIRE_GATEWAY: &str = "rpcwire-gateway";
 /// The same gateway with one `rpcwire-stdio` child for every session (`with_shared_child`).
 pub(crate) const RPCWIRE_GATEWAY_SHARED: &str = "rpcwire-gateway-shared";
+/// `rpcwire-http` as an OAuth protected resource (`auth` feature): every request's bearer
+/// token a JWT verified by `JwtVerifier` (ES256, the JWKS fetched once from a server in the
+/// same process).
+pub(crate) const RPCWIRE_HTTP_JWT: &str = "rpcwire-http-jwt";
 
 /// The floors' answer, around the request's id.
 const FLOOR_ANSWER: (&str, &str) = (
@@ -121,14 +125,28 @@ pub(crate) fn serve(kind: &str) {
                     .expect("rmcp serves");
                 let _ = running.waiting().await;
             }
-            RPCWIRE_HTTP | RMCP_HTTP | FLOOR_HTTP | RPCWIRE_GATEWAY | RPCWIRE_GATEWAY_SHARED => {
+            RPCWIRE_HTTP
+            | RMCP_HTTP
+            | FLOOR_HTTP
+            | RPCWIRE_GATEWAY
+            | RPCWIRE_GATEWAY_SHARED
+            | RPCWIRE_HTTP_JWT => {
                 exit_when_stdin_closes();
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+                #[cfg(feature = "auth")]
+                let protected = (kind == RPCWIRE_HTTP_JWT).then(|| protected_resource(&listener));
                 println!("listening on {}", listener.local_addr().expect("address"));
                 let _ = std::io::stdout().flush();
                 match kind {
                     RPCWIRE_HTTP => {
                         let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire_server());
+                        let _ = service.serve(listener).await;
+                    }
+                    #[cfg(feature = "auth")]
+                    RPCWIRE_HTTP_JWT => {
+                        let protected = protected.expect("made above").await;
+                        let service = rpcwire::mcp::http::StreamableHttpService::new(rpcwire_server())
+                            .with_protection(protected);
                         let _ = service.serve(listener).await;
                     }
                     RMCP_HTTP => rmcp_http(listener).await,
@@ -148,6 +166,63 @@ pub(crate) fn serve(kind: &str) {
             other => panic!("unknown MCP server {other:?}"),
         }
     });
+}
+
+/// The protection of `rpcwire-http-jwt`: a P-256 key made now, its JWKS served on another
+/// port of the loopback, a token for the endpoint at `listener` signed with it and printed
+/// (`bearer TOKEN`, before `listening on`) for the load generator to send.
+#[cfg(feature = "auth")]
+fn protected_resource(
+    listener: &tokio::net::TcpListener,
+) -> impl std::future::Future<Output = rpcwire::mcp::auth::ProtectedResource> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    use ring::signature::{EcdsaKeyPair, KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+    let rng = ring::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).expect("a key");
+    let pair =
+        EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref(), &rng).expect("the key");
+    let point = pair.public_key().as_ref();
+    let jwks = serde_json::json!({"keys": [{
+        "kty": "EC", "crv": "P-256", "kid": "bench", "alg": "ES256", "use": "sig",
+        "x": URL_SAFE_NO_PAD.encode(&point[1..33]), "y": URL_SAFE_NO_PAD.encode(&point[33..65]),
+    }]})
+    .to_string();
+    let resource = format!("http://{}/mcp", listener.local_addr().expect("address"));
+    let issuer = "https://issuer.bench.invalid";
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs();
+    let part = |value: serde_json::Value| URL_SAFE_NO_PAD.encode(value.to_string());
+    let signed = format!(
+        "{}.{}",
+        part(serde_json::json!({"alg": "ES256", "typ": "at+jwt", "kid": "bench"})),
+        part(
+            serde_json::json!({"iss": issuer, "aud": resource, "sub": "bench", "scope": "mcp:tools", "iat": now, "exp": now + 86_400})
+        ),
+    );
+    let signature = pair.sign(&rng, signed.as_bytes()).expect("signed");
+    println!("bearer {signed}.{}", URL_SAFE_NO_PAD.encode(signature.as_ref()));
+    async move {
+        let keys = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let jwks_uri = format!("http://{}/jwks", keys.local_addr().expect("address"));
+        tokio::spawn(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            while let Ok((mut stream, _)) = keys.accept().await {
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head).await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{jwks}",
+                    jwks.len()
+                );
+                let _ = stream.write_all(answer.as_bytes()).await;
+            }
+        });
+        let verifier =
+            rpcwire::mcp::auth::JwtVerifier::new(issuer, &resource, jwks_uri.parse().expect("a URL"));
+        rpcwire::mcp::auth::ProtectedResource::new(&resource, issuer, verifier).require_scope("mcp:tools")
+    }
 }
 
 async fn rmcp_http(listener: tokio::net::TcpListener) {

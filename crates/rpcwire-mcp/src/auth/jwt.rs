@@ -1,19 +1,29 @@
 //! `JwtVerifier`: access tokens that are JWTs (RFC 9068), verified with the authorization
 //! server's keys — its JWKS fetched (over https) and cached, fetched again when a token
 //! names a key it does not have (at most every 30 s) or when the cache is old — and their
-//! issuer, audience (this server, RFC 8707), life and algorithm checked.
+//! issuer, audience (this server, RFC 8707), life and algorithm checked. A token verified
+//! once is known by its SHA-256 until it expires (a client sends the same one with every
+//! call): the signature is checked once, not per call.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use url::Url;
 
+use sha2::{Digest, Sha256};
+
 use super::error::AuthError;
 use super::fetch::Fetcher;
 use super::metadata::{server_metadata_urls, ServerMetadata};
+use super::store::now_seconds;
 use super::verify::{Claims, Refusal, TokenVerifier, VerifyFuture};
+use crate::sync::lock_unpoisoned;
+
+/// How many verified tokens are known at most (the oldest known go first).
+const MAX_VERIFIED: usize = 4096;
 
 /// How long fetched keys are used before they are fetched again.
 pub const DEFAULT_KEYS_TTL: Duration = Duration::from_secs(600);
@@ -60,6 +70,8 @@ struct Inner {
     ttl: Duration,
     leeway: Duration,
     keys: tokio::sync::Mutex<Keys>,
+    /// Tokens verified, by their SHA-256: their claims, and when they were verified.
+    verified: Mutex<HashMap<[u8; 32], (Claims, Instant)>>,
 }
 
 #[derive(Default)]
@@ -100,6 +112,7 @@ impl JwtVerifier {
                 ttl: DEFAULT_KEYS_TTL,
                 leeway: DEFAULT_LEEWAY,
                 keys: tokio::sync::Mutex::new(Keys::default()),
+                verified: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -232,7 +245,38 @@ impl JwtVerifier {
         Ok(set.keys.iter().filter_map(decoding_key).collect())
     }
 
+    /// A token's claims: known from an earlier verification while it has not expired, else
+    /// verified now (and known from then on).
     async fn check(&self, token: &str) -> Result<Claims, Refusal> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some((claims, at)) = lock_unpoisoned(&self.inner.verified).get(&digest) {
+            let alive = claims.expires_at.is_some_and(|exp| exp > now_seconds());
+            if alive && at.elapsed() < self.inner.ttl {
+                return Ok(claims.clone());
+            }
+        }
+        let claims = self.verify_signed(token).await?;
+        let mut verified = lock_unpoisoned(&self.inner.verified);
+        if verified.len() >= MAX_VERIFIED {
+            // Expired ones first; else the oldest known.
+            let now = now_seconds();
+            verified.retain(|_, (claims, _)| claims.expires_at.is_some_and(|exp| exp > now));
+            if verified.len() >= MAX_VERIFIED {
+                let oldest = verified
+                    .iter()
+                    .min_by_key(|(_, (_, at))| *at)
+                    .map(|(key, _)| *key);
+                if let Some(oldest) = oldest {
+                    verified.remove(&oldest);
+                }
+            }
+        }
+        verified.insert(digest, (claims.clone(), Instant::now()));
+        Ok(claims)
+    }
+
+    /// Verifies `token`'s signature and claims.
+    async fn verify_signed(&self, token: &str) -> Result<Claims, Refusal> {
         let invalid = |why: &dyn std::fmt::Display| Refusal::Invalid(why.to_string());
         let header = jsonwebtoken::decode_header(token).map_err(|e| invalid(&e))?;
         if !ALGORITHMS.contains(&header.alg) {
