@@ -134,8 +134,10 @@ fuzz_target!(|data: &[u8]| {
     let connected = connected.expect("a connection ends within its bound");
     if let Ok(client) = connected {
         let script = harness.script.lock().unwrap();
-        let token: serde_json::Value =
-            serde_json::from_slice(script.pieces.get(5).map_or(&[][..], |p| p)).unwrap_or_default();
+        // The token answer as the server sent it (text, `{base}` replaced).
+        let served = String::from_utf8_lossy(script.pieces.get(5).map_or(&[][..], |p| p))
+            .replace("{base}", &harness.base);
+        let token: serde_json::Value = serde_json::from_str(&served).unwrap_or_default();
         let token = token["access_token"].as_str().unwrap_or_default().to_owned();
         assert!(
             !token.is_empty(),
