@@ -26,7 +26,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use rpcwire::mcp::auth::{Authorizer, Headless, JwtVerifier, ProtectedResource};
+use rpcwire::mcp::auth::{Authorizer, Headless, IntrospectionVerifier, JwtVerifier, ProtectedResource};
 use rpcwire::mcp::http::StreamableHttpService;
 use rpcwire::mcp::{CallToolResult, McpClient, McpContext, McpServer, Tool};
 use serde_json::{json, Value};
@@ -120,12 +120,34 @@ fn url_encoded(text: &str) -> String {
 
 /// POSTs `body` to `url` with `token` (if any): the status, the challenge, the body.
 async fn post(http: &HttpClient, url: &str, token: Option<&str>, body: Value) -> (u16, String, Value) {
+    post_in(http, url, token, None, body).await.0
+}
+
+/// `initialize` with `token`: the session id the server gave.
+async fn session(http: &HttpClient, url: &str, token: &str) -> String {
+    let ((status, _, body), session) = post_in(http, url, Some(token), None, initialize()).await;
+    assert_eq!(status, 200, "{body}");
+    session.expect("a session")
+}
+
+/// POSTs `body` in `session` (if any): the status, the challenge, the body; the session id
+/// the answer gave.
+async fn post_in(
+    http: &HttpClient,
+    url: &str,
+    token: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> ((u16, String, Value), Option<String>) {
     let mut request = http::Request::post(url)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", "2025-11-25");
     if let Some(token) = token {
         request = request.header("authorization", format!("Bearer {token}"));
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
     }
     let response = http
         .request(request.body(Full::new(Bytes::from(body.to_string()))).unwrap())
@@ -137,24 +159,49 @@ async fn post(http: &HttpClient, url: &str, token: Option<&str>, body: Value) ->
         .get("www-authenticate")
         .map(|v| v.to_str().unwrap().to_owned())
         .unwrap_or_default();
+    let given = response
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap().to_owned());
     let body = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        challenge,
-        serde_json::from_slice(&body).unwrap_or(Value::Null),
-    )
+    let body = serde_json::from_slice(&body).unwrap_or_else(|_| {
+        // An SSE answer: its last data line.
+        let text = String::from_utf8_lossy(&body);
+        text.lines()
+            .rev()
+            .filter_map(|line| line.strip_prefix("data: "))
+            .find_map(|data| serde_json::from_str(data).ok())
+            .unwrap_or(Value::Null)
+    });
+    ((status, challenge, body), given)
 }
 
 /// A server whose `whoami` tool answers with the token's subject and scopes (it needs
-/// `mcp:whoami`), protected with tokens of `issuer` for its own URL; that URL.
+/// `mcp:whoami`), protected with tokens of `issuer` for its own URL, checked as JWTs; that
+/// URL.
 async fn protected_server(issuer: &str) -> String {
+    protected_server_checking(issuer, false).await
+}
+
+/// The same, its tokens checked by the provider's introspection endpoint when `introspect`.
+async fn protected_server_checking(issuer: &str, introspect: bool) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    let verifier = JwtVerifier::discover(issuer, &url)
-        .await
-        .expect("the provider's metadata names its keys")
-        .with_leeway(Duration::ZERO);
-    let protected = ProtectedResource::new(&url, issuer, verifier)
+    // The provider issues opaque tokens (which it introspects) for resources under /opaque/.
+    let path = if introspect { "/opaque/mcp" } else { "/mcp" };
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
+    let protected = if introspect {
+        let endpoint = format!("{issuer}/token/introspection").parse().unwrap();
+        let verifier =
+            IntrospectionVerifier::new(endpoint, "resource-server", "resource-server-secret", &url);
+        ProtectedResource::new(&url, issuer, verifier)
+    } else {
+        let verifier = JwtVerifier::discover(issuer, &url)
+            .await
+            .expect("the provider's metadata names its keys")
+            .with_leeway(Duration::ZERO);
+        ProtectedResource::new(&url, issuer, verifier)
+    };
+    let protected = protected
         .with_scopes_supported(["mcp:tools", "mcp:whoami"])
         .require_scope_for_tool("whoami", "mcp:whoami");
     let server = McpServer::new("protected", "1")
@@ -254,6 +301,45 @@ async fn the_server_takes_the_providers_tokens_and_refuses_the_wrong_ones() {
         );
         assert!(challenge.contains("resource_metadata="), "{what}: {challenge}");
         assert!(!challenge.contains(token), "{what}: the token is not repeated");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_checks_tokens_by_introspection() {
+    let Some(providers) = providers() else {
+        return;
+    };
+    let url = protected_server_checking(&providers.issuer, true).await;
+    let http = http_client();
+    let good = client_credentials(&http, &providers.issuer, "robot", &url, "mcp:whoami").await;
+    let session = session(&http, &url, &good).await;
+    let ((status, _, body), _) = post_in(&http, &url, Some(&good), Some(&session), whoami_call()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.to_string().contains("mcp:whoami"),
+        "the handler sees the introspected claims: {body}"
+    );
+    let tools_only = client_credentials(&http, &providers.issuer, "robot", &url, "mcp:tools").await;
+    let (status, challenge, _) = post(&http, &url, Some(&tools_only), whoami_call()).await;
+    assert_eq!(status, 403, "{challenge}");
+    let elsewhere = client_credentials(
+        &http,
+        &providers.issuer,
+        "robot",
+        "http://127.0.0.1:9/opaque/mcp",
+        "mcp:whoami",
+    )
+    .await;
+    for (what, token) in [
+        ("another audience", elsewhere.as_str()),
+        ("unknown", "never-issued"),
+    ] {
+        let (status, challenge, _) = post(&http, &url, Some(token), initialize()).await;
+        assert_eq!(status, 401, "{what}");
+        assert!(
+            challenge.starts_with(r#"Bearer error="invalid_token""#),
+            "{what}: {challenge}"
+        );
     }
 }
 

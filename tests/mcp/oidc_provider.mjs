@@ -38,6 +38,14 @@ async function start() {
         redirect_uris: [],
         response_types: [],
       })),
+      // The MCP server itself, when it checks tokens by introspection (RFC 7662).
+      {
+        client_id: 'resource-server',
+        client_secret: 'resource-server-secret',
+        grant_types: [],
+        redirect_uris: [],
+        response_types: [],
+      },
     ],
     // The resource scopes too: clients that register with a scope (the TypeScript SDK does)
     // must name ones the provider lists.
@@ -46,6 +54,7 @@ async function start() {
       devInteractions: { enabled: false },
       registration: { enabled: true },
       clientCredentials: { enabled: true },
+      introspection: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: (ctx, client, oneOf) => oneOf,
@@ -54,7 +63,9 @@ async function start() {
           scope: SCOPES.join(' '),
           audience: resource,
           accessTokenTTL: client.clientId === 'short' ? 1 : 3600,
-          accessTokenFormat: 'jwt',
+          // Opaque tokens for resources under /opaque/ (they are checked by introspection:
+          // the provider introspects no JWT); JWTs for the others.
+          accessTokenFormat: new URL(resource).pathname.startsWith('/opaque/') ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
       },

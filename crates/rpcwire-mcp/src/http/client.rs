@@ -20,7 +20,8 @@ use tokio::sync::mpsc;
 use super::credentials::{Credentials, MAX_REFUSALS};
 use super::events::EventReader;
 use super::headers::{SESSION_HEADER, VERSION_HEADER};
-use crate::message::{Message, Params};
+use super::posted::{requests_in, Posted};
+use crate::message::Message;
 use crate::param_headers::{header_text, ParamHeaders};
 use crate::parse::Parsed;
 use crate::sync::lock_unpoisoned;
@@ -340,78 +341,6 @@ impl FrameSender for ClientSender {
         }
         Ok(())
     }
-}
-
-/// What a POST's headers say of its frame.
-#[derive(Clone, Default)]
-struct Posted {
-    /// The ids (as JSON text) of the requests in it.
-    ids: HashSet<String>,
-    /// Whether one is `initialize`.
-    initialize: bool,
-    /// A single message's method (`Mcp-Method`).
-    method: Option<String>,
-    /// A single request's tool or prompt name, or resource URI (`Mcp-Name`).
-    name: Option<String>,
-    /// A tool call's marked arguments (`Mcp-Param-*`): header names and values.
-    params: Vec<(String, String)>,
-    /// The id (JSON text) a `notifications/cancelled` cancels.
-    cancelled: Option<String>,
-    /// A single request's revision in its `_meta` (the stateless revision's requests say
-    /// it there): sent as its `MCP-Protocol-Version`, outside any session.
-    stateless: Option<String>,
-}
-
-/// What `frame` holds, as far as the POST carrying it needs to know; a tool call's marked
-/// arguments from `marks`.
-fn requests_in(frame: &[u8], marks: Option<&ParamHeaders>) -> Posted {
-    let mut posted = Posted::default();
-    let mut one = |message: &Message<'_>| {
-        if let Message::Request(request) = message {
-            posted.ids.insert(request.id().json_parts().concat());
-            posted.initialize |= request.method() == "initialize";
-        }
-    };
-    match crate::parse(frame) {
-        Ok(Parsed::Single(message)) => {
-            one(&message);
-            let (method, params) = match &message {
-                Message::Request(request) => (Some(request.method()), request.params()),
-                Message::Notification(notification) => (Some(notification.method()), notification.params()),
-                _ => (None, None),
-            };
-            if method == Some("notifications/cancelled") {
-                posted.cancelled = crate::transport::CancelProtocol::Mcp.cancelled_id(params);
-            }
-            posted.method = method.map(str::to_owned);
-            posted.stateless = params
-                .filter(|_| matches!(message, Message::Request(_)))
-                .and_then(|params| params.get("_meta"))
-                .and_then(|meta| {
-                    let version = Params::new(meta.get()).get("io.modelcontextprotocol/protocolVersion")?;
-                    version.decode::<String>().ok()
-                });
-            let target = match method {
-                Some("tools/call" | "prompts/get") => "name",
-                Some("resources/read") => "uri",
-                _ => "",
-            };
-            posted.name = params
-                .filter(|_| !target.is_empty())
-                .and_then(|params| params.get(target))
-                .and_then(|value| value.decode::<String>().ok());
-            if let (Some(marks), Some("tools/call"), Some(tool)) = (marks, method, &posted.name) {
-                let arguments = params
-                    .and_then(|params| params.get("arguments"))
-                    .and_then(|arguments| arguments.decode::<serde_json::Value>().ok())
-                    .unwrap_or_default();
-                posted.params = marks.headers(tool, &arguments);
-            }
-        }
-        Ok(Parsed::Batch(batch)) => batch.iter().flatten().for_each(|message| one(&message)),
-        Err(_) => {}
-    }
-    posted
 }
 
 /// Whether `response` says its body is of `media` type.

@@ -19,6 +19,7 @@ pub(crate) mod front;
 pub(crate) mod headers;
 pub(crate) mod origin;
 pub(crate) mod output;
+mod posted;
 mod remote;
 pub(crate) mod request;
 pub(crate) mod service;
