@@ -701,3 +701,59 @@ fn the_official_sdk_clients_authorize_with_the_server_and_the_gateway() {
         );
     }
 }
+
+/// A memory store shared with the test, which may change what is kept.
+#[derive(Debug, Clone, Default)]
+struct SharedStore(std::sync::Arc<rpcwire::mcp::auth::MemoryStore>);
+
+impl rpcwire::mcp::auth::TokenStore for SharedStore {
+    fn load(&self, resource: &str) -> rpcwire::mcp::auth::Kept {
+        self.0.load(resource)
+    }
+    fn save(&self, resource: &str, kept: &rpcwire::mcp::auth::Kept) {
+        self.0.save(resource, kept)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_refreshed_before_it_is_sent() {
+    use rpcwire::mcp::auth::TokenStore;
+    let Some(providers) = providers() else {
+        return;
+    };
+    let url = protected_server(&providers.issuer).await;
+    let store = SharedStore::default();
+    let client = McpClient::builder("refresh-test", "1")
+        .with_authorizer(Authorizer::new("refresh-test").with_store(store.clone()))
+        .connect_http(url.parse().unwrap())
+        .await
+        .expect("authorized");
+    let mut kept = store.load(&url);
+    let first = kept.tokens.clone().expect("tokens");
+    assert!(
+        first.refresh_token.is_some(),
+        "offline access asked for and granted: {first:?}"
+    );
+    // The access token's time is up: the next call refreshes it first.
+    kept.tokens.as_mut().unwrap().expires_at = Some(1);
+    store.save(&url, &kept);
+    client
+        .call_tool("whoami", json!({}))
+        .await
+        .expect("called with a refreshed token");
+    let refreshed = store.load(&url).tokens.expect("tokens");
+    assert_ne!(refreshed.access_token, first.access_token, "a new access token");
+    assert!(!refreshed.is_expired());
+    // A refresh token the provider no longer takes: the client authorizes again.
+    let mut kept = store.load(&url);
+    let tokens = kept.tokens.as_mut().unwrap();
+    tokens.expires_at = Some(1);
+    tokens.refresh_token = Some("revoked".to_owned());
+    store.save(&url, &kept);
+    client
+        .call_tool("whoami", json!({}))
+        .await
+        .expect("authorized again");
+    assert!(!store.load(&url).tokens.unwrap().is_expired());
+    client.close().await;
+}

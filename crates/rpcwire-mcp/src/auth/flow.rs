@@ -248,6 +248,11 @@ impl Authorizer {
                 .append_pair("resource", resource);
             if let Some(scope) = scope {
                 query.append_pair("scope", scope);
+                // An OpenID provider grants offline access (a refresh token) only when asked
+                // to prompt for consent (OpenID Connect Core §11).
+                if scope.split(' ').any(|s| s == "offline_access") {
+                    query.append_pair("prompt", "consent");
+                }
             }
         }
         let back = self.inner.step.authorize(&authorization, redirect_uri).await?;
