@@ -241,3 +241,97 @@ fn answer(status: StatusCode, text: &str) -> String {
         text.len()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A browser's GET of `target` on `port`: the answer's status line.
+    async fn visit(port: u16, target: &str) -> String {
+        for _ in 0..200 {
+            if let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+                let request = format!("GET {target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+                stream.write_all(request.as_bytes()).await.unwrap();
+                let mut answer = String::new();
+                let _ = stream.read_to_string(&mut answer).await;
+                return answer.lines().next().unwrap_or_default().to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the loopback redirect URI never listened");
+    }
+
+    #[tokio::test]
+    async fn the_browser_step_waits_on_the_loopback_redirect_uri() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let redirect: Url = format!("http://127.0.0.1:{port}/callback").parse().unwrap();
+        let authorization: Url = "https://as.example/authorize?client_id=x".parse().unwrap();
+        let step = Browser::default().with_wait(Duration::from_secs(10));
+        let (back, (elsewhere, callback)) = tokio::join!(step.authorize(&authorization, &redirect), async {
+            let elsewhere = visit(port, "/favicon.ico").await;
+            (elsewhere, visit(port, "/callback?code=c1&state=s1").await)
+        });
+        assert!(elsewhere.contains("404"), "{elsewhere}");
+        assert!(callback.contains("200"), "{callback}");
+        let back = back.unwrap();
+        assert_eq!(back.query(), Some("code=c1&state=s1"));
+    }
+
+    #[tokio::test]
+    async fn the_browser_step_refuses_what_it_cannot_wait_on_and_gives_up_in_time() {
+        let authorization: Url = "https://as.example/authorize".parse().unwrap();
+        let remote: Url = "https://host.example/callback".parse().unwrap();
+        let refused = Browser::default()
+            .authorize(&authorization, &remote)
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("not a loopback"), "{refused}");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let redirect: Url = format!("http://127.0.0.1:{port}/cb").parse().unwrap();
+        let waited = Browser::default()
+            .with_wait(Duration::from_millis(50))
+            .authorize(&authorization, &redirect)
+            .await
+            .unwrap_err();
+        assert!(waited.to_string().contains("nobody authorized"), "{waited}");
+    }
+
+    #[tokio::test]
+    async fn headless_refuses_a_page_and_an_endless_redirect() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut head = [0u8; 2048];
+                let n = stream.read(&mut head).await.unwrap_or(0);
+                let text = String::from_utf8_lossy(&head[..n]).into_owned();
+                let answer = if text.starts_with("GET /page") {
+                    "HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nlogin".to_owned()
+                } else {
+                    "HTTP/1.1 302 Found\r\nlocation: /loop\r\nset-cookie: s=1; path=/\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                        .to_owned()
+                };
+                let _ = stream.write_all(answer.as_bytes()).await;
+            }
+        });
+        let redirect: Url = "http://127.0.0.1:1/cb".parse().unwrap();
+        let page: Url = format!("http://127.0.0.1:{port}/page").parse().unwrap();
+        let refused = Headless::default().authorize(&page, &redirect).await.unwrap_err();
+        assert!(refused.to_string().contains("wants a person"), "{refused}");
+        let endless: Url = format!("http://127.0.0.1:{port}/loop").parse().unwrap();
+        let refused = Headless::default()
+            .authorize(&endless, &redirect)
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("redirects"), "{refused}");
+    }
+}
