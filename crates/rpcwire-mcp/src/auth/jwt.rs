@@ -326,3 +326,179 @@ impl TokenVerifier for JwtVerifier {
         Box::pin(self.check(token))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine;
+    use jsonwebtoken::{EncodingKey, Header};
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// Serves `documents` by path on the loopback (each connection one GET): the base URL.
+    async fn serve(documents: Vec<(&'static str, String)>) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut head = [0u8; 2048];
+                let n = stream.read(&mut head).await.unwrap_or(0);
+                let line = String::from_utf8_lossy(&head[..n]).into_owned();
+                let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
+                let answer = match documents.iter().find(|(p, _)| *p == path) {
+                    Some((_, body)) => format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    ),
+                    None => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
+                };
+                let _ = stream.write_all(answer.as_bytes()).await;
+            }
+        });
+        base
+    }
+
+    fn token(key: &rcgen::KeyPair, kid: &str, claims: serde_json::Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(kid.to_owned());
+        let encoding = EncodingKey::from_ec_pem(key.serialize_pem().as_bytes()).unwrap();
+        jsonwebtoken::encode(&header, &claims, &encoding).unwrap()
+    }
+
+    #[tokio::test]
+    async fn tokens_are_verified_with_the_issuers_keys_and_their_claims() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let point = key.public_key_raw();
+        let jwks = json!({"keys": [
+            {"kty": "EC", "crv": "P-256", "kid": "k1", "alg": "ES256", "use": "sig",
+             "x": URL_SAFE_NO_PAD.encode(&point[1..33]), "y": URL_SAFE_NO_PAD.encode(&point[33..65])},
+            {"kty": "EC", "crv": "P-256", "kid": "enc", "use": "enc",
+             "x": URL_SAFE_NO_PAD.encode(&point[1..33]), "y": URL_SAFE_NO_PAD.encode(&point[33..65])},
+        ]});
+        let base = serve(vec![("/jwks", jwks.to_string())]).await;
+        let issuer = "https://as.test";
+        let verifier = JwtVerifier::new(
+            issuer,
+            "https://mcp.test/mcp",
+            format!("{base}/jwks").parse().unwrap(),
+        )
+        .with_keys_ttl(Duration::from_secs(60))
+        .with_leeway(Duration::ZERO);
+        let now = now_seconds();
+        let good = token(
+            &key,
+            "k1",
+            json!({"iss": issuer, "aud": "https://mcp.test/mcp", "exp": now + 60, "sub": "a", "scope": "x"}),
+        );
+        let claims = verifier.verify(&good).await.unwrap();
+        assert_eq!(
+            (claims.subject.as_deref(), claims.scopes.as_slice()),
+            (Some("a"), &["x".to_owned()][..])
+        );
+        assert_eq!(
+            verifier.verify(&good).await.unwrap(),
+            claims,
+            "known the second time"
+        );
+        for (what, bad) in [
+            (
+                "another audience",
+                token(
+                    &key,
+                    "k1",
+                    json!({"iss": issuer, "aud": "https://other/mcp", "exp": now + 60}),
+                ),
+            ),
+            (
+                "another issuer",
+                token(
+                    &key,
+                    "k1",
+                    json!({"iss": "https://evil", "aud": "https://mcp.test/mcp", "exp": now + 60}),
+                ),
+            ),
+            (
+                "expired",
+                token(
+                    &key,
+                    "k1",
+                    json!({"iss": issuer, "aud": "https://mcp.test/mcp", "exp": now - 5}),
+                ),
+            ),
+            (
+                "no expiry",
+                token(&key, "k1", json!({"iss": issuer, "aud": "https://mcp.test/mcp"})),
+            ),
+            (
+                "a key not published",
+                token(
+                    &key,
+                    "k9",
+                    json!({"iss": issuer, "aud": "https://mcp.test/mcp", "exp": now + 60}),
+                ),
+            ),
+            (
+                "an encryption key",
+                token(
+                    &key,
+                    "enc",
+                    json!({"iss": issuer, "aud": "https://mcp.test/mcp", "exp": now + 60}),
+                ),
+            ),
+            ("not a JWT", "abc".to_owned()),
+        ] {
+            assert!(
+                matches!(verifier.verify(&bad).await, Err(Refusal::Invalid(_))),
+                "{what}"
+            );
+        }
+        let shared_secret = jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &json!({"iss": issuer}),
+            &EncodingKey::from_secret(b"s"),
+        )
+        .unwrap();
+        let refused = verifier.verify(&shared_secret).await.unwrap_err();
+        assert!(refused.to_string().contains("not taken"), "{refused}");
+        let unreachable = JwtVerifier::new(
+            issuer,
+            "https://mcp.test/mcp",
+            "http://127.0.0.1:9/jwks".parse().unwrap(),
+        );
+        assert!(matches!(
+            unreachable.verify(&good).await,
+            Err(Refusal::Unavailable(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn discovery_reads_the_issuers_metadata_and_checks_it() {
+        let base = serve(vec![
+            (
+                "/.well-known/oauth-authorization-server",
+                json!({"issuer": "ISSUER", "jwks_uri": "http://127.0.0.1:9/jwks"}).to_string(),
+            ),
+            (
+                "/tenant/.well-known/openid-configuration",
+                json!({"issuer": "elsewhere"}).to_string(),
+            ),
+        ])
+        .await;
+        // The document names another issuer than the one asked for.
+        let mismatch = JwtVerifier::discover(&base, "r").await.unwrap_err();
+        assert!(matches!(mismatch, AuthError::Mismatch(_)), "{mismatch}");
+        let tenant = JwtVerifier::discover(&format!("{base}/tenant"), "r")
+            .await
+            .unwrap_err();
+        assert!(matches!(tenant, AuthError::Mismatch(_)), "{tenant}");
+        let none = JwtVerifier::discover("http://127.0.0.1:9", "r")
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(none, AuthError::Fetch(_) | AuthError::Discovery(_)),
+            "{none}"
+        );
+        assert!(JwtVerifier::discover("not a url", "r").await.is_err());
+    }
+}

@@ -197,6 +197,45 @@ mod tests {
     use jsonwebtoken::{DecodingKey, Validation};
 
     #[test]
+    fn client_keys_say_their_kind_and_sign_assertions() {
+        let ec = rcgen::KeyPair::generate().unwrap();
+        let key = ClientKey::from_pem(&ec.serialize_pem(), None).unwrap();
+        assert_eq!(key.algorithm, Algorithm::ES256);
+        assert!(!format!("{key:?}").contains("BEGIN"));
+        let assertion = key.assertion("me", "https://as.example").unwrap();
+        let public = DecodingKey::from_ec_der(ec.public_key_raw());
+        let mut validation = Validation::new(Algorithm::ES256);
+        validation.set_audience(&["https://as.example"]);
+        let claims = jsonwebtoken::decode::<serde_json::Value>(&assertion, &public, &validation)
+            .unwrap()
+            .claims;
+        assert_eq!(
+            (claims["iss"].as_str(), claims["sub"].as_str()),
+            (Some("me"), Some("me"))
+        );
+        assert!(claims["jti"].is_string() && claims["exp"].as_u64() > claims["iat"].as_u64());
+        let ed = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+        assert_eq!(
+            ClientKey::from_pem(&ed.serialize_pem(), None).unwrap().algorithm,
+            Algorithm::EdDSA
+        );
+        assert_eq!(
+            ClientKey::from_pem(&ec.serialize_pem(), Some("ES256"))
+                .unwrap()
+                .algorithm,
+            Algorithm::ES256
+        );
+        for (pem, algorithm) in [
+            (ec.serialize_pem(), Some("HS256")),
+            (ec.serialize_pem(), Some("RS256")),
+            (ec.serialize_pem(), Some("nonsense")),
+            ("not a key".to_owned(), None),
+        ] {
+            assert!(ClientKey::from_pem(&pem, algorithm).is_err(), "{algorithm:?}");
+        }
+    }
+
+    #[test]
     fn a_dpop_proof_verifies_with_the_key_in_its_header() {
         let key = DpopKey::generate().unwrap();
         let url: url::Url = "https://mcp.example/mcp?x=1#f".parse().unwrap();
