@@ -18,6 +18,9 @@ use rpcwire::mcp::auth::{Authorizer, ClientKey, IdentityProvider, Url};
 use rpcwire::mcp::McpClient;
 use serde_json::{json, Value};
 
+/// A request's form (or query), as name and value pairs.
+type Form = Vec<(String, String)>;
+
 /// What the server is, and what it saw.
 #[derive(Default)]
 struct State {
@@ -27,14 +30,14 @@ struct State {
     dpop: bool,
     cimd: bool,
     /// (path, headers, form) of every request to the authorization server.
-    seen: Vec<(String, HeaderMap, Vec<(String, String)>)>,
+    seen: Vec<(String, HeaderMap, Form)>,
     /// The `Authorization` and `DPoP` headers of every MCP request.
     mcp: Vec<(Option<String>, Option<String>)>,
 }
 
 type Shared = Arc<Mutex<State>>;
 
-fn form(body: &[u8]) -> Vec<(String, String)> {
+fn form(body: &[u8]) -> Form {
     let text = String::from_utf8_lossy(body);
     Url::parse(&format!("http://x/?{text}"))
         .unwrap()
@@ -91,7 +94,7 @@ async fn handle(
             json_answer(StatusCode::OK, metadata)
         }
         ("GET", "/authorize") => {
-            let query: Vec<(String, String)> = form(uri.query().unwrap_or_default().as_bytes());
+            let query: Form = form(uri.query().unwrap_or_default().as_bytes());
             let get = |name: &str| {
                 query
                     .iter()
@@ -213,7 +216,7 @@ async fn connect(shared: &Shared, authorizer: Authorizer) {
 }
 
 /// The form of the last request to `path`, and its headers.
-fn last(shared: &Shared, path: &str) -> (HeaderMap, Vec<(String, String)>) {
+fn last(shared: &Shared, path: &str) -> (HeaderMap, Form) {
     let state = shared.lock().unwrap();
     let (_, headers, form) = state
         .seen
