@@ -256,6 +256,8 @@ async fn the_server_takes_the_providers_tokens_and_refuses_the_wrong_ones() {
     let metadata: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(metadata["resource"], url);
     assert_eq!(metadata["authorization_servers"], json!([providers.issuer]));
+    let (status, _, _) = post(&http, &metadata_url, None, initialize()).await;
+    assert_eq!(status, 405, "the metadata is read, not posted to");
 
     // No token: 401, the challenge names the metadata and the scopes.
     let (status, challenge, body) = post(&http, &url, None, initialize()).await;

@@ -165,3 +165,107 @@ impl TokenVerifier for IntrospectionVerifier {
         Box::pin(self.check(token))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// An introspection endpoint answering by the token in the form: `(status, body)`; how
+    /// many times it was asked.
+    async fn endpoint(answer: fn(&str) -> (u16, serde_json::Value)) -> (Url, Arc<AtomicUsize>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/introspect", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        let asked = Arc::new(AtomicUsize::new(0));
+        let count = asked.clone();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut read = Vec::new();
+                let mut buffer = [0u8; 4096];
+                while let Ok(n) = stream.read(&mut buffer).await {
+                    read.extend_from_slice(&buffer[..n]);
+                    if n == 0 || read.windows(6).any(|w| w == b"token=") && read.ends_with(b"access_token") {
+                        break;
+                    }
+                }
+                let text = String::from_utf8_lossy(&read).into_owned();
+                assert!(
+                    text.to_ascii_lowercase().contains("authorization: basic "),
+                    "{text}"
+                );
+                let token = text
+                    .split("token=")
+                    .nth(1)
+                    .unwrap_or_default()
+                    .split('&')
+                    .next()
+                    .unwrap_or_default();
+                let (status, body) = answer(token);
+                let body = body.to_string();
+                let reply = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(reply.as_bytes()).await;
+            }
+        });
+        (url, asked)
+    }
+
+    fn answer(token: &str) -> (u16, serde_json::Value) {
+        let exp = now_seconds() + 600;
+        match token {
+            "good" => (
+                200,
+                json!({"active": true, "aud": "https://mcp/mcp", "sub": "a", "scope": "x y", "exp": exp}),
+            ),
+            "other" => (
+                200,
+                json!({"active": true, "aud": ["https://other/mcp"], "exp": exp}),
+            ),
+            "expired" => (200, json!({"active": true, "aud": "https://mcp/mcp", "exp": 1})),
+            "inactive" => (200, json!({"active": false})),
+            _ => (500, json!({"error": "server_error"})),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_authorization_server_says_which_tokens_are_good_here() {
+        let (url, asked) = endpoint(answer).await;
+        let verifier = IntrospectionVerifier::new(url.clone(), "rs", "s3cret", "https://mcp/mcp");
+        assert!(!format!("{verifier:?}").contains("s3cret"));
+        let claims = verifier.verify("good").await.unwrap();
+        assert_eq!(claims.scopes, ["x", "y"]);
+        assert_eq!(verifier.verify("good").await.unwrap(), claims);
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "the second answer was kept");
+        for token in ["other", "expired", "inactive"] {
+            assert!(
+                matches!(verifier.verify(token).await, Err(Refusal::Invalid(_))),
+                "{token}"
+            );
+        }
+        assert!(matches!(
+            verifier.verify("boom").await,
+            Err(Refusal::Unavailable(_))
+        ));
+        let every_time =
+            IntrospectionVerifier::new(url, "rs", "s3cret", "https://mcp/mcp").with_ttl(Duration::ZERO);
+        let before = asked.load(Ordering::SeqCst);
+        every_time.verify("good").await.unwrap();
+        every_time.verify("good").await.unwrap();
+        assert_eq!(asked.load(Ordering::SeqCst), before + 2);
+        let down = IntrospectionVerifier::new(
+            "http://127.0.0.1:9/i".parse().unwrap(),
+            "rs",
+            "s",
+            "https://mcp/mcp",
+        );
+        assert!(matches!(down.verify("good").await, Err(Refusal::Unavailable(_))));
+    }
+}

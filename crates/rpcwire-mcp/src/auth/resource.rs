@@ -341,4 +341,35 @@ mod tests {
             denied.challenge
         );
     }
+
+    #[tokio::test]
+    async fn scopes_by_method_and_prompt_and_the_listed_ones_in_a_challenge() {
+        let protected = ProtectedResource::new("https://mcp.example/", "https://as", Fixed)
+            .with_name("Files")
+            .with_scopes_supported(["read", "write"])
+            .require_scope_for_method("resources/read", "read")
+            .require_scope_for_prompt("summarize", "write");
+        assert_eq!(protected.metadata().resource_name.as_deref(), Some("Files"));
+        assert!(protected.serves_metadata_at("/.well-known/oauth-protected-resource"));
+        let missing = protected.admit(&HeaderMap::new()).await.unwrap_err();
+        assert!(
+            missing.challenge.contains(r#"scope="read write""#),
+            "the listed ones: {}",
+            missing.challenge
+        );
+        let claims = Claims::new("alice", ["read"]);
+        assert!(protected.allows(&claims, "resources/read", None).is_ok());
+        assert!(protected.allows(&claims, "prompts/get", Some("other")).is_ok());
+        let denied = protected
+            .allows(&claims, "prompts/get", Some("summarize"))
+            .unwrap_err();
+        assert!(
+            denied.challenge.contains(r#"scope="write""#),
+            "{}",
+            denied.challenge
+        );
+        assert!(protected
+            .allows(&Claims::new("bob", ["write"]), "resources/read", None)
+            .is_err());
+    }
 }
