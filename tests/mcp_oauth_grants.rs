@@ -29,6 +29,11 @@ struct State {
     /// proofs, and both ask for a nonce first.
     dpop: bool,
     cimd: bool,
+    /// Documents to serve instead of the usual ones (a test of what is refused).
+    resource_metadata: Option<Value>,
+    server_metadata: Option<Value>,
+    /// The status the MCP endpoint answers requests that carry a token with (`None`: served).
+    refuse_with: Option<StatusCode>,
     /// (path, headers, form) of every request to the authorization server.
     seen: Vec<(String, HeaderMap, Form)>,
     /// The `Authorization` and `DPoP` headers of every MCP request.
@@ -71,10 +76,12 @@ async fn handle(
     let mut state = shared.lock().unwrap();
     let base = state.base.clone();
     match (method.as_str(), path.as_str()) {
-        ("GET", "/.well-known/oauth-protected-resource/mcp") => json_answer(
-            StatusCode::OK,
-            json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
-        ),
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+            let document = state.resource_metadata.clone().unwrap_or_else(
+                || json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
+            );
+            json_answer(StatusCode::OK, document)
+        }
         ("GET", "/.well-known/oauth-authorization-server") => {
             let mut metadata = json!({
                 "issuer": base,
@@ -91,7 +98,7 @@ async fn handle(
             if state.cimd {
                 metadata["client_id_metadata_document_supported"] = json!(true);
             }
-            json_answer(StatusCode::OK, metadata)
+            json_answer(StatusCode::OK, state.server_metadata.clone().unwrap_or(metadata))
         }
         ("GET", "/authorize") => {
             let query: Form = form(uri.query().unwrap_or_default().as_bytes());
@@ -159,6 +166,9 @@ async fn handle(
             let Some(authorization) = authorization else {
                 return (StatusCode::UNAUTHORIZED, [("www-authenticate", challenge)]).into_response();
             };
+            if let Some(status) = state.refuse_with {
+                return (status, [("www-authenticate", challenge)]).into_response();
+            }
             if state.dpop {
                 let nonce_ok = proof.as_deref().is_some_and(|p| claims(p)["nonce"] == "rs-nonce");
                 if !authorization.starts_with("DPoP ") || !nonce_ok {
@@ -383,4 +393,109 @@ async fn dpop_binds_the_tokens_and_answers_both_nonces() {
     ids.dedup();
     assert_eq!(ids.len(), all, "a fresh proof each time");
     assert!(proofs.iter().any(|p| p["nonce"] == "rs-nonce"));
+}
+
+/// Connects `authorizer` to a mock set up by `setup`: the error it ends with.
+async fn refused(setup: impl FnOnce(&mut State), authorizer: Authorizer) -> String {
+    let shared = mock(false, false).await;
+    setup(&mut shared.lock().unwrap());
+    let url = format!("{}/mcp", shared.lock().unwrap().base);
+    let refused = McpClient::builder("grants", "1")
+        .with_authorizer(authorizer)
+        .connect_http(url.parse().unwrap())
+        .await;
+    match refused {
+        Ok(_) => {
+            let state = shared.lock().unwrap();
+            let seen: Vec<&str> = state.seen.iter().map(|(p, _, _)| p.as_str()).collect();
+            panic!("connected: {seen:?} {:?}", state.mcp)
+        }
+        Err(error) => error.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn what_authorizing_cannot_help_ends_with_its_reason() {
+    let host = || Authorizer::new("host");
+    let no_server = refused(
+        |s| s.resource_metadata = Some(json!({"resource": format!("{}/mcp", s.base)})),
+        host(),
+    )
+    .await;
+    assert!(no_server.contains("names no authorization server"), "{no_server}");
+    let elsewhere = refused(
+        |s| {
+            s.resource_metadata =
+                Some(json!({"resource": "https://evil.example/mcp", "authorization_servers": [s.base]}))
+        },
+        host(),
+    )
+    .await;
+    assert!(elsewhere.contains("evil.example"), "{elsewhere}");
+    let plain = refused(
+        |s| {
+            s.server_metadata = Some(json!({"issuer": s.base, "authorization_endpoint": format!("{}/authorize", s.base),
+                "token_endpoint": format!("{}/token", s.base), "registration_endpoint": format!("{}/register", s.base),
+                "code_challenge_methods_supported": ["plain"]}))
+        },
+        host(),
+    )
+    .await;
+    assert!(plain.contains("PKCE"), "{plain}");
+    let no_endpoint = refused(
+        |s| {
+            s.server_metadata = Some(json!({"issuer": s.base, "token_endpoint": format!("{}/token", s.base)}))
+        },
+        host().with_client("given", None),
+    )
+    .await;
+    assert!(no_endpoint.contains("no authorization endpoint"), "{no_endpoint}");
+    let no_registration = refused(
+        |s| {
+            s.server_metadata =
+                Some(json!({"issuer": s.base, "authorization_endpoint": format!("{}/authorize", s.base)}))
+        },
+        host(),
+    )
+    .await;
+    assert!(
+        no_registration.contains("no dynamic registration"),
+        "{no_registration}"
+    );
+    let forbidden = refused(|s| s.refuse_with = Some(StatusCode::FORBIDDEN), host()).await;
+    assert!(forbidden.contains("403"), "{forbidden}");
+    let again = refused(|s| s.refuse_with = Some(StatusCode::UNAUTHORIZED), host()).await;
+    assert!(
+        again.contains("401") || again.contains("authorizations in a row"),
+        "{again}"
+    );
+}
+
+#[tokio::test]
+async fn dpop_asked_for_binds_tokens_with_any_server() {
+    let shared = mock(false, false).await;
+    let redirect: Url = "http://127.0.0.1:33999/back".parse().unwrap();
+    let tls = rpcwire::transport::tls::ClientTls::builder()
+        .with_webpki_roots()
+        .build()
+        .unwrap();
+    connect(
+        &shared,
+        Authorizer::new("host")
+            .with_dpop()
+            .with_redirect_uri(redirect.clone())
+            .with_tls(tls),
+    )
+    .await;
+    let (headers, form) = last(&shared, "/token");
+    assert!(
+        headers.contains_key("dpop"),
+        "a proof though the server did not list DPoP"
+    );
+    assert_eq!(field(&form, "redirect_uri"), Some(redirect.as_str()));
+    let state = shared.lock().unwrap();
+    assert!(state
+        .mcp
+        .iter()
+        .any(|(a, p)| a.as_deref().is_some_and(|a| a.starts_with("DPoP ")) && p.is_some()));
 }

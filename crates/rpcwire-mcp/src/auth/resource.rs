@@ -189,10 +189,18 @@ impl ProtectedResource {
         let mut parts = Vec::new();
         if let Some((code, description)) = error {
             parts.push(format!("error=\"{code}\""));
-            parts.push(format!(
-                "error_description=\"{}\"",
-                description.replace(['"', '\\'], "'")
-            ));
+            // Printable ASCII only, and short: it goes in a header, and holds nothing much of
+            // what a token held.
+            let description: String = description
+                .chars()
+                .map(|c| match c {
+                    '"' | '\\' => '\'',
+                    ' '..='~' => c,
+                    _ => '?',
+                })
+                .take(160)
+                .collect();
+            parts.push(format!("error_description=\"{description}\""));
         }
         if !scopes.is_empty() {
             parts.push(format!("scope=\"{}\"", scopes.join(" ")));
