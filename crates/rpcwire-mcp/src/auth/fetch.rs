@@ -161,3 +161,58 @@ impl Fetcher {
             .map_err(|_| AuthError::fetch(url, format_args!("no answer in {:?}", self.timeout)))?
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server answering every request with `answer`: its URL.
+    async fn answering(answer: String) -> Url {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/x", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head).await;
+                let _ = stream.write_all(answer.as_bytes()).await;
+            }
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn answers_are_read_within_their_bounds() {
+        let fetcher = Fetcher::default();
+        let big = "x".repeat(MAX_BODY + 1);
+        let url = answering(format!(
+            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{big}",
+            big.len()
+        ))
+        .await;
+        let refused = fetcher.get(&url, &[]).await.err().expect("too large");
+        assert!(refused.to_string().contains("bytes"), "{refused}");
+        let body = r#"{"error":"invalid_request","error_description":"no"}"#;
+        let url = answering(format!(
+            "HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: {}\r\nlocation: /elsewhere\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+        .await;
+        let fetched = fetcher
+            .post_json(&url, &serde_json::json!({"a": 1}))
+            .await
+            .unwrap();
+        assert_eq!(
+            fetched.oauth_error(),
+            "HTTP status 400 Bad Request invalid_request: no"
+        );
+        assert!(fetched.json::<serde_json::Value>(&url).is_err(), "not a success");
+        assert_eq!(fetched.location(&url).unwrap().path(), "/elsewhere");
+        let unreachable: Url = "http://127.0.0.1:9/".parse().unwrap();
+        assert!(fetcher.get(&unreachable, &[]).await.is_err());
+        let not_http: Url = "ftp://example/".parse().unwrap();
+        assert!(fetcher.get(&not_http, &[]).await.is_err());
+    }
+}

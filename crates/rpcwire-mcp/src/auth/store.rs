@@ -263,6 +263,22 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_cannot_be_written_keeps_the_tokens_in_memory() {
+        let store = FileStore::new("/nonexistent-dir/tokens.json");
+        let kept = Kept {
+            tokens: Some(Tokens::new("t", None)),
+            client: Some(RegisteredClient::new(
+                "https://as",
+                "id",
+                Some("s3cr3t-value".into()),
+            )),
+        };
+        store.save("r", &kept);
+        assert_eq!(store.load("r"), kept);
+        assert!(!format!("{store:?}").contains("s3cr3t-value"));
+    }
+
+    #[test]
     fn expiry_is_counted_with_a_margin() {
         assert!(Tokens::new("t", Some(10)).is_expired(), "within the 30 s margin");
         assert!(!Tokens::new("t", Some(3600)).is_expired());
