@@ -369,6 +369,16 @@ mod tests {
             Value::Object(read),
             json!({"name": "pdf", "description": "Extract PDFs", "metadata": {"version": 2}})
         );
+        let kinds =
+            frontmatter("---\nname: x\nversion: 1.5\nbeta: true\ncount: 3\ntags: [a, b]\nnothing: ~\n---\n")
+                .unwrap();
+        assert_eq!(
+            Value::Object(kinds),
+            json!({"name": "x", "version": 1.5, "beta": true, "count": 3, "tags": ["a", "b"], "nothing": null})
+        );
+        let bare: Skill = serde_json::from_value(json!({"uri": "skill://x/SKILL.md"})).unwrap();
+        assert_eq!(bare.resources, SkillFiles::Listed(Vec::new()));
+        assert!(bare.name().is_none() && bare.supporting_files().is_empty());
         assert!(frontmatter("no frontmatter").is_err());
         assert!(frontmatter("---\nname: [unclosed\n---\n").is_err());
         assert!(frontmatter("---\nname: x\n").is_err(), "not closed");

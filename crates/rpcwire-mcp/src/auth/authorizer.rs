@@ -612,3 +612,33 @@ impl Authorizer {
         request.send(&self.inner.fetcher, grant).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_authorizer_shows_its_kind_and_never_its_secrets() {
+        let idp = IdentityProvider::new("https://idp.example/token".parse().unwrap(), "id-token-value")
+            .with_client_id("at-idp");
+        let all = [
+            Authorizer::new("host").with_client("given", Some("secret-value".into())),
+            Authorizer::new("machine").with_client_credentials("robot", "secret-value"),
+            Authorizer::new("workload").with_jwt_bearer("assertion-value"),
+            Authorizer::new("host").with_identity_provider(idp),
+        ];
+        let shown: Vec<String> = all.iter().map(|a| format!("{a:?}")).collect();
+        for (text, kind) in shown.iter().zip([
+            "AuthorizationCode",
+            "ClientCredentials",
+            "JwtBearer",
+            "IdentityAssertion",
+        ]) {
+            assert!(text.contains(kind), "{text}");
+            for secret in ["secret-value", "assertion-value", "id-token-value"] {
+                assert!(!text.contains(secret), "{text}");
+            }
+        }
+        assert!(shown[3].contains("at-idp"), "{}", shown[3]);
+    }
+}

@@ -392,6 +392,7 @@ mod tests {
             json!({"iss": issuer, "aud": "https://mcp.test/mcp", "exp": now + 60, "sub": "a", "scope": "x"}),
         );
         let claims = verifier.verify(&good).await.unwrap();
+        assert!(format!("{verifier:?}").contains("count: 1"), "{verifier:?}");
         assert_eq!(
             (claims.subject.as_deref(), claims.scopes.as_slice()),
             (Some("a"), &["x".to_owned()][..])

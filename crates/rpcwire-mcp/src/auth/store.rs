@@ -276,6 +276,16 @@ mod tests {
         store.save("r", &kept);
         assert_eq!(store.load("r"), kept);
         assert!(!format!("{store:?}").contains("s3cr3t-value"));
+        let mut tokens = Tokens::new("access-value", Some(60));
+        tokens.refresh_token = Some("refresh-value".into());
+        let shown = format!("{tokens:?} {:?}", kept.client);
+        for secret in ["access-value", "refresh-value", "s3cr3t-value"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert!(
+            shown.contains("Bearer") && shown.contains("https://as"),
+            "{shown}"
+        );
     }
 
     #[test]
