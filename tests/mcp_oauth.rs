@@ -372,22 +372,43 @@ async fn the_client_authorizes_with_the_provider_and_handlers_see_the_claims() {
     client.close().await;
 }
 
+/// `examples/mcp_server --http` as a protected resource of `issuer`, `whoami` needing
+/// `mcp:whoami`.
+fn protected_server_example(issuer: &str) -> listening_child::Listening {
+    let args = [
+        "--http",
+        "127.0.0.1:0",
+        "--auth-issuer",
+        issuer,
+        "--auth-scope",
+        "whoami=mcp:whoami",
+    ];
+    start_listening(&example_binary("mcp_server"), &args)
+}
+
+/// `examples/mcp_gateway` in front of `mcp_server` over stdio, its front a protected resource
+/// of `issuer` whose every request needs `mcp:tools`.
+fn protected_gateway_example(issuer: &str) -> listening_child::Listening {
+    let server = example_binary("mcp_server").display().to_string();
+    let args = [
+        "--stdio",
+        &server,
+        "--listen",
+        "127.0.0.1:0",
+        "--auth-issuer",
+        issuer,
+        "--auth-scope",
+        "*=mcp:tools",
+    ];
+    start_listening(&example_binary("mcp_gateway"), &args)
+}
+
 #[test]
 fn the_examples_authorize_and_protect_as_users_run_them() {
     let Some(providers) = providers() else {
         return;
     };
-    let server = start_listening(
-        &example_binary("mcp_server"),
-        &[
-            "--http",
-            "127.0.0.1:0",
-            "--auth-issuer",
-            &providers.issuer,
-            "--auth-scope",
-            "whoami=mcp:whoami",
-        ],
-    );
+    let server = protected_server_example(&providers.issuer);
     let client = example_binary("mcp_client");
     let called = run(
         Command::new(&client).args(["--oauth-headless", "--call", "whoami", "{}", &server.address]),
@@ -407,19 +428,7 @@ fn the_examples_authorize_and_protect_as_users_run_them() {
 
     // The gateway in front of a stdio server, as a protected resource that every request
     // needs `mcp:tools` of.
-    let gateway = start_listening(
-        &example_binary("mcp_gateway"),
-        &[
-            "--stdio",
-            &example_binary("mcp_server").display().to_string(),
-            "--listen",
-            "127.0.0.1:0",
-            "--auth-issuer",
-            &providers.issuer,
-            "--auth-scope",
-            "*=mcp:tools",
-        ],
-    );
+    let gateway = protected_gateway_example(&providers.issuer);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -645,30 +654,8 @@ fn the_official_sdk_clients_authorize_with_the_server_and_the_gateway() {
     else {
         return;
     };
-    let server = start_listening(
-        &example_binary("mcp_server"),
-        &[
-            "--http",
-            "127.0.0.1:0",
-            "--auth-issuer",
-            &providers.issuer,
-            "--auth-scope",
-            "whoami=mcp:whoami",
-        ],
-    );
-    let gateway = start_listening(
-        &example_binary("mcp_gateway"),
-        &[
-            "--stdio",
-            &example_binary("mcp_server").display().to_string(),
-            "--listen",
-            "127.0.0.1:0",
-            "--auth-issuer",
-            &providers.issuer,
-            "--auth-scope",
-            "*=mcp:tools",
-        ],
-    );
+    let server = protected_server_example(&providers.issuer);
+    let gateway = protected_gateway_example(&providers.issuer);
     let typescript = |args: &[&str]| {
         let mut command = Command::new(mcp_peers::node(&modules));
         command

@@ -390,6 +390,7 @@ async fn dpop_binds_the_tokens_and_answers_both_nonces() {
     );
     let mut ids: Vec<&str> = proofs.iter().filter_map(|p| p["jti"].as_str()).collect();
     let all = ids.len();
+    ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), all, "a fresh proof each time");
     assert!(proofs.iter().any(|p| p["nonce"] == "rs-nonce"));

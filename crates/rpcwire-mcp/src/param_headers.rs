@@ -53,7 +53,7 @@ pub(crate) fn header_annotations(schema: &Value) -> Result<Vec<(String, String)>
 }
 
 /// `tchar` of RFC 9110.
-fn is_token_byte(b: u8) -> bool {
+pub(crate) fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 

@@ -19,8 +19,8 @@ tokio::task_local! {
 }
 
 /// `future`, served with `info` as its request's.
-pub(crate) fn serving<F: Future>(info: RequestInfo, future: F) -> impl Future<Output = F::Output> {
-    REQUEST_INFO.scope(Arc::new(info), future)
+pub(crate) fn serving<F: Future>(info: Arc<RequestInfo>, future: F) -> impl Future<Output = F::Output> {
+    REQUEST_INFO.scope(info, future)
 }
 
 /// The request being served, if any.

@@ -97,7 +97,7 @@ impl Challenge {
 
 /// `tchar` of RFC 9110.
 fn is_token_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
+    c.is_ascii() && crate::param_headers::is_token_byte(c as u8)
 }
 
 /// `token68` of RFC 9110 (letters, digits, `-._~+/`, then `=`s only at the end).

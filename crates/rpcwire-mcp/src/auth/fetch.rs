@@ -12,6 +12,7 @@ use http_body_util::Full;
 use url::Url;
 
 use super::error::AuthError;
+use super::metadata::{server_metadata_urls, ServerMetadata};
 use crate::transport::http::body::ReadError;
 use crate::transport::http::connections::Connections;
 use crate::transport::tls::ClientTls;
@@ -58,6 +59,50 @@ impl Fetched {
         let location = self.headers.get(http::header::LOCATION)?.to_str().ok()?;
         base.join(location).ok()
     }
+}
+
+/// `Authorization: Basic` with a client's id and secret, each form-encoded first (RFC 6749
+/// §2.3.1), marked sensitive (never shown by `Debug`); `None` when they cannot be sent.
+pub(crate) fn basic_credentials(id: &str, secret: &str) -> Option<HeaderValue> {
+    use base64::Engine;
+    let encoded = |text: &str| url::form_urlencoded::byte_serialize(text.as_bytes()).collect::<String>();
+    let pair = format!("{}:{}", encoded(id), encoded(secret));
+    let mut value = HeaderValue::from_str(&format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    ))
+    .ok()?;
+    value.set_sensitive(true);
+    Some(value)
+}
+
+/// The metadata of the authorization server `issuer`, from the first of its well-known URLs
+/// that has some ([`server_metadata_urls`]), its `issuer` exactly `issuer` (RFC 8414 §3.3)
+/// unless `any_issuer`; `Ok(None)` when none has any, with the URLs tried in `tried`.
+pub(crate) async fn server_metadata(
+    fetcher: &Fetcher,
+    issuer: &str,
+    any_issuer: bool,
+    tried: &mut Vec<String>,
+) -> Result<Option<ServerMetadata>, AuthError> {
+    let issuer_url =
+        Url::parse(issuer).map_err(|e| AuthError::Discovery(format!("issuer {issuer:?}: {e}")))?;
+    for candidate in server_metadata_urls(&issuer_url) {
+        let fetched = fetcher.get(&candidate, &[]).await?;
+        if !fetched.status.is_success() {
+            tried.push(format!("{candidate} ({})", fetched.status));
+            continue;
+        }
+        let metadata: ServerMetadata = fetched.json(&candidate)?;
+        if metadata.issuer != issuer && !any_issuer {
+            return Err(AuthError::Mismatch(format!(
+                "the metadata at {candidate} is of issuer {:?}, not {issuer:?}",
+                metadata.issuer
+            )));
+        }
+        return Ok(Some(metadata));
+    }
+    Ok(None)
 }
 
 /// The HTTP client of authorization.

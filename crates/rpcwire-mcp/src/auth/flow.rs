@@ -9,7 +9,8 @@ use url::Url;
 use super::authorizer::{Authorizer, Flow, Grant, IdentityProvider};
 use super::challenge::Challenge;
 use super::error::{without_query, AuthError};
-use super::metadata::{canonical_resource, resource_covers, resource_metadata_urls, server_metadata_urls};
+use super::fetch::server_metadata;
+use super::metadata::{canonical_resource, resource_covers, resource_metadata_urls};
 use super::metadata::{ResourceMetadata, ServerMetadata};
 use super::pkce::{random_text, Pkce};
 use super::registration::{preferred_auth, register};
@@ -143,27 +144,15 @@ impl Authorizer {
     /// 8414 §3.3); for a 2025-03-26 server (`legacy`: no resource metadata, `issuer` its
     /// origin), whatever its origin serves, or without any, the default endpoints there.
     async fn server_metadata(&self, issuer: &str, legacy: bool) -> Result<ServerMetadata, AuthError> {
-        let issuer_url =
-            Url::parse(issuer).map_err(|e| AuthError::Discovery(format!("issuer {issuer:?}: {e}")))?;
         let mut tried = Vec::new();
-        for candidate in server_metadata_urls(&issuer_url) {
-            let fetched = self.inner.fetcher.get(&candidate, &[]).await?;
-            if !fetched.status.is_success() {
-                tried.push(format!("{candidate} ({})", fetched.status));
-                continue;
-            }
-            let metadata: ServerMetadata = fetched.json(&candidate)?;
-            // A 2025-03-26 server named no issuer: its own origin's metadata is taken as it
-            // is (that revision's discovery), whatever issuer it gives.
-            if metadata.issuer != issuer && !legacy {
-                return Err(AuthError::Mismatch(format!(
-                    "the metadata at {candidate} is of issuer {:?}, not {issuer:?}",
-                    metadata.issuer
-                )));
-            }
+        // A 2025-03-26 server named no issuer: its own origin's metadata is taken as it is
+        // (that revision's discovery), whatever issuer it gives.
+        if let Some(metadata) = server_metadata(&self.inner.fetcher, issuer, legacy, &mut tried).await? {
             return Ok(metadata);
         }
         if legacy {
+            let issuer_url =
+                Url::parse(issuer).map_err(|e| AuthError::Discovery(format!("issuer {issuer:?}: {e}")))?;
             let at = |path: &str| issuer_url.join(path).ok().map(|u| u.to_string());
             return Ok(ServerMetadata {
                 issuer: issuer.to_owned(),

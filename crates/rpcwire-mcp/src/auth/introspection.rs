@@ -8,12 +8,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use base64::Engine;
-use http::header::{HeaderValue, AUTHORIZATION};
+use http::header::AUTHORIZATION;
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use super::fetch::Fetcher;
+use super::fetch::{basic_credentials, Fetcher};
 use super::store::now_seconds;
 use super::verify::{Claims, Refusal, TokenVerifier, VerifyFuture};
 use crate::sync::lock_unpoisoned;
@@ -109,10 +108,8 @@ impl IntrospectionVerifier {
                 return Ok(claims.clone());
             }
         }
-        let pair = format!("{}:{}", form(&self.client_id), form(&self.client_secret));
-        let basic = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(pair));
-        let basic = HeaderValue::from_str(&basic)
-            .map_err(|_| Refusal::Unavailable("client credentials that cannot be sent".to_owned()))?;
+        let basic = basic_credentials(&self.client_id, &self.client_secret)
+            .ok_or_else(|| Refusal::Unavailable("client credentials that cannot be sent".to_owned()))?;
         let form = [("token", token), ("token_type_hint", "access_token")];
         let fetched = self
             .fetcher
@@ -153,11 +150,6 @@ impl IntrospectionVerifier {
         }
         Ok(claims)
     }
-}
-
-/// `application/x-www-form-urlencoded` of one value (RFC 6749 §2.3.1).
-fn form(text: &str) -> String {
-    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
 impl TokenVerifier for IntrospectionVerifier {

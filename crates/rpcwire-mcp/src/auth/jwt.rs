@@ -16,8 +16,7 @@ use url::Url;
 use sha2::{Digest, Sha256};
 
 use super::error::AuthError;
-use super::fetch::Fetcher;
-use super::metadata::{server_metadata_urls, ServerMetadata};
+use super::fetch::{server_metadata, Fetcher};
 use super::store::now_seconds;
 use super::verify::{Claims, Refusal, TokenVerifier, VerifyFuture};
 use crate::sync::lock_unpoisoned;
@@ -138,38 +137,23 @@ impl JwtVerifier {
         tls: Option<crate::transport::tls::ClientTls>,
     ) -> Result<JwtVerifier, AuthError> {
         let fetcher = Fetcher::default().with_tls(tls);
-        let issuer_url =
-            Url::parse(issuer).map_err(|e| AuthError::Discovery(format!("issuer {issuer:?}: {e}")))?;
         let mut tried = Vec::new();
-        for candidate in server_metadata_urls(&issuer_url) {
-            let fetched = fetcher.get(&candidate, &[]).await?;
-            if !fetched.status.is_success() {
-                tried.push(format!("{candidate} ({})", fetched.status));
-                continue;
-            }
-            let metadata: ServerMetadata = fetched.json(&candidate)?;
-            if metadata.issuer != issuer {
-                return Err(AuthError::Mismatch(format!(
-                    "the metadata at {candidate} is of issuer {:?}, not {issuer:?}",
-                    metadata.issuer
-                )));
-            }
-            let jwks_uri = metadata
-                .jwks_uri
-                .ok_or_else(|| AuthError::Discovery(format!("{issuer} publishes no jwks_uri")))?;
-            let jwks_uri =
-                Url::parse(&jwks_uri).map_err(|e| AuthError::Discovery(format!("jwks_uri: {e}")))?;
-            return Ok(JwtVerifier::with_fetcher(
-                issuer.to_owned(),
-                audience.to_owned(),
-                jwks_uri,
-                fetcher,
-            ));
-        }
-        Err(AuthError::Discovery(format!(
-            "no metadata for {issuer}: tried {}",
-            tried.join(", ")
-        )))
+        let Some(metadata) = server_metadata(&fetcher, issuer, false, &mut tried).await? else {
+            return Err(AuthError::Discovery(format!(
+                "no metadata for {issuer}: tried {}",
+                tried.join(", ")
+            )));
+        };
+        let jwks_uri = metadata
+            .jwks_uri
+            .ok_or_else(|| AuthError::Discovery(format!("{issuer} publishes no jwks_uri")))?;
+        let jwks_uri = Url::parse(&jwks_uri).map_err(|e| AuthError::Discovery(format!("jwks_uri: {e}")))?;
+        Ok(JwtVerifier::with_fetcher(
+            issuer.to_owned(),
+            audience.to_owned(),
+            jwks_uri,
+            fetcher,
+        ))
     }
 
     /// Uses fetched keys for `ttl` before fetching them again (default

@@ -4,13 +4,12 @@
 //! `client_secret_post`, `private_key_jwt`, or none for a public client), the resource it is
 //! for (RFC 8707), and a DPoP proof when the tokens are bound to a key (RFC 9449).
 
-use base64::Engine;
 use http::header::{HeaderName, HeaderValue, AUTHORIZATION};
 use serde::Deserialize;
 use url::Url;
 
 use super::error::AuthError;
-use super::fetch::{Fetched, Fetcher};
+use super::fetch::{basic_credentials, Fetched, Fetcher};
 use super::keys::{ClientKey, DpopKey};
 use super::store::{now_seconds, Tokens};
 
@@ -83,12 +82,6 @@ pub(crate) struct TokenRequest<'a> {
     pub dpop_nonce: &'a std::sync::Mutex<Option<String>>,
 }
 
-/// `application/x-www-form-urlencoded` of one value (RFC 6749 §2.3.1 encodes the id and
-/// secret so before Basic).
-fn form_encoded(text: &str) -> String {
-    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
-}
-
 impl TokenRequest<'_> {
     /// Asks for tokens with `grant` (the grant's own parameters), the client's
     /// authentication added; a DPoP nonce asked for is taken and the request sent once more.
@@ -121,11 +114,8 @@ impl TokenRequest<'_> {
         let assertion;
         match self.client.auth {
             ClientAuth::Basic => {
-                let secret = self.client.secret.unwrap_or_default();
-                let pair = format!("{}:{}", form_encoded(self.client.id), form_encoded(secret));
-                let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
-                let value = HeaderValue::from_str(&format!("Basic {encoded}"))
-                    .map_err(|_| AuthError::Unsupported("a client id that cannot be sent".to_owned()))?;
+                let value = basic_credentials(self.client.id, self.client.secret.unwrap_or_default())
+                    .ok_or_else(|| AuthError::Unsupported("a client id that cannot be sent".to_owned()))?;
                 headers.push((AUTHORIZATION, value));
             }
             ClientAuth::Post => {
@@ -193,6 +183,9 @@ mod tests {
             assert_eq!(ClientAuth::from_name(auth.name()), Some(auth));
         }
         assert_eq!(ClientAuth::from_name("tls_client_auth"), None);
-        assert_eq!(form_encoded("a b:c"), "a+b%3Ac");
+        let basic = basic_credentials("a b", "c:d").unwrap();
+        // base64("a+b:c%3Ad")
+        assert_eq!(basic.to_str().unwrap(), "Basic YStiOmMlM0Fk");
+        assert!(format!("{basic:?}").contains("Sensitive"));
     }
 }

@@ -36,7 +36,7 @@ impl McpGateway {
     pub(super) async fn serve_post(
         self,
         session: Option<Arc<GatewaySession>>,
-        headers: HeaderMap,
+        headers: &HeaderMap,
         body: Bytes,
     ) -> Response<McpBody> {
         let parsed = match self.parser.parse(&body) {
@@ -71,25 +71,25 @@ impl McpGateway {
             }
         };
         match (session, message) {
-            (None, Message::Request(request)) if stateless::claims(&headers, request.method(), &body) => {
+            (None, Message::Request(request)) if stateless::claims(headers, request.method(), &body) => {
                 // The gateway checks what only it sees (the headers); the servers check the
                 // rest (the revision, the method), but for the handshake, which would start
                 // a session on children every client shares.
                 let params = request.raw_params().map(|params| params.get());
-                if let Err(error) = check_headers(&headers, request.method(), params, |_| Ok(())) {
+                if let Err(error) = check_headers(headers, request.method(), params, |_| Ok(())) {
                     return error_answer(request.id(), &error);
                 }
                 if request.method() == "initialize" {
                     return error_answer(request.id(), &ErrorObject::method_not_found("initialize"));
                 }
                 let (request, id_text, progress) = forwarded_parts(&body, &request);
-                Box::pin(self.forward_stateless(&headers, request, id_text, progress)).await
+                Box::pin(self.forward_stateless(headers, request, id_text, progress)).await
             }
             (None, Message::Request(request)) => {
                 let request = client_request(&body, &request);
                 match &*request.method {
                     "initialize" => Box::pin(self.initialize(request)).await,
-                    "ping" if sessionless_ping(&headers) => {
+                    "ping" if sessionless_ping(headers) => {
                         let mut out = BytesMut::new();
                         encode::write_success_bytes(&mut out, &request.id, b"{}");
                         json_answer(out.freeze())

@@ -431,7 +431,7 @@ impl Backend for McpGateway {
     fn post(
         self,
         session: Option<Arc<GatewaySession>>,
-        headers: HeaderMap,
+        headers: &HeaderMap,
         body: Bytes,
     ) -> impl Future<Output = Response<McpBody>> + Send {
         self.serve_post(session, headers, body)

@@ -135,7 +135,9 @@ impl StreamableHttpClient {
     ///     .with_header(AUTHORIZATION, HeaderValue::from_static("Bearer s3cret"));
     /// # let _ = transport;
     /// ```
-    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> StreamableHttpClient {
+    pub fn with_header(mut self, name: HeaderName, mut value: HeaderValue) -> StreamableHttpClient {
+        // A credential, most likely: never shown by `Debug`.
+        value.set_sensitive(true);
         self.settings().headers.append(name, value);
         self
     }
@@ -447,23 +449,39 @@ impl Shared {
             }
         };
         let mut refusals = 0;
+        // With an authorizer, what the request is made of is kept to send it again after an
+        // authorization; without one, it is sent once, as it is.
+        let resend = self
+            .credentials
+            .is_active()
+            .then(|| (request.method().clone(), request.headers().clone()));
+        let mut first = Some(request);
         let (response, lease) = loop {
-            // The request is kept to be sent again after an authorization.
-            let mut again = Request::new(Full::new(frame.clone()));
-            *again.method_mut() = request.method().clone();
-            again.headers_mut().clone_from(request.headers());
-            let sent = match self.credentials.add(&mut again).await {
+            let mut attempt = match (first.take(), &resend) {
+                (Some(request), _) => request,
+                (None, Some((method, headers))) => {
+                    let mut request = Request::new(Full::new(frame.clone()));
+                    *request.method_mut() = method.clone();
+                    *request.headers_mut() = headers.clone();
+                    request
+                }
+                (None, None) => unreachable!("only an authorizer's refusal sends a request again"),
+            };
+            let sent = match self.credentials.add(&mut attempt).await {
                 Ok(sent) => sent,
                 Err(reason) => return fail(reason, false),
             };
-            let (response, lease) = match self.connections.send(again).await {
+            let (response, lease) = match self.connections.send(attempt).await {
                 Ok(answered) => answered,
                 Err(failure) => return fail(failure.reason, failure.reached),
             };
             let status = response.status();
-            if refusals < MAX_REFUSALS {
-                let headers = response.headers().clone();
-                if let Some(authorized) = self.credentials.refused(status, &headers, sent.as_ref()).await {
+            if resend.is_some() && refusals < MAX_REFUSALS {
+                if let Some(authorized) = self
+                    .credentials
+                    .refused(status, response.headers(), sent.as_ref())
+                    .await
+                {
                     let _ = response.into_body().collect().await;
                     refusals += 1;
                     match authorized {

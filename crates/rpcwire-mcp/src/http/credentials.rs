@@ -3,7 +3,7 @@
 //! (`401`, `403 insufficient_scope`) leads to. Without the feature, or without an authorizer,
 //! nothing.
 
-use http::header::{HeaderMap, HeaderValue, AUTHORIZATION};
+use http::header::{HeaderMap, HeaderValue};
 use http::{Request, StatusCode};
 
 /// How many refusals of one request are answered by authorizing again.
@@ -30,8 +30,17 @@ impl Credentials {
         })
     }
 
-    /// Adds what `request` carries; the `Authorization` value sent, if any. An error is why
-    /// none could be got (a refresh refused, a key that cannot sign).
+    /// Whether there is an authorizer (a refused request may then be sent again).
+    pub fn is_active(&self) -> bool {
+        #[cfg(feature = "auth")]
+        return self.authorizer.is_some();
+        #[cfg(not(feature = "auth"))]
+        false
+    }
+
+    /// Adds what `request` carries; the `Authorization` value sent, if any (`None` without an
+    /// authorizer). An error is why none could be got (a refresh refused, a key that cannot
+    /// sign).
     pub async fn add<B>(&self, request: &mut Request<B>) -> Result<Option<HeaderValue>, String> {
         #[cfg(feature = "auth")]
         if let Some((authorizer, url)) = &self.authorizer {
@@ -42,8 +51,10 @@ impl Credentials {
             for (name, value) in headers {
                 request.headers_mut().insert(name, value);
             }
+            return Ok(request.headers().get(http::header::AUTHORIZATION).cloned());
         }
-        Ok(request.headers().get(AUTHORIZATION).cloned())
+        let _ = request;
+        Ok(None)
     }
 
     /// After a refusal with `status` and `headers` of a request that carried `sent`: `None`

@@ -108,7 +108,7 @@ pub(crate) trait Backend: Clone + Send + Sync + 'static {
     fn post(
         self,
         session: Option<Arc<Self::Session>>,
-        headers: HeaderMap,
+        headers: &HeaderMap,
         body: Bytes,
     ) -> impl Future<Output = Response<McpBody>> + Send;
 
@@ -269,14 +269,19 @@ where
             }
         }
     }
-    let info = crate::request_info::RequestInfo {
-        headers: parts.headers.clone(),
+    // The headers move into what the handlers see; the backend reads them there.
+    let info = Arc::new(crate::request_info::RequestInfo {
+        headers: parts.headers,
         #[cfg(feature = "auth")]
         claims,
-    };
+    });
     #[cfg(not(feature = "auth"))]
     let () = claims;
-    crate::request_info::serving(info, backend.post(session, parts.headers, body)).await
+    let headers = info.clone();
+    crate::request_info::serving(info, async move {
+        backend.post(session, &headers.headers, body).await
+    })
+    .await
 }
 
 /// The method of each request in `body`, and the tool or prompt it names.

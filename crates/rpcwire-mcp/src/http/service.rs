@@ -303,15 +303,15 @@ impl StreamableHttpService {
     async fn serve_post(
         self,
         session: Option<Arc<HttpSession>>,
-        headers: HeaderMap,
+        headers: &HeaderMap,
         body: Bytes,
     ) -> Response<McpBody> {
         if let Some(stateless) = self
             .stateless
             .as_ref()
-            .filter(|stateless| session.is_none() && stateless.claims(&headers, &body))
+            .filter(|stateless| session.is_none() && stateless.claims(headers, &body))
         {
-            return stateless.post(&headers, body).await;
+            return stateless.post(headers, body).await;
         }
         if body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
             let allowed = session
@@ -328,7 +328,7 @@ impl StreamableHttpService {
         }
         match session {
             Some(session) => self.serve_frame(session, body, false).await,
-            None => self.serve_without_session(body, sessionless_ping(&headers)).await,
+            None => self.serve_without_session(body, sessionless_ping(headers)).await,
         }
     }
 
@@ -484,7 +484,7 @@ impl Backend for StreamableHttpService {
     fn post(
         self,
         session: Option<Arc<HttpSession>>,
-        headers: HeaderMap,
+        headers: &HeaderMap,
         body: Bytes,
     ) -> impl Future<Output = Response<McpBody>> + Send {
         self.serve_post(session, headers, body)
