@@ -36,6 +36,11 @@ else
   sanitizer=none
 fi
 
+# cargo-fuzz is a cargo subcommand from crates.io; a fresh machine does not have it.
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  cargo install cargo-fuzz --locked --quiet
+fi
+
 all_targets() {
   sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^rpcwire-fuzz$'
 }

@@ -15,7 +15,7 @@ use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use rpcwire::mcp::auth::{Authorizer, ClientKey, IdentityProvider, Url};
-use rpcwire::mcp::McpClient;
+use rpcwire::mcp::{ConnectError, McpClient};
 use serde_json::{json, Value};
 
 /// A request's form (or query), as name and value pairs.
@@ -398,6 +398,14 @@ async fn dpop_binds_the_tokens_and_answers_both_nonces() {
 
 /// Connects `authorizer` to a mock set up by `setup`: the error it ends with.
 async fn refused(setup: impl FnOnce(&mut State), authorizer: Authorizer) -> String {
+    match refusal(setup, authorizer).await {
+        ConnectError::Authorization(error) => error.to_string(),
+        other => panic!("not an authorization failure: {other:?}"),
+    }
+}
+
+/// How connecting fails once `setup` has been applied to the mock.
+async fn refusal(setup: impl FnOnce(&mut State), authorizer: Authorizer) -> ConnectError {
     let shared = mock(false, false).await;
     setup(&mut shared.lock().unwrap());
     let url = format!("{}/mcp", shared.lock().unwrap().base);
@@ -411,7 +419,7 @@ async fn refused(setup: impl FnOnce(&mut State), authorizer: Authorizer) -> Stri
             let seen: Vec<&str> = state.seen.iter().map(|(p, _, _)| p.as_str()).collect();
             panic!("connected: {seen:?} {:?}", state.mcp)
         }
-        Err(error) => error.to_string(),
+        Err(error) => error,
     }
 }
 
@@ -465,7 +473,9 @@ async fn what_authorizing_cannot_help_ends_with_its_reason() {
     );
     let forbidden = refused(|s| s.refuse_with = Some(StatusCode::FORBIDDEN), host()).await;
     assert!(forbidden.contains("403"), "{forbidden}");
-    let again = refused(|s| s.refuse_with = Some(StatusCode::UNAUTHORIZED), host()).await;
+    let again = refusal(|s| s.refuse_with = Some(StatusCode::UNAUTHORIZED), host())
+        .await
+        .to_string();
     assert!(
         again.contains("401") || again.contains("authorizations in a row"),
         "{again}"

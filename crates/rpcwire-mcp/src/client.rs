@@ -179,6 +179,13 @@ pub enum ConnectError {
     /// host): refused before anything is sent.
     #[error(transparent)]
     Address(#[from] crate::transport::AddressError),
+    /// The server asked for authorization and the client's
+    /// [`Authorizer`](crate::auth::Authorizer) could not get it (the error says which step
+    /// failed and where, without any credential).
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
+    #[error(transparent)]
+    Authorization(crate::auth::AuthError),
 }
 
 impl McpClient {

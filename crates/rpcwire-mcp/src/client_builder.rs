@@ -268,7 +268,9 @@ impl McpClientBuilder {
 
     /// Connects to the Streamable HTTP endpoint at `url` (`http://…`, or `https://…` with
     /// the system's roots or [`with_tls`](McpClientBuilder::with_tls)'s configuration); an
-    /// address it cannot serve is [`ConnectError::Address`], before anything is sent.
+    /// address it cannot serve is [`ConnectError::Address`], before anything is sent. With
+    /// an [`Authorizer`](crate::auth::Authorizer) (`auth` feature), an authorization that
+    /// fails is `ConnectError::Authorization`, saying why.
     ///
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")]
@@ -291,8 +293,19 @@ impl McpClientBuilder {
         }
         transport = transport.with_param_headers(self.param_headers.clone());
         let headers = transport.clone();
-        self.connect_with(transport, move |version| headers.set_protocol_version(version))
-            .await
+        let connected = self
+            .connect_with(transport, {
+                let headers = headers.clone();
+                move |version| headers.set_protocol_version(version)
+            })
+            .await;
+        #[cfg(feature = "auth")]
+        if let Err(ConnectError::Initialize(_)) = &connected {
+            if let Some(failure) = headers.take_authorization_failure() {
+                return Err(ConnectError::Authorization(failure));
+            }
+        }
+        connected
     }
 
     /// Connects over `transport` (any rpcwire transport: a socket, a pipe, a duplex).

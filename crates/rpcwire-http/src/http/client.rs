@@ -366,9 +366,15 @@ fn retry_after(value: &HeaderValue, now: std::time::SystemTime) -> Option<Durati
 /// request may have reached the server (`"reached"`) and the HTTP status, if any
 /// (`"status"`), so that a caller can tell what is safe to retry.
 pub fn failure_answer(sent: &[u8], failure: &ExchangeFailure) -> Option<Bytes> {
-    let error = failure.to_error_object();
+    error_answer(sent, &failure.to_error_object())
+}
+
+/// Error responses with `error`, answered locally, for the requests in `sent` (one, or a
+/// batch array of them); `None` when it held only notifications.
+#[doc(hidden)] // for rpcwire's own crates; not covered by semver
+pub fn error_answer(sent: &[u8], error: &ErrorObject<'_>) -> Option<Bytes> {
     let mut out = BytesMut::new();
-    let answer = |id: &Id<'_>, out: &mut BytesMut| encode::write_error(out, id, &error);
+    let answer = |id: &Id<'_>, out: &mut BytesMut| encode::write_error(out, id, error);
     match crate::parse(sent) {
         Ok(Parsed::Single(Message::Request(request))) => answer(request.id(), &mut out),
         Ok(Parsed::Batch(batch)) => {

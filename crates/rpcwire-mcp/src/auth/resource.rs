@@ -256,6 +256,18 @@ impl ProtectedResource {
         }
     }
 
+    /// Whether some method, tool or prompt needs a scope of its own (else a POST's requests
+    /// need not be read to check them: [`allows_all`](ProtectedResource::allows_all) is enough).
+    pub(crate) fn scopes_by_request(&self) -> bool {
+        !self.by_method.is_empty() || !self.by_name.is_empty()
+    }
+
+    /// Whether `claims` grant the scopes every request needs; the `403` naming them
+    /// otherwise.
+    pub(crate) fn allows_all(&self, claims: &Claims) -> Result<(), Denied> {
+        self.granted(claims, self.required.iter().map(String::as_str).collect())
+    }
+
     /// Whether `claims` grant what a request of `method` (for the tool or prompt `name`)
     /// needs; the `403` naming every scope it needs otherwise.
     pub(crate) fn allows(&self, claims: &Claims, method: &str, name: Option<&str>) -> Result<(), Denied> {
@@ -271,6 +283,11 @@ impl ProtectedResource {
             let key = (method.to_owned(), name.to_owned());
             needed.extend(self.by_name.get(&key).into_iter().flatten().map(String::as_str));
         }
+        self.granted(claims, needed)
+    }
+
+    /// `Ok` when `claims` hold every scope `needed`; the `403` naming them otherwise.
+    fn granted(&self, claims: &Claims, mut needed: Vec<&str>) -> Result<(), Denied> {
         if needed.iter().all(|scope| claims.has_scope(scope)) {
             return Ok(());
         }
@@ -379,5 +396,29 @@ mod tests {
         assert!(protected
             .allows(&Claims::new("bob", ["write"]), "resources/read", None)
             .is_err());
+    }
+
+    #[test]
+    fn scopes_every_request_needs_are_checked_without_reading_the_requests() {
+        let everywhere =
+            ProtectedResource::new("https://mcp.example/mcp", "https://as", Fixed).require_scope("mcp");
+        assert!(!everywhere.scopes_by_request());
+        assert!(everywhere.allows_all(&Claims::new("alice", ["mcp", "x"])).is_ok());
+        let denied = everywhere.allows_all(&Claims::new("bob", ["x"])).unwrap_err();
+        assert_eq!(denied.status, StatusCode::FORBIDDEN);
+        assert!(
+            denied.challenge.contains(r#"scope="mcp""#),
+            "{}",
+            denied.challenge
+        );
+        let open = ProtectedResource::new("https://mcp.example/mcp", "https://as", Fixed);
+        assert!(open
+            .allows_all(&Claims::new("carol", Vec::<String>::new()))
+            .is_ok());
+        assert!(open
+            .clone()
+            .require_scope_for_method("ping", "p")
+            .scopes_by_request());
+        assert!(open.require_scope_for_tool("t", "p").scopes_by_request());
     }
 }

@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
-use super::credentials::{Credentials, MAX_REFUSALS};
+use super::credentials::{Credentials, Unauthorized, MAX_REFUSALS};
 use super::events::EventReader;
 use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use super::posted::{requests_in, Posted};
@@ -178,6 +178,13 @@ impl StreamableHttpClient {
         let credentials = Credentials::new(authorizer, &self.shared.url)?;
         self.settings().credentials = credentials;
         Ok(self)
+    }
+
+    /// Why the authorizer last failed to give credentials, if it did since the last time this
+    /// was asked (what [`ConnectError::Authorization`](crate::ConnectError) holds).
+    #[cfg(feature = "auth")]
+    pub(crate) fn take_authorization_failure(&self) -> Option<crate::auth::AuthError> {
+        self.shared.credentials.take_failure()
     }
 
     /// Sends each call's arguments marked `x-mcp-header` as `Mcp-Param-*` headers, from the
@@ -467,9 +474,14 @@ impl Shared {
                 }
                 (None, None) => unreachable!("only an authorizer's refusal sends a request again"),
             };
+            let unauthorized = |why: Unauthorized| {
+                if let Some(answer) = why.answer(&frame) {
+                    let _ = frames.send(answer);
+                }
+            };
             let sent = match self.credentials.add(&mut attempt).await {
                 Ok(sent) => sent,
-                Err(reason) => return fail(reason, false),
+                Err(why) => return unauthorized(why),
             };
             let (response, lease) = match self.connections.send(attempt).await {
                 Ok(answered) => answered,
@@ -486,7 +498,7 @@ impl Shared {
                     refusals += 1;
                     match authorized {
                         Ok(()) => continue,
-                        Err(reason) => return fail(reason, true),
+                        Err(why) => return unauthorized(why),
                     }
                 }
             }

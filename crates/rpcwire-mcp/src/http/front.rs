@@ -262,11 +262,17 @@ where
     };
     #[cfg(feature = "auth")]
     if let (Some(protected), Some(claims)) = (door.protection.as_deref(), &claims) {
-        for (method, name) in requests_of(&body) {
-            if let Err(denied) = protected.allows(claims, &method, name.as_deref()) {
-                backend.refused("forbidden");
-                return denial(denied);
-            }
+        // The scopes every request needs are checked once, whatever the body holds; the
+        // body is read here only when a method, tool or prompt needs one of its own.
+        let mut allowed = protected.allows_all(claims);
+        if allowed.is_ok() && protected.scopes_by_request() {
+            allowed = requests_of(&body)
+                .into_iter()
+                .try_for_each(|(method, name)| protected.allows(claims, &method, name.as_deref()));
+        }
+        if let Err(denied) = allowed {
+            backend.refused("forbidden");
+            return denial(denied);
         }
     }
     // The headers move into what the handlers see; the backend reads them there.
