@@ -471,7 +471,11 @@ async fn what_authorizing_cannot_help_ends_with_its_reason() {
         no_registration.contains("no dynamic registration"),
         "{no_registration}"
     );
-    let forbidden = refused(|s| s.refuse_with = Some(StatusCode::FORBIDDEN), host()).await;
+    // A 403 that asks for no scope is the server's own refusal, which no token changes: the
+    // call fails with it, and the authorizer has nothing to say.
+    let forbidden = refusal(|s| s.refuse_with = Some(StatusCode::FORBIDDEN), host()).await;
+    assert!(matches!(forbidden, ConnectError::Initialize(_)), "{forbidden:?}");
+    let forbidden = forbidden.to_string();
     assert!(forbidden.contains("403"), "{forbidden}");
     let again = refusal(|s| s.refuse_with = Some(StatusCode::UNAUTHORIZED), host())
         .await

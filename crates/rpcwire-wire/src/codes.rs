@@ -63,7 +63,8 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// Origin not allowed, a body too large or too slow), or a bound reached (sessions, requests
 /// under way). The number the MCP SDKs answer HTTP-level refusals with.
 pub const REFUSED: i64 = -32000;
-/// -32001: no credentials, or unknown ones (HTTP 401 where there is HTTP).
+/// -32001: no credentials, or unknown ones (HTTP 401 where there is HTTP; on an MCP client,
+/// its authorizer could not get any).
 pub const UNAUTHORIZED: i64 = -32001;
 /// -32002: MCP (revisions up to 2025-11-25): no resource with that URI (`data.uri`).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;

@@ -457,6 +457,19 @@ impl Authorizer {
         }
     }
 
+    /// Whether a refusal with `status` and `headers` is for an authorizer to answer: a `401`,
+    /// or a `403` whose challenge says `insufficient_scope` (any other `403` is the server's
+    /// own refusal, which no token changes).
+    pub(crate) fn concerns(status: StatusCode, headers: &HeaderMap) -> bool {
+        match status {
+            StatusCode::UNAUTHORIZED => true,
+            StatusCode::FORBIDDEN => Challenge::from_headers(headers)
+                .iter()
+                .any(|c| (c.is("Bearer") || c.is("DPoP")) && c.param("error") == Some("insufficient_scope")),
+            _ => false,
+        }
+    }
+
     /// The server at `url` refused a request (`status`, its `headers`) that carried
     /// `sent` (the `Authorization` value, if any): new credentials are got when that can
     /// help, `Ok` meaning the request is worth sending again.
@@ -489,10 +502,7 @@ impl Authorizer {
             .cloned()
             .unwrap_or_default();
         let insufficient = error_of(&challenge).as_deref() == Some("insufficient_scope");
-        if status == StatusCode::FORBIDDEN && !insufficient {
-            return Err(AuthError::Refused(format!("the server answered {status}")));
-        }
-        if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+        if !Self::concerns(status, headers) {
             return Err(AuthError::Refused(format!("the server answered {status}")));
         }
         let key = Self::key_of(url);

@@ -95,8 +95,9 @@ impl Credentials {
     }
 
     /// After a refusal with `status` and `headers` of a request that carried `sent`: `None`
-    /// when that is not for the authorizer (there is none, or the status is not `401` or
-    /// `403`), else whether the request is worth sending again (`Err`: why not).
+    /// when that is not for the authorizer (there is none, or the status is neither `401`
+    /// nor a `403` asking for a scope), else whether the request is worth sending again
+    /// (`Err`: why not).
     pub async fn refused(
         &self,
         status: StatusCode,
@@ -108,6 +109,9 @@ impl Credentials {
         }
         #[cfg(feature = "auth")]
         if let Some((authorizer, url)) = &self.authorizer {
+            if !crate::auth::Authorizer::concerns(status, headers) {
+                return None;
+            }
             return Some(
                 authorizer
                     .refused(url, status, headers, sent)
