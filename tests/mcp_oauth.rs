@@ -13,6 +13,9 @@
 mod example_binary;
 #[path = "support/listening_child.rs"]
 mod listening_child;
+#[cfg(feature = "tracing")]
+#[path = "support/log_capture.rs"]
+mod log_capture;
 #[path = "support/mcp_peers.rs"]
 mod mcp_peers;
 #[path = "support/python_peer.rs"]
@@ -536,80 +539,52 @@ impl rpcwire::mcp::auth::AuthorizationStep for RecordingStep {
 #[cfg(feature = "tracing")]
 #[test]
 fn no_token_secret_or_code_shows_in_logs_errors_or_debug_output() {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-    impl Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     let Some(providers) = providers() else {
         return;
     };
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .finish();
     let seen = Seen::default();
-    let texts = tracing::subscriber::with_default(subscriber, || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(async {
-                let mut texts = Vec::new();
-                let url = protected_server(&providers.issuer).await;
-                let authorizer = Authorizer::new("secrets-test")
-                    .with_store(RecordingStore(Default::default(), seen.clone()))
-                    .with_step(RecordingStep(Headless::default(), seen.clone()));
-                texts.push(format!("{authorizer:?}"));
-                let client = McpClient::builder("secrets-test", "1")
-                    .with_authorizer(authorizer.clone())
-                    .connect_http(url.parse().unwrap())
-                    .await
-                    .expect("authorized");
-                let called = client.call_tool("whoami", json!({})).await;
-                texts.push(format!("{called:?}"));
-                texts.push(format!("{client:?}"));
-                client.close().await;
-                // A confidential client's secret, refused by the provider: the error says so
-                // without it.
-                let secret = "s3cret-never-shown";
-                seen.add(secret);
-                let refused = McpClient::builder("secrets-test", "1")
-                    .with_authorizer(Authorizer::new("secrets-test").with_client_credentials("robot", secret))
-                    .connect_http(url.parse().unwrap())
-                    .await;
-                let error = refused.expect_err("a wrong secret is refused");
-                texts.push(format!("{error}"));
-                texts.push(format!("{error:?}"));
-                // Tokens the server refuses: its challenge and error body.
-                let http = http_client();
-                let mut tokens = seen.all();
-                tokens.push("not-a-jwt-secret".to_owned());
-                seen.add("not-a-jwt-secret");
-                for token in tokens {
-                    let (_, challenge, body) = post(&http, &url, Some(&token), initialize()).await;
-                    texts.push(challenge);
-                    texts.push(body.to_string());
-                }
-                let garbage = post(&http, &url, Some("not-a-jwt-secret"), initialize()).await;
-                texts.push(format!("{garbage:?}"));
-                texts
-            })
+    let none = tracing_subscriber::fmt::format::FmtSpan::NONE;
+    let (texts, logs) = log_capture::capture_logs(none, async {
+        let mut texts = Vec::new();
+        let url = protected_server(&providers.issuer).await;
+        let authorizer = Authorizer::new("secrets-test")
+            .with_store(RecordingStore(Default::default(), seen.clone()))
+            .with_step(RecordingStep(Headless::default(), seen.clone()));
+        texts.push(format!("{authorizer:?}"));
+        let client = McpClient::builder("secrets-test", "1")
+            .with_authorizer(authorizer.clone())
+            .connect_http(url.parse().unwrap())
+            .await
+            .expect("authorized");
+        let called = client.call_tool("whoami", json!({})).await;
+        texts.push(format!("{called:?}"));
+        texts.push(format!("{client:?}"));
+        client.close().await;
+        // A confidential client's secret, refused by the provider: the error says so
+        // without it.
+        let secret = "s3cret-never-shown";
+        seen.add(secret);
+        let refused = McpClient::builder("secrets-test", "1")
+            .with_authorizer(Authorizer::new("secrets-test").with_client_credentials("robot", secret))
+            .connect_http(url.parse().unwrap())
+            .await;
+        let error = refused.expect_err("a wrong secret is refused");
+        texts.push(format!("{error}"));
+        texts.push(format!("{error:?}"));
+        // Tokens the server refuses: its challenge and error body.
+        let http = http_client();
+        let mut tokens = seen.all();
+        tokens.push("not-a-jwt-secret".to_owned());
+        seen.add("not-a-jwt-secret");
+        for token in tokens {
+            let (_, challenge, body) = post(&http, &url, Some(&token), initialize()).await;
+            texts.push(challenge);
+            texts.push(body.to_string());
+        }
+        let garbage = post(&http, &url, Some("not-a-jwt-secret"), initialize()).await;
+        texts.push(format!("{garbage:?}"));
+        texts
     });
-    let logs = String::from_utf8_lossy(&captured.0.lock().unwrap()).into_owned();
     let secrets = seen.all();
     assert!(
         secrets.len() >= 3,

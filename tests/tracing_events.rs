@@ -3,8 +3,6 @@
 //! cancellations and frame errors — captured with tracing-subscriber's fmt layer.
 #![cfg(all(feature = "tracing", feature = "tokio"))]
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rpcwire::dispatch::{NoParams, Router};
@@ -13,45 +11,12 @@ use rpcwire::transport::{CancelProtocol, Peer, StreamTransport};
 use tokio::io::AsyncWriteExt;
 use tracing_subscriber::fmt::format::FmtSpan;
 
-/// What the subscriber wrote.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+#[path = "support/log_capture.rs"]
+mod log_capture;
 
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Captured {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-/// Runs `body` with a subscriber that writes everything (spans closed included) into the
-/// returned capture.
+/// Runs `body`, returning everything a subscriber wrote meanwhile (spans closed included).
 fn capture(body: impl std::future::Future<Output = ()>) -> String {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::TRACE)
-        .with_span_events(FmtSpan::CLOSE)
-        .with_ansi(false)
-        .finish();
-    tracing::subscriber::with_default(subscriber, || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(body)
-    });
-    captured.text()
+    log_capture::capture_logs(FmtSpan::CLOSE, body).1
 }
 
 #[test]
