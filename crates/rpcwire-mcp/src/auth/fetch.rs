@@ -210,22 +210,11 @@ impl Fetcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// A server answering every request with `answer`: its URL.
     async fn answering(answer: String) -> Url {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/x", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let mut head = [0u8; 4096];
-                let _ = stream.read(&mut head).await;
-                let _ = stream.write_all(answer.as_bytes()).await;
-            }
-        });
-        url
+        let address = crate::auth::loopback::serve(move |_| answer.clone()).await;
+        format!("http://{address}/x").parse().unwrap()
     }
 
     #[tokio::test]

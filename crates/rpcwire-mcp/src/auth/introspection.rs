@@ -164,50 +164,26 @@ mod tests {
     use serde_json::json;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// An introspection endpoint answering by the token in the form: `(status, body)`; how
     /// many times it was asked.
     async fn endpoint(answer: fn(&str) -> (u16, serde_json::Value)) -> (Url, Arc<AtomicUsize>) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}/introspect", listener.local_addr().unwrap())
-            .parse()
-            .unwrap();
         let asked = Arc::new(AtomicUsize::new(0));
         let count = asked.clone();
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                count.fetch_add(1, Ordering::SeqCst);
-                let mut read = Vec::new();
-                let mut buffer = [0u8; 4096];
-                while let Ok(n) = stream.read(&mut buffer).await {
-                    read.extend_from_slice(&buffer[..n]);
-                    if n == 0 || read.windows(6).any(|w| w == b"token=") && read.ends_with(b"access_token") {
-                        break;
-                    }
-                }
-                let text = String::from_utf8_lossy(&read).into_owned();
-                assert!(
-                    text.to_ascii_lowercase().contains("authorization: basic "),
-                    "{text}"
-                );
-                let token = text
-                    .split("token=")
-                    .nth(1)
-                    .unwrap_or_default()
-                    .split('&')
-                    .next()
-                    .unwrap_or_default();
-                let (status, body) = answer(token);
-                let body = body.to_string();
-                let reply = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = stream.write_all(reply.as_bytes()).await;
-            }
-        });
-        (url, asked)
+        let address = crate::auth::loopback::serve(move |request| {
+            count.fetch_add(1, Ordering::SeqCst);
+            let credentials = request.header("authorization").unwrap_or_default();
+            assert!(credentials.starts_with("Basic "), "{}", request.head);
+            let token = request
+                .body
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("token="))
+                .unwrap_or_default();
+            let (status, body) = answer(token);
+            crate::auth::loopback::json(status, &body.to_string())
+        })
+        .await;
+        (format!("http://{address}/introspect").parse().unwrap(), asked)
     }
 
     fn answer(token: &str) -> (u16, serde_json::Value) {

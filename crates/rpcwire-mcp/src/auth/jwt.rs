@@ -318,29 +318,17 @@ mod tests {
     use base64::Engine;
     use jsonwebtoken::{EncodingKey, Header};
     use serde_json::json;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// Serves `documents` by path on the loopback (each connection one GET): the base URL.
     async fn serve(documents: Vec<(&'static str, String)>) -> String {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        tokio::spawn(async move {
-            while let Ok((mut stream, _)) = listener.accept().await {
-                let mut head = [0u8; 2048];
-                let n = stream.read(&mut head).await.unwrap_or(0);
-                let line = String::from_utf8_lossy(&head[..n]).into_owned();
-                let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
-                let answer = match documents.iter().find(|(p, _)| *p == path) {
-                    Some((_, body)) => format!(
-                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                        body.len()
-                    ),
-                    None => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
-                };
-                let _ = stream.write_all(answer.as_bytes()).await;
+        let address = crate::auth::loopback::serve(move |asked| {
+            match documents.iter().find(|(path, _)| *path == asked.path) {
+                Some((_, body)) => crate::auth::loopback::json(200, body),
+                None => "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_owned(),
             }
-        });
-        base
+        })
+        .await;
+        format!("http://{address}")
     }
 
     fn token(key: &rcgen::KeyPair, kid: &str, claims: serde_json::Value) -> String {

@@ -33,6 +33,8 @@ mod flow;
 mod introspection;
 mod jwt;
 mod keys;
+#[cfg(test)]
+mod loopback;
 mod metadata;
 mod pkce;
 mod registration;
