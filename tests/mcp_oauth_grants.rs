@@ -34,6 +34,8 @@ struct State {
     server_metadata: Option<Value>,
     /// The status the MCP endpoint answers requests that carry a token with (`None`: served).
     refuse_with: Option<StatusCode>,
+    /// The token endpoint refuses every grant (`400 invalid_grant`).
+    refuse_tokens: bool,
     /// (path, headers, form) of every request to the authorization server.
     seen: Vec<(String, HeaderMap, Form)>,
     /// The `Authorization` and `DPoP` headers of every MCP request.
@@ -136,6 +138,12 @@ async fn handle(
             let form = form(&body);
             let proof = headers.get("dpop").map(|v| v.to_str().unwrap().to_owned());
             state.seen.push((path, headers, form));
+            if state.refuse_tokens {
+                return json_answer(
+                    StatusCode::BAD_REQUEST,
+                    json!({"error": "invalid_grant", "error_description": "not any more"}),
+                );
+            }
             let token_type = match &proof {
                 Some(proof) if claims(proof)["nonce"] != "as-nonce" => {
                     return (
@@ -484,6 +492,33 @@ async fn what_authorizing_cannot_help_ends_with_its_reason() {
         again.contains("401") || again.contains("authorizations in a row"),
         "{again}"
     );
+}
+
+#[tokio::test]
+async fn a_call_whose_authorization_fails_later_is_answered_unauthorized() {
+    let shared = mock(false, false).await;
+    let url = format!("{}/mcp", shared.lock().unwrap().base);
+    let client = McpClient::builder("grants", "1")
+        .with_authorizer(Authorizer::new("host"))
+        .connect_http(url.parse().unwrap())
+        .await
+        .expect("authorized");
+    client.list_tools().await.expect("tools");
+    // The token is revoked, and no new one is given.
+    {
+        let mut state = shared.lock().unwrap();
+        state.refuse_with = Some(StatusCode::UNAUTHORIZED);
+        state.refuse_tokens = true;
+    }
+    let error = client.list_tools().await.expect_err("no token");
+    let text = error.to_string();
+    let code = match error.kind() {
+        rpcwire::transport::PeerErrorKind::Remote(object) => object.code().code(),
+        other => panic!("not an error answer: {other:?}"),
+    };
+    assert_eq!(code, rpcwire::codes::UNAUTHORIZED, "{text}");
+    assert!(text.contains("invalid_grant"), "{text}");
+    client.close().await;
 }
 
 #[tokio::test]
