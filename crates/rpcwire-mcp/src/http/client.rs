@@ -17,7 +17,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
-use super::credentials::{Credentials, Unauthorized, MAX_REFUSALS};
+use super::credentials::{Credentials, MAX_REFUSALS};
 use super::events::EventReader;
 use super::headers::{SESSION_HEADER, VERSION_HEADER};
 use super::posted::{requests_in, Posted};
@@ -474,14 +474,9 @@ impl Shared {
                 }
                 (None, None) => unreachable!("only an authorizer's refusal sends a request again"),
             };
-            let unauthorized = |why: Unauthorized| {
-                if let Some(answer) = why.answer(&frame) {
-                    let _ = frames.send(answer);
-                }
-            };
             let sent = match self.credentials.add(&mut attempt).await {
                 Ok(sent) => sent,
-                Err(why) => return unauthorized(why),
+                Err(why) => return why.tell(&frame, &frames),
             };
             let (response, lease) = match self.connections.send(attempt).await {
                 Ok(answered) => answered,
@@ -498,7 +493,7 @@ impl Shared {
                     refusals += 1;
                     match authorized {
                         Ok(()) => continue,
-                        Err(why) => return unauthorized(why),
+                        Err(why) => return why.tell(&frame, &frames),
                     }
                 }
             }

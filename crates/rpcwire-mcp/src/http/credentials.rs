@@ -36,6 +36,13 @@ impl Unauthorized {
         let error = ErrorObject::new(crate::codes::UNAUTHORIZED, self.0.clone());
         crate::transport::http::client::error_answer(sent, &error)
     }
+
+    /// Gives `frames` the [`answer`](Unauthorized::answer) for the requests in `sent`.
+    pub fn tell(&self, sent: &[u8], frames: &tokio::sync::mpsc::UnboundedSender<Bytes>) {
+        if let Some(answer) = self.answer(sent) {
+            let _ = frames.send(answer);
+        }
+    }
 }
 
 impl Credentials {
