@@ -269,7 +269,7 @@ impl McpClientBuilder {
     /// Connects to the Streamable HTTP endpoint at `url` (`http://…`, or `https://…` with
     /// the system's roots or [`with_tls`](McpClientBuilder::with_tls)'s configuration); an
     /// address it cannot serve is [`ConnectError::Address`], before anything is sent. With
-    /// an [`Authorizer`](crate::auth::Authorizer) (`auth` feature), an authorization that
+    /// an `Authorizer` (`auth` feature), an authorization that
     /// fails is `ConnectError::Authorization`, saying why.
     ///
     /// ```no_run
