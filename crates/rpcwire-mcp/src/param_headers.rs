@@ -16,6 +16,7 @@ use crate::Tool;
 const ANNOTATION: &str = "x-mcp-header";
 
 /// The prefix of the headers.
+#[cfg(feature = "http")]
 pub(crate) const PARAM_PREFIX: &str = "mcp-param-";
 
 /// The marks of one tool's input schema: (property, header name), or why the tool is
@@ -59,6 +60,7 @@ pub(crate) fn is_token_byte(b: u8) -> bool {
 
 /// `text` as a header value: as it is when it is printable ASCII without spaces at its
 /// ends, else `=?base64?…?=` of its UTF-8 (SEP-2243); an empty text stays empty.
+#[cfg(feature = "http")]
 pub(crate) fn header_text(text: &str) -> String {
     let plain = text.bytes().all(|b| (0x20..0x7f).contains(&b))
         && !text.starts_with(' ')
@@ -102,6 +104,7 @@ impl ParamHeaders {
 
     /// The headers of a call of `tool` with `arguments`: one per marked argument that is a
     /// string, a number or a boolean (a null or absent one has none).
+    #[cfg(feature = "http")]
     pub fn headers(&self, tool: &str, arguments: &Value) -> Vec<(String, String)> {
         let known = lock_unpoisoned(&self.tools);
         let Some(marks) = known.get(tool) else {
@@ -147,6 +150,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn values_are_plain_or_base64() {
         assert_eq!(header_text("us-west1"), "us-west1");
@@ -158,6 +162,7 @@ mod tests {
         assert_eq!(header_text("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
     }
 
+    #[cfg(feature = "http")]
     #[test]
     fn calls_carry_their_marked_arguments() {
         let headers = ParamHeaders::default();
