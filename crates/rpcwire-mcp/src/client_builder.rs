@@ -292,16 +292,16 @@ impl McpClientBuilder {
             transport = transport.with_authorizer(authorizer)?;
         }
         transport = transport.with_param_headers(self.param_headers.clone());
+        // Kept to ask why, when connecting fails.
+        #[cfg(feature = "auth")]
+        let handle = transport.clone();
         let headers = transport.clone();
         let connected = self
-            .connect_with(transport, {
-                let headers = headers.clone();
-                move |version| headers.set_protocol_version(version)
-            })
+            .connect_with(transport, move |version| headers.set_protocol_version(version))
             .await;
         #[cfg(feature = "auth")]
         if let Err(ConnectError::Initialize(_)) = &connected {
-            if let Some(failure) = headers.take_authorization_failure() {
+            if let Some(failure) = handle.take_authorization_failure() {
                 return Err(ConnectError::Authorization(failure));
             }
         }

@@ -461,13 +461,15 @@ impl Authorizer {
     /// or a `403` whose challenge says `insufficient_scope` (any other `403` is the server's
     /// own refusal, which no token changes).
     pub(crate) fn concerns(status: StatusCode, headers: &HeaderMap) -> bool {
-        match status {
-            StatusCode::UNAUTHORIZED => true,
-            StatusCode::FORBIDDEN => Challenge::from_headers(headers)
-                .iter()
-                .any(|c| (c.is("Bearer") || c.is("DPoP")) && c.param("error") == Some("insufficient_scope")),
-            _ => false,
-        }
+        let challenges = Challenge::from_headers(headers);
+        Self::concerned(status, token_challenge(&challenges))
+    }
+
+    /// [`concerns`](Authorizer::concerns), with the refusal's token challenge already read.
+    fn concerned(status: StatusCode, challenge: Option<&Challenge>) -> bool {
+        status == StatusCode::UNAUTHORIZED
+            || status == StatusCode::FORBIDDEN
+                && challenge.is_some_and(|c| c.param("error") == Some("insufficient_scope"))
     }
 
     /// The server at `url` refused a request (`status`, its `headers`) that carried
@@ -496,15 +498,11 @@ impl Authorizer {
                 return Ok(());
             }
         }
-        let challenge = challenges
-            .iter()
-            .find(|c| c.is("Bearer") || c.is("DPoP"))
-            .cloned()
-            .unwrap_or_default();
-        let insufficient = error_of(&challenge).as_deref() == Some("insufficient_scope");
-        if !Self::concerns(status, headers) {
+        if !Self::concerned(status, token_challenge(&challenges)) {
             return Err(AuthError::Refused(format!("the server answered {status}")));
         }
+        let challenge = token_challenge(&challenges).cloned().unwrap_or_default();
+        let insufficient = error_of(&challenge).as_deref() == Some("insufficient_scope");
         let key = Self::key_of(url);
         let mut flow = self.inner.flow.lock().await;
         let mut kept = self.inner.store.load(&key);
@@ -621,6 +619,11 @@ impl Authorizer {
         };
         request.send(&self.inner.fetcher, grant).await
     }
+}
+
+/// The challenge of a refusal that is about the token: its first `Bearer` or `DPoP` one.
+fn token_challenge(challenges: &[Challenge]) -> Option<&Challenge> {
+    challenges.iter().find(|c| c.is("Bearer") || c.is("DPoP"))
 }
 
 #[cfg(test)]

@@ -265,6 +265,10 @@ impl ProtectedResource {
     /// Whether `claims` grant the scopes every request needs; the `403` naming them
     /// otherwise.
     pub(crate) fn allows_all(&self, claims: &Claims) -> Result<(), Denied> {
+        // Every protected POST comes here: nothing is allocated when the scopes are there.
+        if self.required.iter().all(|scope| claims.has_scope(scope)) {
+            return Ok(());
+        }
         self.granted(claims, self.required.iter().map(String::as_str).collect())
     }
 
