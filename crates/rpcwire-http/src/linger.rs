@@ -17,7 +17,9 @@ pub const LINGER_DECLARED: usize = 8 << 20;
 /// Reads and drops what `reader` still sends, up to `max` bytes, for at most
 /// [`LINGER_TIME`]; ends early when the client closes its side.
 pub async fn drain<R: AsyncRead + Unpin>(reader: &mut R, max: usize) {
-    let mut sink = [0u8; 8192];
+    // On the heap: an array here would sit in the state of every future that may drain (a
+    // WebSocket's reading of each message, say), made and moved for every message read.
+    let mut sink = vec![0u8; 8192];
     let dropping = async {
         let mut dropped = 0usize;
         while dropped < max {

@@ -406,6 +406,22 @@ where
     writer.flush().await
 }
 
+/// A text message's body is UTF-8: anything else is refused before it is framed.
+fn text(body: &[u8]) -> Result<(), TransportError> {
+    std::str::from_utf8(body)
+        .map(drop)
+        .map_err(|error| TransportError::Io(io::Error::new(io::ErrorKind::InvalidData, error)))
+}
+
+/// The writer, locked: at once when it is free (the usual case, without the future a wait
+/// needs), else when its holder lets go.
+async fn lock<S>(writer: &Writer<S>) -> tokio::sync::MutexGuard<'_, WebSocketWrite<BufWriter<Half<S>>>> {
+    match writer.try_lock() {
+        Ok(locked) => locked,
+        Err(_) => writer.lock().await,
+    }
+}
+
 /// A frame's payload as `Bytes`, without a copy when it is the read buffer's.
 fn into_bytes(payload: Payload<'_>) -> Bytes {
     match payload {
@@ -432,13 +448,8 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
-        if let Err(error) = std::str::from_utf8(&body) {
-            return Err(TransportError::Io(io::Error::new(
-                io::ErrorKind::InvalidData,
-                error,
-            )));
-        }
-        let mut writer = self.writer.lock().await;
+        text(&body)?;
+        let mut writer = lock(&self.writer).await;
         writer
             .write_frame(Frame::text(Payload::Borrowed(&body)))
             .await
@@ -446,11 +457,21 @@ where
     }
 
     async fn flush(&mut self) -> Result<(), TransportError> {
-        let mut writer = self.writer.lock().await;
+        let mut writer = lock(&self.writer).await;
         writer
             .flush()
             .await
             .map_err(|error| TransportError::Io(io_error(error)))
+    }
+
+    async fn send_flushed(&mut self, body: Bytes) -> Result<(), TransportError> {
+        text(&body)?;
+        let mut writer = lock(&self.writer).await;
+        let written = async {
+            writer.write_frame(Frame::text(Payload::Borrowed(&body))).await?;
+            writer.flush().await
+        };
+        written.await.map_err(|error| TransportError::Io(io_error(error)))
     }
 
     async fn close(&mut self) -> Result<(), TransportError> {

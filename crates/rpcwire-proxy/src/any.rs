@@ -260,6 +260,10 @@ impl FrameSender for AnySender {
         each_transport!(self, AnySender, sender => sender.flush().await)
     }
 
+    async fn send_flushed(&mut self, body: Bytes) -> Result<(), TransportError> {
+        each_transport!(self, AnySender, sender => sender.send_flushed(body).await)
+    }
+
     async fn close(&mut self) -> Result<(), TransportError> {
         each_transport!(self, AnySender, sender => sender.close().await)
     }

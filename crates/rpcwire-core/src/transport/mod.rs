@@ -133,6 +133,29 @@ pub trait FrameSender: Send + 'static {
     /// Writes out every queued frame.
     fn flush(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
 
+    /// Queues one frame and writes it out with everything queued before it: what
+    /// [`send`](FrameSender::send) then [`flush`](FrameSender::flush) do, which it is by
+    /// default. A sender may do both in one step (a WebSocket takes its writer's lock once).
+    ///
+    /// ```
+    /// use rpcwire_core::frame::Framing;
+    /// use rpcwire_core::transport::{FrameSender, StreamSender};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), rpcwire_core::transport::TransportError> {
+    /// let mut sender = StreamSender::new(Vec::new(), Framing::Ndjson);
+    /// sender.send_flushed(bytes::Bytes::from_static(b"[]")).await?;
+    /// assert_eq!(sender.get_ref(), b"[]\n");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn send_flushed(&mut self, body: Bytes) -> impl Future<Output = Result<(), TransportError>> + Send {
+        async move {
+            self.send(body).await?;
+            self.flush().await
+        }
+    }
+
     /// Flushes, then closes the write direction (the other side reads end of input).
     fn close(&mut self) -> impl Future<Output = Result<(), TransportError>> + Send;
 }

@@ -287,10 +287,14 @@ impl ServiceInner {
         let linger = declared.map_or(LINGER, |len| {
             (len as usize).saturating_sub(self.max_body).max(LINGER)
         });
-        let read = read_body(request.into_body(), self.max_body, linger);
-        // A body already there (the usual case) is read at the first poll: the timer is
-        // never registered.
-        let bytes = match tokio::time::timeout(self.body_timeout, read).await.ok() {
+        let mut read = std::pin::pin!(read_body(request.into_body(), self.max_body, linger));
+        // A body already there (the usual case) is read at the first poll, with no timer made:
+        // the deadline is set only for a body still to come.
+        let read = match std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
+            Poll::Ready(read) => Some(read),
+            Poll::Pending => tokio::time::timeout(self.body_timeout, read).await.ok(),
+        };
+        let bytes = match read {
             Some(Ok(bytes)) => bytes,
             Some(Err(BodyProblem::TooLarge)) => return Ok(status(StatusCode::PAYLOAD_TOO_LARGE)),
             Some(Err(BodyProblem::Broken)) => return Ok(status(StatusCode::BAD_REQUEST)),

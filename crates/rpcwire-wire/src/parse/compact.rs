@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! {"jsonrpc":"2.0","id":ID,"method":"NAME","params":PARAMS}   (id and params optional)
+//! {"jsonrpc":"2.0","method":"NAME","params":PARAMS,"id":ID}   (the id last, as the Ethereum docs write it)
 //! {"jsonrpc":"2.0","id":ID,"result":RESULT}
 //! {"jsonrpc":"2.0","id":ID,"error":{"code":CODE,"message":"TEXT","data":DATA}}   (data optional)
 //! ```
@@ -61,8 +62,8 @@ fn value(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(Span
 /// The functions that read one spacing of the canonical layout, from its literals: the text
 /// before the first member (`head`), the keys as written (`id`: `"id":`; `method`: from the
 /// key's quote to the value's quote; `next`: between a value and the next key's first letter;
-/// `params`, `code`, `message`, `data`: from the comma through the colon, or the value's quote
-/// for strings) and the continuations of a key whose first letter was told (`after_m`, …).
+/// `params`, `id_last` (an id after the method and params), `code`, `message`, `data`: from
+/// the comma through the colon, or the value's quote for strings) and the continuations of a key whose first letter was told (`after_m`, …).
 macro_rules! spacing {
     (
         $(#[$doc:meta])*
@@ -75,6 +76,7 @@ macro_rules! spacing {
             after_r: $after_r:literal,
             after_e: $after_e:literal,
             params: $params:literal,
+            id_last: $id_last:literal,
             code: $code:literal,
             message: $message:literal,
             data: $data:literal $(,)?
@@ -106,6 +108,19 @@ macro_rules! spacing {
                     params = Some(span);
                     pos = end;
                 }
+                // No id before the method: one may come last (`"method"`, `"params"`, `"id"`,
+                // the order of the Ethereum docs' and many hand-written requests).
+                let id = match id {
+                    None => match literal(buf, pos, $id_last) {
+                        Some(after) => {
+                            let (id, end) = super::id(buf, after)?;
+                            pos = end;
+                            Some(id)
+                        }
+                        None => None,
+                    },
+                    given => given,
+                };
                 let end = literal(buf, pos, b"}")?;
                 let spans = match id {
                     Some(id) => MessageSpans::Request { id, method, params },
@@ -200,6 +215,7 @@ spacing! {
         after_r: b"result\":",
         after_e: b"error\":",
         params: b",\"params\":",
+        id_last: b",\"id\":",
         code: b"{\"code\":",
         message: b",\"message\":\"",
         data: b",\"data\":",
@@ -217,6 +233,7 @@ spacing! {
         after_r: b"result\": ",
         after_e: b"error\": ",
         params: b", \"params\": ",
+        id_last: b", \"id\": ",
         code: b"{\"code\": ",
         message: b", \"message\": \"",
         data: b", \"data\": ",
@@ -299,6 +316,10 @@ mod tests {
         r#"{"jsonrpc":"2.0","id":8,"method":"m","params":[1,-2.5e3,true,false,null,"s\u0041",""]}"#,
         r#"{"jsonrpc":"2.0","method":"notify","params":{}}"#,
         r#"{"jsonrpc":"2.0","method":"é"}"#,
+        r#"{"jsonrpc":"2.0","method":"subtract","params":[42,23],"id":1}"#,
+        r#"{"jsonrpc":"2.0","method":"eth_blockNumber","params":[],"id":"a\"b"}"#,
+        r#"{"jsonrpc":"2.0","method":"m","id":null}"#,
+        r#"{"jsonrpc": "2.0", "method": "eth_blockNumber", "params": [], "id": 83}"#,
         r#"{"jsonrpc":"2.0","id":1,"result":{"a":[true,false,null]}}"#,
         r#"{"jsonrpc":"2.0","id":"x","result":"0x1"}"#,
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
@@ -349,6 +370,10 @@ mod tests {
             r#"{"id":1,"method":"m","jsonrpc":"2.0"}"#,
             r#"{"method":"m","id":1,"jsonrpc":"2.0"}"#,
             r#"{"method":"m","params":[],"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","method":"m","id":1,"params":[]}"#,
+            r#"{"jsonrpc":"2.0","method":"m","params":[],"id":1,"id":2}"#,
+            r#"{"jsonrpc":"2.0","method":"m","params":[],"id":true}"#,
+            r#"{"jsonrpc":"2.0","method":"m","params":[],"id":1 }"#,
             r#"{ "jsonrpc":"2.0","id":1,"method":"m"}"#,
             r#"{"jsonrpc": "2.0","id":1,"method":"m"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1],"extra":0}"#,

@@ -168,11 +168,7 @@ async fn write<S: FrameSender>(
 
 /// Writes one answer with the sender the reader locked, and flushes it.
 async fn write_answer<S: FrameSender>(mut sender: OwnedMutexGuard<S>, answer: Bytes, shared: Arc<Shared>) {
-    let written = async {
-        sender.send(answer).await?;
-        sender.flush().await
-    };
-    if let Err(error) = written.await {
+    if let Err(error) = sender.send_flushed(answer).await {
         shared.request_close(CloseReason::Transport(Arc::new(error)));
     }
 }
