@@ -71,6 +71,11 @@ pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
     let chosen = std::env::var("TRANSPORT_SERVERS").ok();
     // And some transports only: `TRANSPORT_PROTOCOLS=ws`.
     let protocols = std::env::var("TRANSPORT_PROTOCOLS").ok();
+    // And one connection count only: `TRANSPORT_CONNECTIONS=64`.
+    let connection_counts: Vec<usize> = match std::env::var("TRANSPORT_CONNECTIONS") {
+        Ok(list) => list.split(',').filter_map(|n| n.trim().parse().ok()).collect(),
+        Err(_) => CONNECTIONS.to_vec(),
+    };
     let mut plan = Vec::new();
     for subject in &SUBJECTS {
         if chosen
@@ -93,7 +98,7 @@ pub(crate) fn measure_transports(config: &Config) -> Vec<TransportRun> {
             {
                 continue;
             }
-            for connections in CONNECTIONS {
+            for &connections in &connection_counts {
                 plan.push((
                     subject,
                     process.clone(),

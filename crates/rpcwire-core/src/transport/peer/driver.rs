@@ -207,12 +207,24 @@ impl<R: FrameReceiver, S: FrameSender> Reader<R, S> {
         // Without an idle timeout the timer is never polled (its branch is off).
         let idle = tokio::time::sleep(idle_after.unwrap_or(Duration::from_secs(3600)));
         tokio::pin!(idle);
+        // `shutdown` is polled once, which leaves this task's waker with the notifier (the
+        // task is this loop's alone), then again only once a close was asked for (the flag is
+        // set before the notifier wakes us): each poll of a waiting `Notified` takes the
+        // notifier's lock, and the loop wakes for every frame.
+        let mut listening = false;
+        let mut closing = std::future::poll_fn(|cx| {
+            if listening && !shared.close_requested() {
+                return Poll::Pending;
+            }
+            listening = true;
+            shutdown.as_mut().poll(cx)
+        });
         loop {
             let limit = &self.limit;
             let may_read = self.backlog_has_room(0) || self.limits.overload.is_some();
             tokio::select! {
                 biased;
-                () = &mut shutdown => return,
+                () = &mut closing => return,
                 // Made only when polled, that is when frames wait for a permit.
                 permit = async { limit.clone().acquire_owned().await }, if !self.backlog.is_empty() => {
                     let frame = self.backlog.pop_front().expect("the backlog is not empty");

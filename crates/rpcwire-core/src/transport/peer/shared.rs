@@ -1,6 +1,6 @@
 //! The state a peer's handles and its tasks share.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -38,6 +38,9 @@ pub(super) struct Shared {
     pub(super) state: watch::Sender<ConnectionState>,
     /// Wakes the reader to close the connection.
     pub(super) shutdown: Notify,
+    /// Set before `shutdown` is notified: the reader polls `shutdown` again only then (each
+    /// poll of a waiting `Notified` takes the notifier's lock).
+    close_requested: AtomicBool,
     pub(super) counters: Counters,
     /// The first reason recorded wins.
     reason: Mutex<Option<CloseReason>>,
@@ -70,6 +73,7 @@ impl Shared {
             unwritten: AtomicUsize::new(0),
             state: watch::Sender::new(state),
             shutdown: Notify::new(),
+            close_requested: AtomicBool::new(false),
             counters: Counters::default(),
             reason: Mutex::new(None),
             call_timeout,
@@ -100,7 +104,13 @@ impl Shared {
     /// Records `reason` and asks the reader to close the connection.
     pub(super) fn request_close(&self, reason: CloseReason) {
         self.record_reason(reason);
+        self.close_requested.store(true, Ordering::Release);
         self.shutdown.notify_one();
+    }
+
+    /// Whether [`request_close`](Shared::request_close) was called.
+    pub(super) fn close_requested(&self) -> bool {
+        self.close_requested.load(Ordering::Acquire)
     }
 
     /// Stops calls: the state becomes `Closing` and every pending call fails.
