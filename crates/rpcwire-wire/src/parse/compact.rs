@@ -63,7 +63,8 @@ fn value(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Option<(Span
 /// before the first member (`head`), the keys as written (`id`: `"id":`; `method`: from the
 /// key's quote to the value's quote; `next`: between a value and the next key's first letter;
 /// `params`, `id_last` (an id after the method and params), `code`, `message`, `data`: from
-/// the comma through the colon, or the value's quote for strings) and the continuations of a key whose first letter was told (`after_m`, …).
+/// the comma through the colon, or the value's quote for strings) and the continuations of a
+/// key whose first letter was told (`after_m`, …).
 macro_rules! spacing {
     (
         $(#[$doc:meta])*
@@ -108,25 +109,42 @@ macro_rules! spacing {
                     params = Some(span);
                     pos = end;
                 }
-                // No id before the method: one may come last (`"method"`, `"params"`, `"id"`,
-                // the order of the Ethereum docs' and many hand-written requests).
-                let id = match id {
-                    None => match literal(buf, pos, $id_last) {
-                        Some(after) => {
-                            let (id, end) = super::id(buf, after)?;
-                            pos = end;
-                            Some(id)
-                        }
-                        None => None,
-                    },
-                    given => given,
-                };
                 let end = literal(buf, pos, b"}")?;
                 let spans = match id {
                     Some(id) => MessageSpans::Request { id, method, params },
                     None => MessageSpans::Notification { method, params },
                 };
                 Some((spans, end))
+            }
+
+            /// The message object at `pos` (its `{`) when it is a request whose id comes after
+            /// its method and params (`"method"`, `"params"`, `"id"`: the order of the Ethereum
+            /// docs and of many hand-written requests). Out of line, tried only once the
+            /// spec's order was not found, so that the usual layouts' code stays as it was.
+            #[inline(never)]
+            pub(in crate::parse) fn id_last(
+                buf: &[u8],
+                pos: usize,
+                depth: usize,
+                max_depth: usize,
+            ) -> Option<(MessageSpans, usize)> {
+                let pos = literal(buf, pos, $head)?;
+                let (method, mut pos) = string(buf, literal(buf, pos, $method)?)?;
+                if method.span.is_empty() {
+                    return None;
+                }
+                let mut params = None;
+                if let Some(after) = literal(buf, pos, $params) {
+                    if !matches!(buf.get(after), Some(b'[' | b'{')) {
+                        return None;
+                    }
+                    let (span, end) = params_span(buf, after, depth, max_depth).ok()?;
+                    params = Some(span);
+                    pos = end;
+                }
+                let (id, pos) = super::id(buf, literal(buf, pos, $id_last)?)?;
+                let end = literal(buf, pos, b"}")?;
+                Some((MessageSpans::Request { id, method, params }, end))
             }
 
             /// An error response from its error object's `{` at `pos`.
@@ -298,7 +316,9 @@ fn other_layouts(buf: &[u8], pos: usize, depth: usize, max_depth: usize) -> Opti
     match buf.get(pos + 2) {
         Some(b'i') => id_first(buf, literal(buf, pos, b"{\"id\":")?, depth, max_depth),
         Some(b'm') => method_first(buf, literal(buf, pos, b"{\"method\":\"")?, depth, max_depth),
-        _ => python_spaces::message(buf, pos, depth, max_depth),
+        _ => no_spaces::id_last(buf, pos, depth, max_depth)
+            .or_else(|| python_spaces::message(buf, pos, depth, max_depth))
+            .or_else(|| python_spaces::id_last(buf, pos, depth, max_depth)),
     }
 }
 
