@@ -39,39 +39,11 @@ for workload in $WORKLOADS; do
             TRANSPORT_SERVER_WRAPPER_ONLY="gateway-$kind" \
             "$bin" --quick --only gateway >"$profiles/$workload-$kind.log" 2>&1
         callgrind_annotate --inclusive=yes --threshold=100 "$out" >"$profiles/$workload-$kind.txt" 2>/dev/null
-        row=$(python3 - "$out" "$profiles/$workload-$kind.txt" "$workload" "$kind" <<'PY'
-import json, re, sys
-
-profile, annotated, workload, kind = sys.argv[1:5]
-# Requests answered: calls of hyper's server-side response head encoder.
-names, callee, requests = {}, None, 0
-for line in open(profile):
-    m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
-    if m:
-        if m.group(2):
-            names[m.group(1)] = m.group(2)
-        if line.startswith("cfn="):
-            callee = names.get(m.group(1), "")
-        continue
-    if line.startswith("calls=") and callee and \
-            "<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode" in callee:
-        requests += int(line.split("=")[1].split()[0])
-# Instructions running the process's tasks.
-running = None
-for line in open(annotated):
-    if "current_thread::Context::run_task [" in line:
-        running = int(line.split()[0].replace(",", ""))
-        break
-if not requests or running is None:
-    sys.exit(f"{workload} {kind}: no requests or no task time in the profile")
-print(json.dumps({
-    "workload": workload,
-    "implementation": kind,
-    "requests": requests,
-    "instructions_per_request": round(running / requests),
-}))
-PY
-)
+        # Requests answered: calls of hyper's server-side response head encoder.
+        read -r requests running < <(python3 benches/callgrind_answers.py "$out" "$profiles/$workload-$kind.txt" \
+            "<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode") || exit 1
+        row=$(printf '{"workload": "%s", "implementation": "%s", "requests": %d, "instructions_per_request": %d}' \
+            "$workload" "$kind" "$requests" $(( (running + requests / 2) / requests )))
         echo "$row"
         rows="$rows${rows:+,}$row"
     done

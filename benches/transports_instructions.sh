@@ -40,44 +40,16 @@ for protocol in $PROTOCOLS; do
             "$bin" --quick --only transports >"$profiles/$protocol-$server.log" 2>&1 || {
                 echo "$protocol $server: the report failed:" >&2; tail -20 "$profiles/$protocol-$server.log" >&2; exit 1; }
         callgrind_annotate --inclusive=yes --threshold=100 "$out" >"$profiles/$protocol-$server.txt" 2>/dev/null
-        row=$(python3 - "$out" "$profiles/$protocol-$server.txt" "$protocol" "$server" "$CONNECTIONS" "$head" <<'PY'
-import json, re, sys
-
-profile, annotated, protocol, server, connections, head = sys.argv[1:7]
-# What marks one answer: the HTTP response head, or the WebSocket frame head.
-markers = {
-    "http": ["<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode"],
-    "ws": ["fastwebsockets::frame::Frame::fmt_head", "soketto::connection::Sender<T>::write::{{closure}}"],
-}[protocol]
-names, callee, requests = {}, None, 0
-for line in open(profile):
-    m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
-    if m:
-        if m.group(2):
-            names[m.group(1)] = m.group(2)
-        if line.startswith("cfn="):
-            callee = names.get(m.group(1), "")
-        continue
-    if line.startswith("calls=") and callee and any(marker in callee for marker in markers):
-        requests += int(line.split("=")[1].split()[0])
-# Instructions running the process's tasks.
-running = None
-for line in open(annotated):
-    if "current_thread::Context::run_task [" in line:
-        running = int(line.split()[0].replace(",", ""))
-        break
-if not requests or running is None:
-    sys.exit(f"{protocol} {server}: no requests or no task time in the profile")
-print(json.dumps({
-    "transport": protocol,
-    "server": server,
-    "connections": int(connections),
-    "requests": requests,
-    "instructions_per_request": round(running / requests),
-    "git": head,
-}))
-PY
-)
+        # What marks one answer: the HTTP response head, or the WebSocket frame head.
+        if [ "$protocol" = http ]; then
+            markers=("<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode")
+        else
+            markers=("fastwebsockets::frame::Frame::fmt_head" "soketto::connection::Sender<T>::write::{{closure}}")
+        fi
+        read -r requests instructions < <(python3 benches/callgrind_answers.py "$out" \
+            "$profiles/$protocol-$server.txt" "${markers[@]}") || exit 1
+        row=$(printf '{"transport": "%s", "server": "%s", "connections": %d, "requests": %d, "instructions_per_request": %d, "git": "%s"}' \
+            "$protocol" "$server" "$CONNECTIONS" "$requests" $(( (instructions + requests / 2) / requests )) "$head")
         echo "$row"
         rows="$rows${rows:+,}$row"
     done
