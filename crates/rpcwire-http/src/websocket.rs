@@ -398,7 +398,7 @@ async fn write_control<S>(writer: &Writer<S>, frame: Frame<'_>) -> Result<(), We
 where
     S: AsyncWrite + Unpin,
 {
-    let mut writer = writer.lock().await;
+    let mut writer = lock(writer).await;
     if writer.is_closed() {
         return Ok(());
     }
@@ -407,7 +407,7 @@ where
 }
 
 /// A text message's body is UTF-8: anything else is refused before it is framed.
-fn text(body: &[u8]) -> Result<(), TransportError> {
+fn utf8_only(body: &[u8]) -> Result<(), TransportError> {
     std::str::from_utf8(body)
         .map(drop)
         .map_err(|error| TransportError::Io(io::Error::new(io::ErrorKind::InvalidData, error)))
@@ -448,7 +448,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     async fn send(&mut self, body: Bytes) -> Result<(), TransportError> {
-        text(&body)?;
+        utf8_only(&body)?;
         let mut writer = lock(&self.writer).await;
         writer
             .write_frame(Frame::text(Payload::Borrowed(&body)))
@@ -465,7 +465,7 @@ where
     }
 
     async fn send_flushed(&mut self, body: Bytes) -> Result<(), TransportError> {
-        text(&body)?;
+        utf8_only(&body)?;
         let mut writer = lock(&self.writer).await;
         let written = async {
             writer.write_frame(Frame::text(Payload::Borrowed(&body))).await?;

@@ -7,6 +7,27 @@ use bytes::{Buf, Bytes, BytesMut};
 use http_body::Body;
 use http_body_util::BodyExt;
 
+/// `reading` (a body being read), or `None` when it is not done within `limit`. A body
+/// already there (the usual case: hyper hands a small body over with its head) is read at the
+/// first poll, with no timer made; the deadline is set only for a body still to come.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use std::time::Duration;
+/// use rpcwire_http::http::body::within;
+///
+/// assert_eq!(within(Duration::from_millis(10), async { 7 }).await, Some(7));
+/// assert_eq!(within(Duration::from_millis(10), std::future::pending::<u8>()).await, None);
+/// # });
+/// ```
+pub async fn within<F: std::future::Future>(limit: std::time::Duration, reading: F) -> Option<F::Output> {
+    let mut reading = std::pin::pin!(reading);
+    match std::future::poll_fn(|cx| std::task::Poll::Ready(reading.as_mut().poll(cx))).await {
+        std::task::Poll::Ready(read) => Some(read),
+        std::task::Poll::Pending => tokio::time::timeout(limit, reading).await.ok(),
+    }
+}
+
 /// Why a body was not read whole.
 #[derive(Debug)]
 pub enum ReadError {

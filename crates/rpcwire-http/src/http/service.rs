@@ -18,7 +18,7 @@ use http_body_util::{BodyExt, Full};
 
 use fastwebsockets::WebSocketError;
 
-use super::body::{read_limited, ReadError};
+use super::body::{read_limited, within, ReadError};
 use super::parsed_body::ParsedBody;
 use crate::dispatch::{Answer, PendingAnswer, Responder, Router};
 use crate::linger::{LINGER_DECLARED, LINGER_TIME};
@@ -287,14 +287,8 @@ impl ServiceInner {
         let linger = declared.map_or(LINGER, |len| {
             (len as usize).saturating_sub(self.max_body).max(LINGER)
         });
-        let mut read = std::pin::pin!(read_body(request.into_body(), self.max_body, linger));
-        // A body already there (the usual case) is read at the first poll, with no timer made:
-        // the deadline is set only for a body still to come.
-        let read = match std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await {
-            Poll::Ready(read) => Some(read),
-            Poll::Pending => tokio::time::timeout(self.body_timeout, read).await.ok(),
-        };
-        let bytes = match read {
+        let read = read_body(request.into_body(), self.max_body, linger);
+        let bytes = match within(self.body_timeout, read).await {
             Some(Ok(bytes)) => bytes,
             Some(Err(BodyProblem::TooLarge)) => return Ok(status(StatusCode::PAYLOAD_TOO_LARGE)),
             Some(Err(BodyProblem::Broken)) => return Ok(status(StatusCode::BAD_REQUEST)),

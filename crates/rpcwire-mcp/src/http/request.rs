@@ -118,19 +118,19 @@ where
     B: http_body::Body,
     B::Error: std::fmt::Display,
 {
-    use crate::transport::http::body::{read_limited, ReadError};
+    use crate::transport::http::body::{read_limited, within, ReadError};
     if http_body::Body::size_hint(&body).lower() > max as u64 {
         return Err(refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large"));
     }
     let body = std::pin::pin!(body);
-    match tokio::time::timeout(timeout, read_limited(body, max)).await {
-        Ok(Ok(body)) => Ok(body),
-        Ok(Err(ReadError::TooLarge)) => Err(refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large")),
-        Ok(Err(ReadError::Broken(_))) => Err(refusal(
+    match within(timeout, read_limited(body, max)).await {
+        Some(Ok(body)) => Ok(body),
+        Some(Err(ReadError::TooLarge)) => Err(refusal(StatusCode::PAYLOAD_TOO_LARGE, "Payload Too Large")),
+        Some(Err(ReadError::Broken(_))) => Err(refusal(
             StatusCode::BAD_REQUEST,
             "Bad Request: the body broke off",
         )),
-        Err(_) => Err(refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout")),
+        None => Err(refusal(StatusCode::REQUEST_TIMEOUT, "Request Timeout")),
     }
 }
 

@@ -87,15 +87,15 @@ macro_rules! spacing {
         pub(super) mod $name {
             use super::*;
 
-            /// A request or notification from the method's content start at `pos`.
+            /// A request's or notification's method, from its content start at `pos`, and
+            /// its params if they follow; the position after them.
             #[inline(always)]
-            fn call(
+            fn method_and_params(
                 buf: &[u8],
                 pos: usize,
-                id: Option<IdSpan>,
                 depth: usize,
                 max_depth: usize,
-            ) -> Option<(MessageSpans, usize)> {
+            ) -> Option<(StrSpan, Option<Span>, usize)> {
                 let (method, mut pos) = string(buf, pos)?;
                 if method.span.is_empty() {
                     return None;
@@ -109,6 +109,19 @@ macro_rules! spacing {
                     params = Some(span);
                     pos = end;
                 }
+                Some((method, params, pos))
+            }
+
+            /// A request or notification from the method's content start at `pos`.
+            #[inline(always)]
+            fn call(
+                buf: &[u8],
+                pos: usize,
+                id: Option<IdSpan>,
+                depth: usize,
+                max_depth: usize,
+            ) -> Option<(MessageSpans, usize)> {
+                let (method, params, pos) = method_and_params(buf, pos, depth, max_depth)?;
                 let end = literal(buf, pos, b"}")?;
                 let spans = match id {
                     Some(id) => MessageSpans::Request { id, method, params },
@@ -128,20 +141,8 @@ macro_rules! spacing {
                 depth: usize,
                 max_depth: usize,
             ) -> Option<(MessageSpans, usize)> {
-                let pos = literal(buf, pos, $head)?;
-                let (method, mut pos) = string(buf, literal(buf, pos, $method)?)?;
-                if method.span.is_empty() {
-                    return None;
-                }
-                let mut params = None;
-                if let Some(after) = literal(buf, pos, $params) {
-                    if !matches!(buf.get(after), Some(b'[' | b'{')) {
-                        return None;
-                    }
-                    let (span, end) = params_span(buf, after, depth, max_depth).ok()?;
-                    params = Some(span);
-                    pos = end;
-                }
+                let pos = literal(buf, literal(buf, pos, $head)?, $method)?;
+                let (method, params, pos) = method_and_params(buf, pos, depth, max_depth)?;
                 let (id, pos) = super::id(buf, literal(buf, pos, $id_last)?)?;
                 let end = literal(buf, pos, b"}")?;
                 Some((MessageSpans::Request { id, method, params }, end))
