@@ -5,7 +5,8 @@ many instructions its tasks ran.
 
 PROFILE is callgrind's output, ANNOTATED `callgrind_annotate --inclusive=yes` of it. The
 answers are the calls of the functions whose names hold one of the MARKERs (hyper's response
-head encoder, a WebSocket frame writer, …); the instructions are tokio's `run_task`,
+head encoder, a WebSocket frame writer, …; a MARKER starting with `=` is a whole name: `=write`
+is libc's `write`); the instructions are tokio's `run_task`,
 inclusive: the process's start and its idle waiting are left out. Prints `ANSWERS
 INSTRUCTIONS`, or exits with an error when either is missing.
 """
@@ -15,7 +16,7 @@ import sys
 
 
 def answers(profile, markers):
-    """Calls of the functions whose names hold one of `markers`."""
+    """Calls of the functions whose names hold one of `markers` (or are one, after `=`)."""
     names, callee, count = {}, None, 0
     for line in open(profile):
         m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
@@ -25,9 +26,14 @@ def answers(profile, markers):
             if line.startswith("cfn="):
                 callee = names.get(m.group(1), "")
             continue
-        if line.startswith("calls=") and callee and any(marker in callee for marker in markers):
+        if line.startswith("calls=") and callee and any(matches(callee, marker) for marker in markers):
             count += int(line.split("=")[1].split()[0])
     return count
+
+
+def matches(name, marker):
+    """Whether `name` is `marker` after its `=`, or holds `marker`."""
+    return name == marker[1:] if marker.startswith("=") else marker in name
 
 
 def running(annotated):

@@ -35,40 +35,12 @@ for kind in $KINDS; do
     # A server that forks (none here) would leave several profiles: the largest is the server.
     profile=$(ls -S "$out"* | head -1)
     callgrind_annotate --inclusive=yes --threshold=100 "$profile" >"$profiles/$kind.txt" 2>/dev/null
-    python3 - "$profile" "$profiles/$kind.txt" "$kind" "$head" <<'PY'
-import json, re, sys
-
-profile, annotated, kind, head = sys.argv[1:5]
-# Frames answered: calls of libc's write (stdio) or of hyper's response head encoder (HTTP).
-hyper = "<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode"
-names, callee, writes, encoded = {}, None, 0, 0
-for line in open(profile):
-    m = re.match(r"^c?fn=\((\d+)\)(?: (.*))?$", line.rstrip("\n"))
-    if m:
-        if m.group(2):
-            names[m.group(1)] = m.group(2)
-        if line.startswith("cfn="):
-            callee = names.get(m.group(1), "")
-        continue
-    if line.startswith("calls=") and callee:
-        calls = int(line.split("=")[1].split()[0])
-        if callee == "write":
-            writes += calls
-        elif hyper in callee:
-            encoded += calls
-answered = encoded or writes
-running = None
-for line in open(annotated):
-    if "Context::run_task [" in line:
-        running = int(line.split()[0].replace(",", ""))
-        break
-if not answered or running is None:
-    sys.exit(f"{kind}: no answers or no task time in the profile")
-print(json.dumps({
-    "kind": kind,
-    "git_head": head,
-    "answered": answered,
-    "instructions_per_answer": round(running / answered),
-}))
-PY
+    # Frames answered: calls of hyper's response head encoder (HTTP), else of libc's write (stdio).
+    hyper="<hyper::proto::h1::role::Server as hyper::proto::h1::Http1Transaction>::encode"
+    counted=$(python3 benches/callgrind_answers.py "$profile" "$profiles/$kind.txt" "$hyper" 2>/dev/null ||
+        python3 benches/callgrind_answers.py "$profile" "$profiles/$kind.txt" "=write") || {
+            echo "$kind: no answers or no task time in the profile" >&2; exit 1; }
+    read -r answered running <<<"$counted"
+    printf '{"kind": "%s", "git_head": "%s", "answered": %d, "instructions_per_answer": %d}\n' \
+        "$kind" "$head" "$answered" $(( (running + answered / 2) / answered ))
 done
